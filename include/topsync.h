@@ -1,0 +1,10 @@
+/* topsync: topology-aware synchronization. Umbrella header. */
+#ifndef TOPSYNC_H
+#define TOPSYNC_H
+
+#include <topsync/common.h>
+#include <topsync/topology.h>
+#include <topsync/groups.h>
+#include <topsync/barrier.h>
+
+#endif /* TOPSYNC_H */

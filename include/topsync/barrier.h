@@ -1,0 +1,145 @@
+/*
+ * topsync barriers: the hierarchical barrier of Kurnosov (2022) and the
+ * classic shared-memory barriers it is measured against, for threads and for
+ * processes, with one implementation.
+ *
+ * Participants are numbered 0..n-1 (ranks); each calls
+ * topsync_barrier_wait(b, rank) with its own rank, never two at once with
+ * the same rank.
+ *
+ * Memory ordering guarantee (every algorithm): all memory operations a
+ * participant performed before its call to topsync_barrier_wait for episode
+ * k happen before (C11 sense) every memory operation any participant
+ * performs after its own call for episode k returns. In liburcu terms: the
+ * wait is a release of everything before it, paired with an acquire by
+ * everyone leaving the same episode.
+ *
+ * Threads: topsync_barrier_create() puts the shared state in ordinary memory.
+ * Processes: set options.process_shared = 1 before fork(), or lay the state
+ * in a shared segment of your own with topsync_barrier_segment_size() and
+ * topsync_barrier_attach() (every process attaches, then they must all have
+ * attached before the first wait, e.g. after an MPI barrier).
+ */
+#ifndef TOPSYNC_BARRIER_H
+#define TOPSYNC_BARRIER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <topsync/common.h>
+#include <topsync/groups.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct topsync_barrier topsync_barrier_t;
+
+/* How a participant waits for another. */
+typedef enum topsync_wait_policy {
+    TOPSYNC_WAIT_DEFAULT = 0, /* $TOPSYNC_WAIT, else block */
+    TOPSYNC_WAIT_SPIN,        /* spin with a CPU pause; never gives the core up */
+    TOPSYNC_WAIT_YIELD,       /* spin a while, then sched_yield() in a loop */
+    TOPSYNC_WAIT_BLOCK,       /* spin a while, yield a little, then sleep on a futex */
+} topsync_wait_policy_t;
+
+typedef struct topsync_barrier_options {
+    /*
+     * Algorithm name (see topsync_barrier_algorithm_names()): "auto",
+     * "sense-reversing", "sense-reversing-counter", "sense-reversing-gr",
+     * "combining-tree", "mcs", "tournament", "dissemination", "topo",
+     * "topo:LEVELS" (e.g. "topo:numa,socket"), optionally followed by
+     * "/global" or "/tree" for the topo release mode ("topo:numa/tree").
+     * NULL: $TOPSYNC_BARRIER, else "auto".
+     */
+    const char *algorithm;
+    /* Wait policy; TOPSYNC_WAIT_DEFAULT reads $TOPSYNC_WAIT (spin|yield|block). */
+    topsync_wait_policy_t wait;
+    /*
+     * Participants' binding cpusets (n entries) on `topology`, used by "topo"
+     * to build its groups and by "auto" to choose; NULL means unknown (topo
+     * then runs one flat group). Not retained after create/attach returns.
+     */
+    const topsync_topology_t *topology;
+    const hwloc_const_bitmap_t *cpusets;
+    /*
+     * Ready-made groups for "topo" (overrides topology/cpusets, and its level
+     * mask overrides the one in the name). Not retained.
+     */
+    const topsync_groups_t *groups;
+    /* Non-zero: the state lives in a MAP_SHARED mapping inherited by fork(). */
+    int process_shared;
+    /* Cache line size in bytes (power of two, 16..1024); 0: from hwloc. */
+    size_t line_size;
+    /* Episode counters start here (tests of counter wrap-around); usually 0. */
+    uint64_t start_episode;
+} topsync_barrier_options_t;
+
+/* Fill `options` with defaults (everything from the environment). */
+void topsync_barrier_options_init(topsync_barrier_options_t *options);
+
+/*
+ * Create a barrier for n participants (n >= 1). options may be NULL.
+ * Returns 0 or a negative errno: -EINVAL (n == 0, unknown algorithm or wait
+ * policy name, bad line size; see topsync_error_message()), -ENOMEM.
+ */
+int topsync_barrier_create(topsync_barrier_t **out, unsigned n,
+                           const topsync_barrier_options_t *options);
+
+/*
+ * Bytes of shared state the barrier needs for n participants with these
+ * options (a multiple of the page size), for a segment of your own.
+ */
+int topsync_barrier_segment_size(unsigned n, const topsync_barrier_options_t *options,
+                                 size_t *size);
+
+/*
+ * Attach participant `rank` of a process to a shared segment of at least
+ * topsync_barrier_segment_size() bytes, page aligned and zero-filled when
+ * created (ftruncate'd shm is). Every process passes the same n and options.
+ * The call writes the rank's own block first (first-touch places it on the
+ * rank's NUMA node) and rank 0 writes the global block: all ranks must have
+ * returned from attach before any rank calls topsync_barrier_wait. The
+ * segment stays the caller's; topsync_barrier_destroy does not unmap it.
+ */
+int topsync_barrier_attach(topsync_barrier_t **out, unsigned n,
+                           const topsync_barrier_options_t *options, void *segment,
+                           size_t size, unsigned rank);
+
+/*
+ * Wait until all n participants have called topsync_barrier_wait for this
+ * episode. Memory ordering: see the top of this file. rank must be < n.
+ */
+void topsync_barrier_wait(topsync_barrier_t *barrier, unsigned rank);
+
+/*
+ * The same, with its arguments checked: returns 0, or -EINVAL for a NULL
+ * barrier or a rank out of range (topsync_barrier_wait aborts with a message
+ * on a bad rank, since it cannot return an error).
+ */
+int topsync_barrier_wait_checked(topsync_barrier_t *barrier, unsigned rank);
+
+/* Destroy (no participant may be inside a wait). NULL is accepted; returns 0. */
+int topsync_barrier_destroy(topsync_barrier_t *barrier);
+
+/* The resolved algorithm ("topo:numa,socket/global", ...) and wait policy. */
+const char *topsync_barrier_algorithm(const topsync_barrier_t *barrier);
+const char *topsync_barrier_wait_policy_name(const topsync_barrier_t *barrier);
+unsigned topsync_barrier_nparticipants(const topsync_barrier_t *barrier);
+/* The groups "topo" runs on (NULL for other algorithms). */
+const topsync_groups_t *topsync_barrier_groups(const topsync_barrier_t *barrier);
+
+/* NULL-terminated list of the algorithm names (base names, without options). */
+const char *const *topsync_barrier_algorithm_names(void);
+
+/* Parse "spin" | "yield" | "block" (or "default"). -EINVAL lists the valid ones. */
+int topsync_wait_policy_parse(const char *name, topsync_wait_policy_t *out);
+const char *topsync_wait_policy_to_string(topsync_wait_policy_t policy);
+
+/* Validate an algorithm name (with its options) without creating anything. */
+int topsync_barrier_algorithm_validate(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TOPSYNC_BARRIER_H */

@@ -1,0 +1,525 @@
+/*
+ * Barrier objects: algorithm selection by name, the shared segment, the
+ * defaults, and the entry point that all algorithms share.
+ */
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <topsync/barrier.h>
+
+#include "barrier_private.h"
+#include "error.h"
+#include "topology_private.h"
+
+topsync_groups_t *ts_groups_clone(const topsync_groups_t *g);
+
+static const ts_algorithm *const algorithms[] = {
+    &ts_algo_sense_reversing, &ts_algo_sense_reversing_counter,
+    &ts_algo_sense_reversing_gr, &ts_algo_combining_tree,
+    &ts_algo_mcs, &ts_algo_tournament,
+    &ts_algo_dissemination, &ts_algo_topo,
+};
+#define NALGORITHMS (sizeof algorithms / sizeof algorithms[0])
+
+static const char *const algorithm_names[] = {
+    "auto", "sense-reversing", "sense-reversing-counter", "sense-reversing-gr",
+    "combining-tree", "mcs", "tournament", "dissemination", "topo", NULL,
+};
+
+const char *const *topsync_barrier_algorithm_names(void)
+{
+    return algorithm_names;
+}
+
+#define VALID_ALGORITHMS                                                                \
+    "auto, sense-reversing, sense-reversing-counter, sense-reversing-gr, "             \
+    "combining-tree, mcs, tournament, dissemination, topo, topo:LEVELS (LEVELS a "     \
+    "comma-separated list of l2, l3, numa, socket), each topo form optionally "        \
+    "followed by /global or /tree"
+
+/* ---------------------------------------------------------------------- */
+/* Machine facts, read once through hwloc.                                  */
+
+static pthread_once_t machine_once = PTHREAD_ONCE_INIT;
+static size_t machine_line_size = 128;
+static unsigned machine_cpus = 1;
+
+static void machine_probe(void)
+{
+    topsync_topology_t *t;
+    if (topsync_topology_load(&t) != 0)
+        return; /* keep the safe fallbacks */
+    machine_line_size = topsync_topology_line_size(t);
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    if (set && hwloc_get_cpubind(t->hwloc, set, HWLOC_CPUBIND_PROCESS) == 0 &&
+        !hwloc_bitmap_iszero(set))
+        machine_cpus = (unsigned)hwloc_bitmap_weight(set);
+    else
+        machine_cpus = (unsigned)hwloc_bitmap_weight(hwloc_topology_get_allowed_cpuset(t->hwloc));
+    hwloc_bitmap_free(set);
+    topsync_topology_destroy(t);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Names.                                                                    */
+
+struct parsed_algorithm {
+    const ts_algorithm *algo; /* NULL for auto */
+    unsigned level_mask;
+    bool tree_release;
+    bool mode_given;
+};
+
+static int parse_algorithm(const char *name, struct parsed_algorithm *out, const char *origin)
+{
+    memset(out, 0, sizeof *out);
+    out->level_mask = TOPSYNC_LEVELS_ALL;
+    if (!name || !*name)
+        return ts_fail(EINVAL, "%sempty algorithm name; valid: " VALID_ALGORITHMS, origin);
+    if (!strcasecmp(name, "auto"))
+        return 0;
+    for (size_t i = 0; i < NALGORITHMS; i++) {
+        if (algorithms[i] != &ts_algo_topo && !strcasecmp(name, algorithms[i]->name)) {
+            out->algo = algorithms[i];
+            return 0;
+        }
+    }
+    if (strncasecmp(name, "topo", 4) == 0 && (name[4] == '\0' || name[4] == ':' || name[4] == '/')) {
+        char buf[128];
+        if (strlen(name) >= sizeof buf)
+            return ts_fail(EINVAL, "%salgorithm name too long: '%.40s...'", origin, name);
+        strcpy(buf, name);
+        char *mode = strchr(buf, '/');
+        if (mode) {
+            *mode++ = '\0';
+            if (!strcasecmp(mode, "tree"))
+                out->tree_release = true;
+            else if (strcasecmp(mode, "global") != 0)
+                return ts_fail(EINVAL,
+                               "%sunknown topo release mode '%s' in '%s'; valid: global, tree",
+                               origin, mode, name);
+            out->mode_given = true;
+        }
+        if (buf[4] == ':') {
+            int rc = topsync_levels_parse(buf + 5, &out->level_mask);
+            if (rc < 0)
+                return ts_fail(EINVAL, "%sin algorithm '%s': %s", origin, name,
+                               topsync_error_message());
+        }
+        out->algo = &ts_algo_topo;
+        return 0;
+    }
+    return ts_fail(EINVAL, "%sunknown barrier algorithm '%s'; valid: " VALID_ALGORITHMS, origin,
+                   name);
+}
+
+int topsync_barrier_algorithm_validate(const char *name)
+{
+    struct parsed_algorithm p;
+    return parse_algorithm(name, &p, "");
+}
+
+int topsync_wait_policy_parse(const char *name, topsync_wait_policy_t *out)
+{
+    if (!name || !out)
+        return ts_fail(EINVAL, "topsync_wait_policy_parse: NULL argument");
+    if (!strcasecmp(name, "spin"))
+        *out = TOPSYNC_WAIT_SPIN;
+    else if (!strcasecmp(name, "yield"))
+        *out = TOPSYNC_WAIT_YIELD;
+    else if (!strcasecmp(name, "block"))
+        *out = TOPSYNC_WAIT_BLOCK;
+    else if (!strcasecmp(name, "default"))
+        *out = TOPSYNC_WAIT_DEFAULT;
+    else
+        return ts_fail(EINVAL, "unknown wait policy '%s'; valid: spin, yield, block", name);
+    return 0;
+}
+
+const char *topsync_wait_policy_to_string(topsync_wait_policy_t p)
+{
+    switch (p) {
+    case TOPSYNC_WAIT_SPIN: return "spin";
+    case TOPSYNC_WAIT_YIELD: return "yield";
+    case TOPSYNC_WAIT_BLOCK: return "block";
+    case TOPSYNC_WAIT_DEFAULT: return "default";
+    }
+    return "?";
+}
+
+static void level_list(unsigned mask, char *buf, size_t len)
+{
+    static const struct { unsigned bit; const char *word; } words[] = {
+        {TOPSYNC_LEVEL_L2, "l2"}, {TOPSYNC_LEVEL_L3, "l3"},
+        {TOPSYNC_LEVEL_NUMA, "numa"}, {TOPSYNC_LEVEL_PACKAGE, "socket"},
+    };
+    buf[0] = '\0';
+    for (size_t i = 0; i < 4; i++)
+        if (mask & words[i].bit) {
+            if (buf[0])
+                strncat(buf, ",", len - strlen(buf) - 1);
+            strncat(buf, words[i].word, len - strlen(buf) - 1);
+        }
+    if (!buf[0])
+        snprintf(buf, len, "flat");
+}
+
+/* ---------------------------------------------------------------------- */
+/* Options and defaults.                                                    */
+
+void topsync_barrier_options_init(topsync_barrier_options_t *o)
+{
+    if (o)
+        memset(o, 0, sizeof *o);
+}
+
+struct resolved {
+    struct parsed_algorithm alg;
+    topsync_wait_policy_t wait;
+    bool oversubscribed;
+};
+
+static int has_groups_below_top(const topsync_groups_t *g)
+{
+    for (unsigned i = 0; i < topsync_groups_count(g); i++) {
+        topsync_group_info_t info;
+        topsync_groups_get(g, i, &info);
+        if (info.level != TOPSYNC_GROUP_TOP)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * "auto" (documented in the README): with a known hierarchy that has groups
+ * below TOP, topo; otherwise when participants outnumber the CPUs the
+ * process may run on, the central counter (one wake-up for all sleepers);
+ * otherwise the dissemination barrier (no atomics, log P rounds, the
+ * fastest flat algorithm in our measurements on small machines).
+ */
+static const ts_algorithm *auto_choice(unsigned n, const topsync_groups_t *groups,
+                                       bool oversubscribed)
+{
+    if (groups && topsync_groups_hierarchical(groups) && has_groups_below_top(groups) &&
+        !oversubscribed)
+        return &ts_algo_topo;
+    if (oversubscribed || n <= 2)
+        return &ts_algo_sense_reversing;
+    return &ts_algo_dissemination;
+}
+
+static int resolve(unsigned n, const topsync_barrier_options_t *o, struct resolved *r)
+{
+    const char *name = o->algorithm;
+    const char *origin = "";
+    if (!name) {
+        name = getenv("TOPSYNC_BARRIER");
+        origin = "TOPSYNC_BARRIER: ";
+        if (!name)
+            name = "auto";
+    }
+    int rc = parse_algorithm(name, &r->alg, origin);
+    if (rc < 0)
+        return rc;
+
+    r->wait = o->wait;
+    if (r->wait == TOPSYNC_WAIT_DEFAULT) {
+        const char *env = getenv("TOPSYNC_WAIT");
+        if (env && *env) {
+            rc = topsync_wait_policy_parse(env, &r->wait);
+            if (rc < 0)
+                return ts_fail(EINVAL, "TOPSYNC_WAIT: %s", topsync_error_message());
+        }
+        if (r->wait == TOPSYNC_WAIT_DEFAULT)
+            r->wait = TOPSYNC_WAIT_BLOCK;
+    } else if (r->wait != TOPSYNC_WAIT_SPIN && r->wait != TOPSYNC_WAIT_YIELD &&
+               r->wait != TOPSYNC_WAIT_BLOCK) {
+        return ts_fail(EINVAL, "invalid wait policy value %d; valid: spin, yield, block",
+                       (int)r->wait);
+    }
+    pthread_once(&machine_once, machine_probe);
+    r->oversubscribed = n > machine_cpus;
+    return 0;
+}
+
+static void wait_settings(ts_wait *w, topsync_wait_policy_t p, bool oversubscribed,
+                          bool process_shared)
+{
+    w->kind = p == TOPSYNC_WAIT_SPIN ? TS_WAIT_SPIN
+              : p == TOPSYNC_WAIT_YIELD ? TS_WAIT_YIELD : TS_WAIT_BLOCK;
+    /* Spinning only pays while the awaited participant runs on another CPU.
+     * Oversubscribed, it most likely waits for our CPU: give it up quickly. */
+    w->spin_iterations = oversubscribed ? 64 : 4096;
+    w->yield_iterations = oversubscribed ? 1 : 8;
+    w->process_shared = process_shared;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Construction.                                                            */
+
+static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_options_t *opts,
+                   topsync_barrier_t **bp)
+{
+    topsync_barrier_options_t defaults;
+    if (!out)
+        return ts_fail(EINVAL, "barrier: out is NULL");
+    *out = NULL;
+    if (n == 0)
+        return ts_fail(EINVAL, "barrier: no participants (n = 0)");
+    if (!opts) {
+        topsync_barrier_options_init(&defaults);
+        opts = &defaults;
+    }
+    struct resolved r;
+    int rc = resolve(n, opts, &r);
+    if (rc < 0)
+        return rc;
+    if (opts->cpusets && !opts->topology)
+        return ts_fail(EINVAL, "barrier: cpusets given without their topology");
+    if (opts->groups && topsync_groups_nparticipants(opts->groups) != n)
+        return ts_fail(EINVAL, "barrier: groups are for %u participants, barrier for %u",
+                       topsync_groups_nparticipants(opts->groups), n);
+    size_t line = opts->line_size ? opts->line_size : machine_line_size;
+    if (line < TS_MIN_LINE || line > TS_MAX_LINE || (line & (line - 1)))
+        return ts_fail(EINVAL, "barrier: line size %zu is not a power of two in [%d, %d]", line,
+                       TS_MIN_LINE, TS_MAX_LINE);
+
+    topsync_barrier_t *b = calloc(1, sizeof *b);
+    if (!b)
+        return ts_fail(ENOMEM, "out of memory");
+    b->n = n;
+    b->line = line;
+    b->level_mask = r.alg.level_mask;
+    b->tree_release = r.alg.tree_release;
+    wait_settings(&b->wait, r.wait, r.oversubscribed, opts->process_shared != 0);
+
+    /* Groups: needed by topo, and by auto to decide. */
+    topsync_groups_t *groups = NULL;
+    if (opts->groups) {
+        groups = ts_groups_clone(opts->groups);
+        if (!groups)
+            rc = ts_fail(ENOMEM, "out of memory");
+    } else if (opts->topology && opts->cpusets) {
+        rc = topsync_groups_build(&groups, opts->topology, n, opts->cpusets, b->level_mask);
+    } else {
+        rc = topsync_groups_build_flat(&groups, n);
+    }
+    if (rc < 0) {
+        free(b);
+        return rc;
+    }
+    b->algo = r.alg.algo ? r.alg.algo : auto_choice(n, groups, r.oversubscribed);
+    if (b->algo == &ts_algo_topo) {
+        b->groups = groups;
+        topsync_level_t lv[TOPSYNC_MAX_LEVELS];
+        unsigned nl = topsync_groups_levels(groups, lv), mask = 0;
+        for (unsigned i = 0; i < nl; i++)
+            mask |= lv[i];
+        char levels[64];
+        level_list(topsync_groups_hierarchical(groups) ? mask : 0, levels, sizeof levels);
+        snprintf(b->name, sizeof b->name, "topo:%s/%s", levels,
+                 b->tree_release ? "tree" : "global");
+    } else {
+        topsync_groups_destroy(groups);
+        snprintf(b->name, sizeof b->name, "%s", b->algo->name);
+    }
+
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned lines = b->algo->global_lines(b);
+    if (b->algo->rank_lines(b) > lines)
+        lines = b->algo->rank_lines(b);
+    b->block_bytes = ((size_t)lines * line + page - 1) / page * page;
+    b->size = b->block_bytes * ((size_t)n + 1);
+    *bp = b;
+    return 0;
+}
+
+static void fill_block(topsync_barrier_t *b, int rank, uint32_t episode)
+{
+    unsigned lines = rank < 0 ? b->algo->global_lines(b) : b->algo->rank_lines(b);
+    unsigned words_per_line = (unsigned)(b->line / sizeof(ts_word));
+    if (words_per_line > 4)
+        words_per_line = 4; /* the most any line holds (MCS) */
+    for (unsigned l = 0; l < lines; l++) {
+        ts_word *w = rank < 0 ? ts_global_line(b, l) : ts_rank_line(b, (unsigned)rank, l);
+        for (unsigned k = 0; k < words_per_line; k++) {
+            /* relaxed: published to the other participants by whatever makes
+             * them start (thread creation, fork, the caller's barrier) */
+            atomic_store_explicit(&w[k].value, episode, memory_order_relaxed);
+            atomic_store_explicit(&w[k].sleepers, 0, memory_order_relaxed);
+        }
+    }
+    if (b->algo->reset_counters)
+        b->algo->reset_counters(b, rank);
+}
+
+static void free_barrier(topsync_barrier_t *b)
+{
+    if (b->roles) {
+        if (b->algo->free_roles)
+            b->algo->free_roles(b);
+        else
+            free(b->roles);
+    }
+    if (b->owns_mapping && b->base)
+        munmap(b->base, b->size);
+    topsync_groups_destroy(b->groups);
+    free(b);
+}
+
+int topsync_barrier_create(topsync_barrier_t **out, unsigned n,
+                           const topsync_barrier_options_t *opts)
+{
+    topsync_barrier_t *b;
+    int rc = prepare(out, n, opts, &b);
+    if (rc < 0)
+        return rc;
+    int shared = opts && opts->process_shared;
+    void *mem = mmap(NULL, b->size, PROT_READ | PROT_WRITE,
+                     (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) {
+        free_barrier(b);
+        return ts_fail(ENOMEM, "barrier: cannot map %zu bytes of shared state", b->size);
+    }
+    b->base = mem;
+    b->owns_mapping = true;
+
+    /* Place each rank's block on its NUMA node before anything touches it
+     * (best effort: synthetic topologies and 1-node machines make it moot). */
+    if (opts && opts->topology && opts->cpusets &&
+        strcmp(topsync_topology_source(opts->topology), "this machine") == 0) {
+        for (unsigned r = 0; r < n; r++)
+            hwloc_set_area_membind(topsync_topology_hwloc(opts->topology),
+                                   b->base + (size_t)(r + 1) * b->block_bytes, b->block_bytes,
+                                   opts->cpusets[r], HWLOC_MEMBIND_BIND, 0);
+    }
+    uint32_t start = (uint32_t)(opts ? opts->start_episode : 0);
+    fill_block(b, -1, start);
+    for (unsigned r = 0; r < n; r++)
+        fill_block(b, (int)r, start);
+
+    rc = b->algo->setup(b);
+    if (rc < 0) {
+        free_barrier(b);
+        return rc;
+    }
+    *out = b;
+    return 0;
+}
+
+int topsync_barrier_segment_size(unsigned n, const topsync_barrier_options_t *opts,
+                                 size_t *size)
+{
+    topsync_barrier_t *b, *dummy;
+    if (!size)
+        return ts_fail(EINVAL, "topsync_barrier_segment_size: size is NULL");
+    int rc = prepare(&dummy, n, opts, &b);
+    if (rc < 0)
+        return rc;
+    *size = b->size;
+    free_barrier(b);
+    return 0;
+}
+
+int topsync_barrier_attach(topsync_barrier_t **out, unsigned n,
+                           const topsync_barrier_options_t *opts, void *segment, size_t size,
+                           unsigned rank)
+{
+    topsync_barrier_t *b;
+    int rc = prepare(out, n, opts, &b);
+    if (rc < 0)
+        return rc;
+    if (!segment || ((uintptr_t)segment % (uintptr_t)sysconf(_SC_PAGESIZE)) != 0) {
+        free_barrier(b);
+        return ts_fail(EINVAL, "barrier: segment %p is NULL or not page aligned", segment);
+    }
+    if (size < b->size) {
+        size_t need = b->size;
+        free_barrier(b);
+        return ts_fail(EINVAL, "barrier: segment of %zu bytes, %zu needed", size, need);
+    }
+    if (rank >= n) {
+        free_barrier(b);
+        return ts_fail(EINVAL, "barrier: rank %u out of range (%u participants)", rank, n);
+    }
+    b->base = segment;
+    b->owns_mapping = false;
+    b->wait.process_shared = true;
+    uint32_t start = (uint32_t)(opts ? opts->start_episode : 0);
+    /* First touch: my block from me, the global block from rank 0. */
+    fill_block(b, (int)rank, start);
+    if (rank == 0)
+        fill_block(b, -1, start);
+    rc = b->algo->setup(b);
+    if (rc < 0) {
+        free_barrier(b);
+        return rc;
+    }
+    *out = b;
+    return 0;
+}
+
+int topsync_barrier_destroy(topsync_barrier_t *b)
+{
+    if (b)
+        free_barrier(b);
+    return 0;
+}
+
+void topsync_barrier_wait(topsync_barrier_t *b, unsigned rank)
+{
+    if (__builtin_expect(rank >= b->n, 0)) {
+        fprintf(stderr, "topsync_barrier_wait: rank %u out of range (%u participants)\n", rank,
+                b->n);
+        abort();
+    }
+    ts_word *local = ts_rank_line(b, rank, 0);
+    /* relaxed: line 0 is read and written by its owner only */
+    uint32_t episode = atomic_load_explicit(&local->value, memory_order_relaxed) + 1;
+    atomic_store_explicit(&local->value, episode, memory_order_relaxed);
+    b->algo->wait(b, rank, episode);
+}
+
+int topsync_barrier_wait_checked(topsync_barrier_t *b, unsigned rank)
+{
+    if (!b)
+        return ts_fail(EINVAL, "topsync_barrier_wait: barrier is NULL");
+    if (rank >= b->n)
+        return ts_fail(EINVAL, "topsync_barrier_wait: rank %u out of range (%u participants)",
+                       rank, b->n);
+    topsync_barrier_wait(b, rank);
+    return 0;
+}
+
+const char *topsync_barrier_algorithm(const topsync_barrier_t *b)
+{
+    return b ? b->name : "";
+}
+
+const char *topsync_barrier_wait_policy_name(const topsync_barrier_t *b)
+{
+    if (!b)
+        return "";
+    switch (b->wait.kind) {
+    case TS_WAIT_SPIN: return "spin";
+    case TS_WAIT_YIELD: return "yield";
+    case TS_WAIT_BLOCK: return "block";
+    }
+    return "?";
+}
+
+unsigned topsync_barrier_nparticipants(const topsync_barrier_t *b)
+{
+    return b ? b->n : 0;
+}
+
+const topsync_groups_t *topsync_barrier_groups(const topsync_barrier_t *b)
+{
+    return b ? b->groups : NULL;
+}

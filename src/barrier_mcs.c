@@ -1,0 +1,95 @@
+/*
+ * mcs: the tree barrier of Mellor-Crummey and Scott (1991).
+ *
+ * Arrival goes up a 4-ary tree: the children of r are 4r+1 .. 4r+4. Each
+ * participant waits until its children have arrived, then signals its
+ * parent. As in the original, a parent's four child words share one cache
+ * line of the parent's block (so the parent polls a single line, and each
+ * child writes a different word of it): the one place where topsync puts
+ * several flags on a line, on purpose. Wake-up goes down a binary tree: the
+ * children of r are 2r+1 and 2r+2, each polling a wake-up word in its own
+ * block, written by its wake-up parent.
+ *
+ * Ordering: a child's ts_publish(arrival slot) pairs with the parent's
+ * ts_wait_reach(slot), so the root has acquired everybody's writes
+ * (transitively through the tree); each ts_publish(wake-up of child) pairs
+ * with that child's ts_wait_reach(own wake-up word), passing it all down.
+ *
+ * Rank block: line 1 = the four child arrival words (slot j at byte 8j),
+ * line 2 = wake-up word.
+ */
+#include <stdlib.h>
+
+#include "barrier_private.h"
+#include "error.h"
+
+enum { LINE_CHILDREN = 1, LINE_WAKEUP = 2 };
+
+struct role {
+    unsigned nchildren;
+    ts_word *child_slots[4]; /* my arrival line, one word per existing child */
+    ts_word *parent_slot;    /* my word in my parent's arrival line (NULL for 0) */
+    ts_word *wakeup;         /* my wake-up word */
+    unsigned nwake;
+    ts_word *wake_children[2];
+};
+
+static unsigned global_lines(const topsync_barrier_t *b)
+{
+    (void)b;
+    return 1;
+}
+
+static unsigned rank_lines(const topsync_barrier_t *b)
+{
+    (void)b;
+    return 3;
+}
+
+static ts_word *child_slot(topsync_barrier_t *b, unsigned parent, unsigned j)
+{
+    return (ts_word *)((unsigned char *)ts_rank_line(b, parent, LINE_CHILDREN) +
+                       j * sizeof(ts_word));
+}
+
+static int setup(topsync_barrier_t *b)
+{
+    struct role *roles = calloc(b->n, sizeof *roles);
+    if (!roles)
+        return ts_fail(ENOMEM, "out of memory");
+    for (unsigned r = 0; r < b->n; r++) {
+        struct role *role = &roles[r];
+        for (unsigned j = 0; j < 4; j++)
+            if (4 * r + 1 + j < b->n)
+                role->child_slots[role->nchildren++] = child_slot(b, r, j);
+        role->parent_slot = r == 0 ? NULL : child_slot(b, (r - 1) / 4, (r - 1) % 4);
+        role->wakeup = ts_rank_line(b, r, LINE_WAKEUP);
+        for (unsigned j = 1; j <= 2; j++)
+            if (2 * r + j < b->n)
+                role->wake_children[role->nwake++] = ts_rank_line(b, 2 * r + j, LINE_WAKEUP);
+    }
+    b->roles = roles;
+    return 0;
+}
+
+static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
+{
+    const struct role *role = &((const struct role *)b->roles)[rank];
+    for (unsigned c = 0; c < role->nchildren; c++)
+        ts_wait_reach(role->child_slots[c], episode, &b->wait); /* pairs with the child's publish */
+    if (role->parent_slot) {
+        ts_publish(role->parent_slot, episode, &b->wait); /* pairs with the parent's wait */
+        ts_wait_reach(role->wakeup, episode, &b->wait);   /* pairs with the waker's publish */
+    }
+    for (unsigned c = 0; c < role->nwake; c++)
+        ts_publish(role->wake_children[c], episode, &b->wait); /* pairs with the child's wait */
+}
+
+const ts_algorithm ts_algo_mcs = {
+    .name = "mcs",
+    .global_lines = global_lines,
+    .rank_lines = rank_lines,
+    .setup = setup,
+    .reset_counters = NULL,
+    .wait = wait,
+};

@@ -1,0 +1,107 @@
+/*
+ * Private: the barrier object, its shared segment, and the interface every
+ * algorithm file (src/barrier_*.c) implements.
+ *
+ * Segment layout (SPEC section 2): one global block, then one block per
+ * participant. Blocks have equal length, a multiple of the page size; every
+ * flag or counter (a ts_word) is at the start of a cache line of its own.
+ *
+ *   +----------------+----------------+----------------+-----
+ *   | global block   | rank 0 block   | rank 1 block   | ...
+ *   | line 0: unused | line 0: local  | line 0: local  |
+ *   | line 1..G-1    | line 1..R-1    | line 1..R-1    |
+ *   +----------------+----------------+----------------+-----
+ *
+ * Line 0 of a rank block holds the rank's own episode count (read and
+ * written only by its owner, so relaxed). All other lines are algorithm
+ * specific. The whole state is a function of the number of completed
+ * episodes E: every flag holds E (mod 2^32), every arrival counter 0. So a
+ * zero-filled segment is a barrier at episode 0, and starting at any E
+ * (wrap-around tests) is just a different fill value.
+ *
+ * Each algorithm computes every participant's role once at setup (which
+ * words it publishes, which it waits on, as pointers), so the wait path is
+ * a short walk over precomputed pointers.
+ */
+#ifndef TOPSYNC_SRC_BARRIER_PRIVATE_H
+#define TOPSYNC_SRC_BARRIER_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <topsync/barrier.h>
+
+#include "wait.h"
+
+#define TS_MIN_LINE 32   /* the MCS arrival line holds four 8-byte child words */
+#define TS_MAX_LINE 1024
+
+typedef struct ts_algorithm ts_algorithm;
+
+struct topsync_barrier {
+    const ts_algorithm *algo;
+    unsigned n;
+    ts_wait wait;
+    char name[96];
+
+    /* segment */
+    unsigned char *base;
+    size_t size;
+    size_t line;        /* bytes per line */
+    size_t block_bytes; /* global block and every rank block */
+    bool owns_mapping;
+
+    /* topo options */
+    unsigned level_mask;
+    bool tree_release;
+    topsync_groups_t *groups; /* owned copy for "topo" */
+
+    void *roles; /* per-rank roles, algorithm specific, read-only after setup */
+};
+
+struct ts_algorithm {
+    const char *name;
+    /* Lines needed in the global block and in every rank block (including line 0). */
+    unsigned (*global_lines)(const topsync_barrier_t *b);
+    unsigned (*rank_lines)(const topsync_barrier_t *b);
+    /* Compute roles (b->base is mapped). Returns 0 or a negative errno. */
+    int (*setup)(topsync_barrier_t *b);
+    /* Reset the arrival counters of a rank's block (rank) or of the global
+     * block (rank == -1) to their quiescent value; NULL when there are none. */
+    void (*reset_counters)(topsync_barrier_t *b, int rank);
+    /* Enter episode `episode` as `rank`. */
+    void (*wait)(topsync_barrier_t *b, unsigned rank, uint32_t episode);
+    /* Free b->roles; NULL means free(b->roles). */
+    void (*free_roles)(topsync_barrier_t *b);
+};
+
+static inline ts_word *ts_global_line(const topsync_barrier_t *b, unsigned line)
+{
+    return (ts_word *)(b->base + (size_t)line * b->line);
+}
+
+static inline ts_word *ts_rank_line(const topsync_barrier_t *b, unsigned rank, unsigned line)
+{
+    return (ts_word *)(b->base + (size_t)(rank + 1) * b->block_bytes + (size_t)line * b->line);
+}
+
+/* Ceil(log2(n)) for n >= 1. */
+static inline unsigned ts_ceil_log2(unsigned n)
+{
+    unsigned k = 0;
+    while ((1u << k) < n)
+        k++;
+    return k;
+}
+
+extern const ts_algorithm ts_algo_sense_reversing;
+extern const ts_algorithm ts_algo_sense_reversing_counter;
+extern const ts_algorithm ts_algo_sense_reversing_gr;
+extern const ts_algorithm ts_algo_combining_tree;
+extern const ts_algorithm ts_algo_mcs;
+extern const ts_algorithm ts_algo_tournament;
+extern const ts_algorithm ts_algo_dissemination;
+extern const ts_algorithm ts_algo_topo;
+
+#endif

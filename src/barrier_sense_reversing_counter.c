@@ -1,0 +1,67 @@
+/*
+ * sense-reversing-counter: the flat counter tree.
+ *
+ * Each participant publishes the episode in an arrival word of its own
+ * block (local to it, written by it only); participant 0 polls them all,
+ * then publishes the episode in the global release word that everybody
+ * else polls. No atomic read-modify-write at all, O(P) reads by the root.
+ *
+ * Ordering: each ts_publish(arrival) (release) pairs with the root's
+ * ts_wait_reach(arrival) (acquire); the root's ts_publish(release) pairs with
+ * the others' ts_wait_reach(release): happens-before is transitive through
+ * the root.
+ *
+ * Rank block: line 1 = arrival word. Global block: line 1 = release word.
+ */
+#include <stdlib.h>
+
+#include "barrier_private.h"
+#include "error.h"
+
+enum { LINE_ARRIVAL = 1, LINE_RELEASE = 1 };
+
+static unsigned global_lines(const topsync_barrier_t *b)
+{
+    (void)b;
+    return 2;
+}
+
+static unsigned rank_lines(const topsync_barrier_t *b)
+{
+    (void)b;
+    return 2;
+}
+
+static int setup(topsync_barrier_t *b)
+{
+    ts_word **arrivals = malloc(b->n * sizeof *arrivals);
+    if (!arrivals)
+        return ts_fail(ENOMEM, "out of memory");
+    for (unsigned r = 0; r < b->n; r++)
+        arrivals[r] = ts_rank_line(b, r, LINE_ARRIVAL);
+    b->roles = arrivals;
+    return 0;
+}
+
+static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
+{
+    ts_word *release = ts_global_line(b, LINE_RELEASE);
+    ts_word **arrivals = b->roles;
+    if (rank != 0) {
+        ts_publish(arrivals[rank], episode, &b->wait); /* pairs with the root's wait */
+        ts_wait_reach(release, episode, &b->wait);     /* pairs with the root's publish */
+        return;
+    }
+    for (unsigned r = 1; r < b->n; r++)
+        ts_wait_reach(arrivals[r], episode, &b->wait); /* pairs with r's publish */
+    ts_publish(release, episode, &b->wait);            /* pairs with the others' wait */
+}
+
+const ts_algorithm ts_algo_sense_reversing_counter = {
+    .name = "sense-reversing-counter",
+    .global_lines = global_lines,
+    .rank_lines = rank_lines,
+    .setup = setup,
+    .reset_counters = NULL,
+    .wait = wait,
+};

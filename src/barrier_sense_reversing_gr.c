@@ -1,0 +1,66 @@
+/*
+ * sense-reversing-gr: the two-phase flat tree of Jain et al. (SC'18),
+ * gather then release.
+ *
+ * Gather: participant r > 0 publishes the episode in gather flag r, which
+ * lives in the global block, i.e. in the root's memory (participant 0 first
+ * touches the global block): the root polls lines of its own node, the
+ * others each write one remote line. Release: the root publishes the
+ * episode in the release flag that the others poll. Compared with
+ * sense-reversing-counter, the gather flags sit with the reader instead of
+ * with the writers; on a NUMA machine that is the difference between the
+ * root taking P remote misses serially and P writers taking one each in
+ * parallel.
+ *
+ * Ordering: ts_publish(gather[r]) pairs with the root's ts_wait_reach on it;
+ * the root's ts_publish(release) pairs with every other ts_wait_reach(release).
+ *
+ * Global block: line 1 = release flag, line 1 + r = gather flag of rank r.
+ */
+#include "barrier_private.h"
+
+enum { LINE_RELEASE = 1 };
+
+static unsigned global_lines(const topsync_barrier_t *b)
+{
+    return 1 + b->n; /* line 0, then release (line 1) and gather[r] at line 1 + r, r >= 1 */
+}
+
+static unsigned rank_lines(const topsync_barrier_t *b)
+{
+    (void)b;
+    return 1;
+}
+
+static int setup(topsync_barrier_t *b)
+{
+    (void)b;
+    return 0;
+}
+
+static inline ts_word *gather_flag(topsync_barrier_t *b, unsigned rank)
+{
+    return ts_global_line(b, 1 + rank);
+}
+
+static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
+{
+    ts_word *release = ts_global_line(b, LINE_RELEASE);
+    if (rank != 0) {
+        ts_publish(gather_flag(b, rank), episode, &b->wait); /* pairs with the root's wait */
+        ts_wait_reach(release, episode, &b->wait);           /* pairs with the root's publish */
+        return;
+    }
+    for (unsigned r = 1; r < b->n; r++)
+        ts_wait_reach(gather_flag(b, r), episode, &b->wait); /* pairs with r's publish */
+    ts_publish(release, episode, &b->wait);                  /* pairs with the others' wait */
+}
+
+const ts_algorithm ts_algo_sense_reversing_gr = {
+    .name = "sense-reversing-gr",
+    .global_lines = global_lines,
+    .rank_lines = rank_lines,
+    .setup = setup,
+    .reset_counters = NULL,
+    .wait = wait,
+};

@@ -1,0 +1,150 @@
+/*
+ * topo: the hierarchical barrier of Kurnosov (2022), SPEC section 2.
+ *
+ * Participants are grouped by the memory-hierarchy level they share (see
+ * groups.c): L2, L3, NUMA node, package, then the TOP group of the remaining
+ * leaders. Arrival climbs the hierarchy: a leader waits until every member
+ * of its lowest group has arrived, then arrives in its next group, and so
+ * on; a participant that is not the leader of a group publishes its arrival
+ * there and stops climbing. Most of the polling thus stays inside a cache
+ * or a NUMA node, and only leaders cross the expensive links.
+ *
+ * The paper's arrival counters `g.state[m] += 1` compared with the leader's
+ * are episode words here: member m publishes the episode in the arrival word
+ * of its own block (first-touched on its node), the leader polls them. A
+ * participant is a non-leader in at most one group, so one arrival word per
+ * participant suffices.
+ *
+ * Release, two modes:
+ *  - global (the paper): rank 0, the leader of every group it is in and
+ *    hence of TOP, publishes the episode in one global word that everybody
+ *    else polls. Cheapest in wake-ups; every core fetches that one line
+ *    from participant 0's node.
+ *  - tree: every leader, once released (rank 0: once everybody arrived),
+ *    publishes the episode in a release word of its own block; the members
+ *    of its groups poll their leader's word. The release descends the same
+ *    hierarchy the arrival climbed, and each line is read inside its group.
+ *
+ * Ordering: a member's ts_publish(arrival) pairs with its leader's
+ * ts_wait_reach(arrival), so rank 0 has, through the chain of leaders,
+ * acquired everybody's writes before releasing; each release ts_publish
+ * pairs with the ts_wait_reach of those who poll it, and, in tree mode, each
+ * leader only republishes after acquiring its own leader's word.
+ *
+ * Rank block: line 1 = arrival word, line 2 = release word (tree mode).
+ * Global block: line 1 = global release word.
+ */
+#include <stdlib.h>
+
+#include <topsync/groups.h>
+
+#include "barrier_private.h"
+#include "error.h"
+
+enum { LINE_ARRIVAL = 1, LINE_RELEASE = 2, GLOBAL_LINE_RELEASE = 1 };
+
+struct led_group {
+    unsigned nmembers;   /* members other than me */
+    ts_word **arrivals;  /* their arrival words */
+};
+
+struct role {
+    unsigned nled;
+    struct led_group led[TOPSYNC_MAX_LEVELS + 1]; /* groups I lead, lowest first */
+    ts_word *arrival;          /* where I announce my arrival, NULL if I lead all my groups */
+    ts_word *release_wait;     /* what I poll to leave (NULL for rank 0) */
+    ts_word *release_publish;  /* what I publish when released (NULL: nothing) */
+};
+
+static unsigned global_lines(const topsync_barrier_t *b)
+{
+    (void)b;
+    return 2;
+}
+
+static unsigned rank_lines(const topsync_barrier_t *b)
+{
+    (void)b;
+    return 3;
+}
+
+static void free_roles(topsync_barrier_t *b)
+{
+    struct role *roles = b->roles;
+    if (!roles)
+        return;
+    for (unsigned r = 0; r < b->n; r++)
+        for (unsigned g = 0; g < roles[r].nled; g++)
+            free(roles[r].led[g].arrivals);
+    free(roles);
+    b->roles = NULL;
+}
+
+static int setup(topsync_barrier_t *b)
+{
+    const topsync_groups_t *groups = b->groups;
+    struct role *roles = calloc(b->n, sizeof *roles);
+    if (!roles)
+        return ts_fail(ENOMEM, "out of memory");
+    b->roles = roles;
+    for (unsigned r = 0; r < b->n; r++) {
+        struct role *role = &roles[r];
+        unsigned idx[TOPSYNC_MAX_LEVELS + 1];
+        int count = topsync_groups_of_rank(groups, r, idx, TOPSYNC_MAX_LEVELS + 1);
+        if (count < 0) {
+            free_roles(b);
+            return count;
+        }
+        for (int k = 0; k < count; k++) {
+            topsync_group_info_t info;
+            topsync_groups_get(groups, idx[k], &info);
+            if (info.leader != r) {
+                role->arrival = ts_rank_line(b, r, LINE_ARRIVAL);
+                role->release_wait = b->tree_release ? ts_rank_line(b, info.leader, LINE_RELEASE)
+                                                     : ts_global_line(b, GLOBAL_LINE_RELEASE);
+                break;
+            }
+            struct led_group *lg = &role->led[role->nled++];
+            lg->arrivals = malloc(info.nmembers * sizeof *lg->arrivals);
+            if (!lg->arrivals) {
+                free_roles(b);
+                return ts_fail(ENOMEM, "out of memory");
+            }
+            for (unsigned m = 0; m < info.nmembers; m++)
+                if (info.members[m] != r)
+                    lg->arrivals[lg->nmembers++] = ts_rank_line(b, info.members[m], LINE_ARRIVAL);
+        }
+        if (b->tree_release)
+            role->release_publish = role->nled ? ts_rank_line(b, r, LINE_RELEASE) : NULL;
+        else
+            role->release_publish = r == 0 && b->n > 1 ? ts_global_line(b, GLOBAL_LINE_RELEASE)
+                                                       : NULL;
+    }
+    return 0;
+}
+
+static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
+{
+    const struct role *role = &((const struct role *)b->roles)[rank];
+    for (unsigned g = 0; g < role->nled; g++) {
+        const struct led_group *lg = &role->led[g];
+        for (unsigned m = 0; m < lg->nmembers; m++)
+            ts_wait_reach(lg->arrivals[m], episode, &b->wait); /* pairs with the member's publish */
+    }
+    if (role->arrival) {
+        ts_publish(role->arrival, episode, &b->wait);         /* pairs with my leader's wait */
+        ts_wait_reach(role->release_wait, episode, &b->wait); /* pairs with the release publish */
+    }
+    if (role->release_publish)
+        ts_publish(role->release_publish, episode, &b->wait); /* pairs with the pollers' wait */
+}
+
+const ts_algorithm ts_algo_topo = {
+    .name = "topo",
+    .global_lines = global_lines,
+    .rank_lines = rank_lines,
+    .setup = setup,
+    .reset_counters = NULL,
+    .wait = wait,
+    .free_roles = free_roles,
+};

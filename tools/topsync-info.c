@@ -1,0 +1,221 @@
+/*
+ * topsync-info: the machine (or a synthetic/XML one), its active levels, and
+ * the groups of the hierarchical barrier for a given job layout, printed like
+ * Fig. 2 of Kurnosov (2022), or as JSON.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <topsync.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: topsync-info [--topology STRING | --xml FILE] [--np N]\n"
+            "                    [--map-by core|numa|socket] [--bind-to core|numa|package|none]\n"
+            "                    [--levels LIST] [--rank R] [--json] [--list-algorithms]\n"
+            "\n"
+            "  --topology STRING  hwloc synthetic topology, e.g. 'pack:2 numa:2 l3:1 core:32 pu:1'\n"
+            "  --xml FILE         hwloc XML topology (lstopo --of xml)\n"
+            "  --np N             number of participants (default: one per core)\n"
+            "  --map-by WHAT      placement of rank r (default core)\n"
+            "  --bind-to WHAT     binding width of each rank (default core)\n"
+            "  --levels LIST      levels to use: l2,l3,numa,socket or all (default all)\n"
+            "  --rank R           only the groups of rank R\n"
+            "  --json             machine-readable output\n"
+            "  --list-algorithms  print the barrier algorithm names and exit\n");
+}
+
+static int parse_uint(const char *s, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-' || v > 1u << 24)
+        return -1;
+    *out = (unsigned)v;
+    return 0;
+}
+
+/* "0-31" / "0,32" / "0-3,8": compact member lists for the table. */
+static void print_ranges(const unsigned *m, unsigned n)
+{
+    for (unsigned i = 0; i < n;) {
+        unsigned j = i;
+        while (j + 1 < n && m[j + 1] == m[j] + 1)
+            j++;
+        printf("%s", i ? "," : "");
+        if (j > i + 1)
+            printf("%u-%u", m[i], m[j]);
+        else if (j == i + 1)
+            printf("%u,%u", m[i], m[j]);
+        else
+            printf("%u", m[i]);
+        i = j + 1;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *synthetic = NULL, *xml = NULL, *levels_arg = "all";
+    const char *map_arg = "core", *bind_arg = "core";
+    unsigned np = 0, rank = 0;
+    int json = 0, list = 0, has_rank = 0;
+    enum { OPT_TOPO = 256, OPT_XML, OPT_NP, OPT_MAP, OPT_BIND, OPT_LEVELS, OPT_RANK, OPT_JSON,
+           OPT_LIST, OPT_HELP };
+    static const struct option longopts[] = {
+        {"topology", required_argument, 0, OPT_TOPO}, {"xml", required_argument, 0, OPT_XML},
+        {"np", required_argument, 0, OPT_NP},         {"map-by", required_argument, 0, OPT_MAP},
+        {"bind-to", required_argument, 0, OPT_BIND},  {"levels", required_argument, 0, OPT_LEVELS},
+        {"rank", required_argument, 0, OPT_RANK},     {"json", no_argument, 0, OPT_JSON},
+        {"list-algorithms", no_argument, 0, OPT_LIST}, {"help", no_argument, 0, OPT_HELP},
+        {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_TOPO: synthetic = optarg; break;
+        case OPT_XML: xml = optarg; break;
+        case OPT_NP:
+            if (parse_uint(optarg, &np) || np == 0) {
+                fprintf(stderr, "topsync-info: --np takes a positive number, not '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case OPT_MAP: map_arg = optarg; break;
+        case OPT_BIND: bind_arg = optarg; break;
+        case OPT_LEVELS: levels_arg = optarg; break;
+        case OPT_RANK:
+            if (parse_uint(optarg, &rank)) {
+                fprintf(stderr, "topsync-info: --rank takes a number, not '%s'\n", optarg);
+                return 2;
+            }
+            has_rank = 1;
+            break;
+        case OPT_JSON: json = 1; break;
+        case OPT_LIST: list = 1; break;
+        case 'h':
+        case OPT_HELP: usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "topsync-info: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    if (list) {
+        for (const char *const *n = topsync_barrier_algorithm_names(); *n; n++)
+            printf("%s\n", *n);
+        return 0;
+    }
+    if (synthetic && xml) {
+        fprintf(stderr, "topsync-info: give --topology or --xml, not both\n");
+        return 2;
+    }
+
+    topsync_map_by_t map_by;
+    topsync_bind_to_t bind_to;
+    unsigned mask;
+    if (topsync_map_by_parse(map_arg, &map_by) < 0 || topsync_bind_to_parse(bind_arg, &bind_to) < 0 ||
+        topsync_levels_parse(levels_arg, &mask) < 0) {
+        fprintf(stderr, "topsync-info: %s\n", topsync_error_message());
+        return 2;
+    }
+
+    topsync_topology_t *topo;
+    int rc = synthetic ? topsync_topology_load_synthetic(&topo, synthetic)
+             : xml     ? topsync_topology_load_xml(&topo, xml)
+                       : topsync_topology_load(&topo);
+    if (rc < 0) {
+        fprintf(stderr, "topsync-info: %s\n", topsync_error_message());
+        return 1;
+    }
+    if (np == 0)
+        np = topsync_topology_ncores(topo);
+    if (has_rank && rank >= np) {
+        fprintf(stderr, "topsync-info: --rank %u out of range (--np %u)\n", rank, np);
+        topsync_topology_destroy(topo);
+        return 2;
+    }
+
+    topsync_level_t levels[TOPSYNC_MAX_LEVELS];
+    int nlevels = topsync_topology_active_levels(topo, mask, levels);
+    hwloc_bitmap_t *sets = calloc(np, sizeof *sets);
+    topsync_groups_t *groups = NULL;
+    if (nlevels < 0 || !sets ||
+        topsync_placement_compute(topo, np, map_by, bind_to, sets) < 0 ||
+        topsync_groups_build(&groups, topo, np, (const hwloc_const_bitmap_t *)sets, mask) < 0) {
+        fprintf(stderr, "topsync-info: %s\n", topsync_error_message());
+        topsync_topology_destroy(topo);
+        return 1;
+    }
+
+    unsigned ngroups = topsync_groups_count(groups);
+    unsigned *selected = calloc(ngroups ? ngroups : 1, sizeof *selected);
+    unsigned nsel = 0;
+    if (has_rank) {
+        nsel = (unsigned)topsync_groups_of_rank(groups, rank, selected, ngroups);
+    } else {
+        for (unsigned i = 0; i < ngroups; i++)
+            selected[nsel++] = i;
+    }
+
+    if (json) {
+        printf("{\"topology\": \"%s\", \"cores\": %u, \"line_size\": %zu, \"active_levels\": [",
+               topsync_topology_source(topo), topsync_topology_ncores(topo),
+               topsync_topology_line_size(topo));
+        for (int l = 0; l < nlevels; l++)
+            printf("%s\"%s\"", l ? ", " : "", topsync_level_name(levels[l]));
+        printf("], \"np\": %u, \"map_by\": \"%s\", \"bind_to\": \"%s\", \"hierarchical\": %s", np,
+               map_arg, bind_arg, topsync_groups_hierarchical(groups) ? "true" : "false");
+        if (has_rank)
+            printf(", \"rank\": %u", rank);
+        printf(", \"groups\": [");
+        for (unsigned s = 0; s < nsel; s++) {
+            topsync_group_info_t g;
+            topsync_groups_get(groups, selected[s], &g);
+            printf("%s{\"level\": \"%s\", \"leader\": %u, \"members\": [", s ? ", " : "",
+                   topsync_group_level_name(g.level), g.leader);
+            for (unsigned m = 0; m < g.nmembers; m++)
+                printf("%s%u", m ? ", " : "", g.members[m]);
+            printf("]}");
+        }
+        printf("]}\n");
+    } else {
+        printf("Topology:      %s\n", topsync_topology_source(topo));
+        printf("Cores:         %u (cache line %zu B)\n", topsync_topology_ncores(topo),
+               topsync_topology_line_size(topo));
+        printf("Active levels:");
+        if (nlevels == 0)
+            printf(" none (no level below the machine is shared by two or more cores)");
+        for (int l = 0; l < nlevels; l++)
+            printf(" %s (%d units)", topsync_level_name(levels[l]),
+                   topsync_topology_level_units(topo, levels[l]));
+        printf("\n\nGroups for %u participants, map-by %s, bind-to %s, levels %s%s:\n", np,
+               map_arg, bind_arg, levels_arg, has_rank ? "" : "");
+        if (has_rank)
+            printf("(only the groups of rank %u)\n", rank);
+        if (!topsync_groups_hierarchical(groups))
+            printf("no hierarchy: participants are not bound, the barrier runs one flat group\n");
+        printf("  %-10s %-7s %-8s %s\n", "level", "leader", "size", "members");
+        for (unsigned s = 0; s < nsel; s++) {
+            topsync_group_info_t g;
+            topsync_groups_get(groups, selected[s], &g);
+            printf("  %-10s %-7u %-8u ", topsync_group_level_name(g.level), g.leader, g.nmembers);
+            print_ranges(g.members, g.nmembers);
+            printf("\n");
+        }
+        if (nsel == 0)
+            printf("  (none: a single participant needs no synchronization)\n");
+    }
+    for (unsigned i = 0; i < np; i++)
+        hwloc_bitmap_free(sets[i]);
+    free(sets);
+    free(selected);
+    topsync_groups_destroy(groups);
+    topsync_topology_destroy(topo);
+    return 0;
+}
