@@ -351,8 +351,7 @@ static void fill_block(topsync_barrier_t *b, int rank, uint32_t episode)
         for (unsigned k = 0; k < words_per_line; k++) {
             /* relaxed: published to the other participants by whatever makes
              * them start (thread creation, fork, the caller's barrier) */
-            atomic_store_explicit(&w[k].value, episode, memory_order_relaxed);
-            atomic_store_explicit(&w[k].sleepers, 0, memory_order_relaxed);
+            atomic_store_explicit(&w[k].value, ts_flag_initial(episode), memory_order_relaxed);
         }
     }
     if (b->algo->reset_counters)

@@ -19,44 +19,49 @@ void ts_wake_all(ts_word *w, bool process_shared)
     syscall(SYS_futex, (uint32_t *)&w->value, op, INT_MAX, NULL, NULL, 0);
 }
 
+static inline bool reached_now(ts_word *w, uint32_t episode)
+{
+    /* acquire: pairs with the release store/exchange in ts_publish() */
+    return ts_reached(atomic_load_explicit(&w->value, memory_order_acquire), episode);
+}
+
 void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
 {
-    uint32_t v;
-    uint32_t spins = policy->kind == TS_WAIT_SPIN ? UINT32_MAX : policy->spin_iterations;
-
-    for (uint32_t i = 0;; i++) {
-        /* acquire: pairs with the release store in ts_publish() */
-        if (ts_reached(atomic_load_explicit(&w->value, memory_order_acquire), episode))
-            return;
-        if (policy->kind == TS_WAIT_SPIN || i < spins) {
+    if (policy->kind == TS_WAIT_SPIN) {
+        while (!reached_now(w, episode))
             ts_cpu_relax();
-            continue;
-        }
-        break;
+        return;
+    }
+    for (uint32_t i = 0; i < policy->spin_iterations; i++) {
+        if (reached_now(w, episode))
+            return;
+        ts_cpu_relax();
     }
     if (policy->kind == TS_WAIT_YIELD) {
-        /* acquire: pairs with the release store in ts_publish() */
-        while (!ts_reached(atomic_load_explicit(&w->value, memory_order_acquire), episode))
+        while (!reached_now(w, episode))
             sched_yield();
         return;
     }
     for (uint32_t i = 0; i < policy->yield_iterations; i++) {
-        sched_yield();
-        /* acquire: pairs with the release store in ts_publish() */
-        if (ts_reached(atomic_load_explicit(&w->value, memory_order_acquire), episode))
+        if (reached_now(w, episode))
             return;
+        sched_yield();
     }
     for (;;) {
-        atomic_fetch_add_explicit(&w->sleepers, 1, memory_order_relaxed);
-        /* seq_cst: pairs with the publisher's fence in ts_publish() (Dekker) */
-        atomic_thread_fence(memory_order_seq_cst);
-        /* acquire: pairs with the release store in ts_publish() */
-        v = atomic_load_explicit(&w->value, memory_order_acquire);
-        if (!ts_reached(v, episode))
-            futex_wait(&w->value, v, policy->process_shared);
-        atomic_fetch_sub_explicit(&w->sleepers, 1, memory_order_relaxed);
-        /* acquire: pairs with the release store in ts_publish() */
-        if (ts_reached(atomic_load_explicit(&w->value, memory_order_acquire), episode))
+        /* acquire: pairs with the release exchange in ts_publish() */
+        uint32_t v = atomic_load_explicit(&w->value, memory_order_acquire);
+        if (ts_reached(v, episode))
             return;
+        if (!(v & TS_SLEEPING)) {
+            /* relaxed: the CAS only has to be ordered against the publisher's
+             * exchange, which the word's modification order does (see wait.h);
+             * the acquire that matters is the reload at the top of the loop */
+            if (!atomic_compare_exchange_strong_explicit(&w->value, &v, v | TS_SLEEPING,
+                                                         memory_order_relaxed,
+                                                         memory_order_relaxed))
+                continue;
+            v |= TS_SLEEPING;
+        }
+        futex_wait(&w->value, v, policy->process_shared);
     }
 }

@@ -2,46 +2,54 @@
  * Private: the word every topsync flag and counter is made of, and how a
  * participant waits for one.
  *
- * A ts_word is a 32-bit episode value plus a count of sleepers. Episode
- * values only grow (mod 2^32) and are compared wrap-safely: a waiter asks
- * "has this word reached episode e?", i.e. (int32_t)(value - e) >= 0. No two
- * participants of a barrier are ever more than one episode apart, so the
- * comparison stays exact forever: 2^32 and 2^64 episodes are no problem.
+ * Episode words. A flag holds the number of the last episode its publisher
+ * reached, modulo 2^31, in bits 0..30; bit 31 (TS_SLEEPING) says that some
+ * waiter may be asleep on it. Episodes only grow and are compared wrap-safely
+ * (the sign of the 31-bit difference): no two participants of a barrier are
+ * ever more than one episode apart, so the comparison stays exact forever,
+ * past 2^32 and 2^64 episodes alike.
  *
- * Each ts_word sits at the start of a cache line of its own (the layout code
- * guarantees it), except in the MCS arrival line, where up to four child
+ * Each flag sits at the start of a cache line of its own (barrier_private.h
+ * lays them out), except in the MCS arrival line, where up to four child
  * words deliberately share their parent's line (the parent polls one line).
  *
- * Wait policy. spin: pause in a loop. yield: spin, then sched_yield(). block:
- * spin, yield a few times, then futex-wait on the value word. A publisher
- * that may have sleepers wakes them; to keep the fast path free of system
- * calls it only calls futex_wake when the sleepers count is non-zero. The
- * count and the value form a Dekker pair, ordered by two seq_cst fences:
+ * Wait policy. spin: pause in a loop. yield: spin a while, then sched_yield()
+ * in a loop. block: spin, yield a few times, then sleep on a futex.
  *
- *   waiter                              publisher
- *   sleepers += 1                       value = e          (release)
- *   fence(seq_cst)           <-pairs->  fence(seq_cst)
- *   v = value; if v < e: futex_wait(v)  if sleepers: futex_wake(all)
+ * Blocking without losing a wake-up, and without a fence on the fast path:
  *
- * Either the waiter sees e (and does not sleep) or the publisher sees the
- * sleeper (and wakes it); futex_wait itself rechecks the value in the kernel,
- * so a wake between the waiter's load and its sleep is not lost.
+ *   waiter (ts_wait_slow)                     publisher (ts_publish, block)
+ *   v = value                                 old = exchange(value, e)
+ *   if v not reached:                         if old & TS_SLEEPING:
+ *     CAS(value, v -> v | TS_SLEEPING)            futex_wake(all)
+ *     futex_wait(value, v | TS_SLEEPING)
+ *
+ * The CAS and the exchange are read-modify-writes of the same word, so they
+ * are totally ordered by its modification order, whatever their memory
+ * orders: either the CAS came first, and the exchange returns the sleeping
+ * bit and wakes; or the exchange came first, and the CAS fails on the new
+ * value (the waiter rechecks and leaves). futex_wait itself compares the
+ * word in the kernel, so a wake between the CAS and the sleep is not lost.
+ * Every flag has a single publisher per episode (each algorithm says which).
  */
 #ifndef TOPSYNC_SRC_WAIT_H
 #define TOPSYNC_SRC_WAIT_H
 
+#include <assert.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <assert.h>
 
 typedef struct ts_word {
     _Atomic uint32_t value;
-    _Atomic uint32_t sleepers;
+    uint32_t reserved; /* keeps MCS child slots 8 bytes apart */
 } ts_word;
 
-static_assert(sizeof(ts_word) == 8, "a ts_word is two 32-bit words");
-static_assert(sizeof(ts_word) <= 16, "a ts_word must fit the smallest line we accept");
+static_assert(sizeof(ts_word) == 8, "a ts_word is 8 bytes");
+static_assert(4 * sizeof(ts_word) <= 32, "four MCS child words fit the smallest line we accept");
+
+#define TS_SLEEPING 0x80000000u
+#define TS_EPISODE_MASK 0x7fffffffu
 
 enum ts_wait_kind { TS_WAIT_SPIN = 1, TS_WAIT_YIELD = 2, TS_WAIT_BLOCK = 3 };
 
@@ -52,9 +60,10 @@ typedef struct ts_wait {
     bool process_shared;       /* futex without FUTEX_PRIVATE_FLAG */
 } ts_wait;
 
+/* Has a word holding `value` reached `episode`? (31-bit wrap-safe) */
 static inline bool ts_reached(uint32_t value, uint32_t episode)
 {
-    return (int32_t)(value - episode) >= 0;
+    return (int32_t)(((value - episode) & TS_EPISODE_MASK) << 1) >= 0;
 }
 
 static inline void ts_cpu_relax(void)
@@ -75,31 +84,41 @@ void ts_wake_all(ts_word *w, bool process_shared);
 
 /*
  * Wait until w has reached `episode`. Acquire: pairs with the release in the
- * ts_publish() (or ts_word release RMW) that stored a value >= episode, so
- * everything the publisher did before publishing is visible after return.
+ * ts_publish() that stored a value >= episode, so everything the publisher
+ * did before publishing is visible after return.
  */
 static inline void ts_wait_reach(ts_word *w, uint32_t episode, const ts_wait *policy)
 {
-    /* acquire: pairs with the release store in ts_publish() */
+    /* acquire: pairs with the release store/exchange in ts_publish() */
     if (ts_reached(atomic_load_explicit(&w->value, memory_order_acquire), episode))
         return;
     ts_wait_slow(w, episode, policy);
 }
 
 /*
- * Store `episode` into w and wake sleepers when the policy can sleep.
- * Release: pairs with the acquire load in ts_wait_reach().
+ * Store `episode` into w (clearing TS_SLEEPING) and wake sleepers when the
+ * policy can sleep. Release: pairs with the acquire loads in ts_wait_reach()
+ * and ts_wait_slow().
  */
 static inline void ts_publish(ts_word *w, uint32_t episode, const ts_wait *policy)
 {
-    /* release: pairs with the acquire in ts_wait_reach() / ts_wait_slow() */
-    atomic_store_explicit(&w->value, episode, memory_order_release);
-    if (policy->kind == TS_WAIT_BLOCK) {
-        /* seq_cst: pairs with the waiter's fence in ts_wait_slow() (Dekker) */
-        atomic_thread_fence(memory_order_seq_cst);
-        if (atomic_load_explicit(&w->sleepers, memory_order_relaxed) != 0)
-            ts_wake_all(w, policy->process_shared);
+    uint32_t v = episode & TS_EPISODE_MASK;
+    if (policy->kind != TS_WAIT_BLOCK) {
+        /* release: pairs with the acquire in ts_wait_reach() / ts_wait_slow() */
+        atomic_store_explicit(&w->value, v, memory_order_release);
+        return;
     }
+    /* release: pairs with the acquire in ts_wait_reach() / ts_wait_slow();
+     * ordered against the waiter's CAS by the word's modification order */
+    uint32_t old = atomic_exchange_explicit(&w->value, v, memory_order_release);
+    if (old & TS_SLEEPING)
+        ts_wake_all(w, policy->process_shared);
+}
+
+/* Initial value of a flag at `episode` completed episodes. */
+static inline uint32_t ts_flag_initial(uint64_t episode)
+{
+    return (uint32_t)episode & TS_EPISODE_MASK;
 }
 
 #endif

@@ -1,0 +1,38 @@
+/* topsync-bench: shared definitions of the benchmark drivers and peers. */
+#ifndef TOPSYNC_BENCH_H
+#define TOPSYNC_BENCH_H
+
+#include <stdint.h>
+#include <time.h>
+
+static inline uint64_t bench_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A barrier under test, driven by the thread harness of barrier_bench.c. */
+typedef struct bench_barrier {
+    const char *name; /* "sense-reversing", "peer:pthread", ... */
+    const char *wait; /* the wait policy it runs with */
+    void *(*create)(unsigned n, const void *arg); /* NULL on failure */
+    void (*wait_fn)(void *state, unsigned rank);
+    void (*destroy)(void *state);
+    const void *arg;
+    int spin_only; /* never yields the CPU: cap its iterations when oversubscribed */
+} bench_barrier;
+
+/* Concurrency Kit peers (peer_ck.c); count returned, NULL-safe when CK is absent. */
+int bench_ck_peers(const bench_barrier **out);
+
+/*
+ * GNU OpenMP peer (peer_omp.c): runs `runs` runs of `iterations` timed
+ * barriers of a team of n threads (bound like the others through `bind`),
+ * after `warmup` barriers, and stores each run's max over threads of the mean
+ * latency in ns. Returns 0, or -1 when OpenMP is not available.
+ */
+int bench_omp_runs(unsigned n, uint64_t warmup, uint64_t iterations, unsigned runs,
+                   void (*bind)(unsigned rank, void *ctx), void *ctx, double *latency_ns);
+
+#endif

@@ -1,0 +1,452 @@
+/*
+ * topsync-bench: benchmarks that follow the papers' protocols and run the
+ * peers in the same process.
+ *
+ *   topsync-bench barrier --threads N [--algorithm NAME|all] [--wait POLICY]
+ *                 [--iterations K] [--runs R] [--peers all|none] [--json]
+ *
+ * Barrier protocol (SPEC section 4, after osu_barrier -x1 -i1000 -f): every
+ * thread bound to a core (round robin over the cores hwloc lists), warm-up,
+ * then K timed barriers; a run reports the maximum over threads of the mean
+ * latency; R = 5 runs, the smallest and largest dropped, the other three
+ * averaged. Peers in the same run: glibc pthread_barrier, GNU OpenMP's
+ * `#pragma omp barrier`, Concurrency Kit's barriers.
+ *
+ * Participants that only spin (Concurrency Kit, topsync with --wait spin)
+ * cost a scheduler time slice per waiter once threads outnumber cores; for
+ * them K is reduced to what fits a time budget measured by a calibration
+ * pass (the record says which K was used).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <topsync.h>
+
+#include "bench.h"
+
+#define MAX_RUNS 32
+
+/* ---------------------------------------------------------------------- */
+/* Binding: thread r on core r mod ncores, through hwloc.                   */
+
+struct binding {
+    topsync_topology_t *topo;
+    hwloc_bitmap_t *sets; /* per rank */
+    unsigned n;
+};
+
+static void bind_rank(unsigned rank, void *ctx)
+{
+    struct binding *b = ctx;
+    if (b && b->sets)
+        hwloc_set_cpubind(topsync_topology_hwloc(b->topo), b->sets[rank], HWLOC_CPUBIND_THREAD);
+}
+
+/* ---------------------------------------------------------------------- */
+/* topsync and pthread as bench_barrier.                                    */
+
+struct topsync_arg {
+    const char *algorithm;
+    topsync_wait_policy_t wait;
+    struct binding *binding;
+};
+
+static void *topsync_create(unsigned n, const void *arg)
+{
+    const struct topsync_arg *a = arg;
+    topsync_barrier_options_t o;
+    topsync_barrier_options_init(&o);
+    o.algorithm = a->algorithm;
+    o.wait = a->wait;
+    o.topology = a->binding->topo;
+    o.cpusets = (const hwloc_const_bitmap_t *)a->binding->sets;
+    topsync_barrier_t *b;
+    if (topsync_barrier_create(&b, n, &o) < 0) {
+        fprintf(stderr, "topsync-bench: %s\n", topsync_error_message());
+        return NULL;
+    }
+    return b;
+}
+static void topsync_wait_fn(void *s, unsigned r) { topsync_barrier_wait(s, r); }
+static void topsync_destroy_fn(void *s) { topsync_barrier_destroy(s); }
+
+static void *pthread_create_fn(unsigned n, const void *arg)
+{
+    (void)arg;
+    pthread_barrier_t *b = malloc(sizeof *b);
+    if (b && pthread_barrier_init(b, NULL, n) != 0) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+static void pthread_wait_fn(void *s, unsigned r)
+{
+    (void)r;
+    pthread_barrier_wait(s);
+}
+static void pthread_destroy_fn(void *s)
+{
+    pthread_barrier_destroy(s);
+    free(s);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The thread harness.                                                       */
+
+struct harness {
+    const bench_barrier *bb;
+    void *state;
+    unsigned n;
+    uint64_t warmup, iterations;
+    double *per_thread;
+    struct binding *binding;
+};
+
+struct worker {
+    struct harness *h;
+    unsigned rank;
+};
+
+static void *worker_main(void *p)
+{
+    struct worker *w = p;
+    struct harness *h = w->h;
+    bind_rank(w->rank, h->binding);
+    for (uint64_t i = 0; i < h->warmup; i++)
+        h->bb->wait_fn(h->state, w->rank);
+    uint64_t t0 = bench_now_ns();
+    for (uint64_t i = 0; i < h->iterations; i++)
+        h->bb->wait_fn(h->state, w->rank);
+    h->per_thread[w->rank] = (double)(bench_now_ns() - t0) / (double)h->iterations;
+    return NULL;
+}
+
+/* One run: max over threads of the mean latency (ns), or a negative value. */
+static double one_run(const bench_barrier *bb, unsigned n, uint64_t warmup, uint64_t iterations,
+                      struct binding *binding)
+{
+    struct harness h = {bb, NULL, n, warmup, iterations, calloc(n, sizeof(double)), binding};
+    pthread_t *tids = calloc(n, sizeof *tids);
+    struct worker *ws = calloc(n, sizeof *ws);
+    double worst = -1;
+    h.state = bb->create(n, bb->arg);
+    if (!h.state || !h.per_thread || !tids || !ws)
+        goto out;
+    for (unsigned r = 0; r < n; r++) {
+        ws[r] = (struct worker){&h, r};
+        if (pthread_create(&tids[r], NULL, worker_main, &ws[r]) != 0) {
+            fprintf(stderr, "topsync-bench: cannot create thread %u\n", r);
+            exit(1);
+        }
+    }
+    for (unsigned r = 0; r < n; r++)
+        pthread_join(tids[r], NULL);
+    worst = 0;
+    for (unsigned r = 0; r < n; r++)
+        if (h.per_thread[r] > worst)
+            worst = h.per_thread[r];
+out:
+    if (h.state)
+        bb->destroy(h.state);
+    free(h.per_thread);
+    free(tids);
+    free(ws);
+    return worst;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* SPEC section 4: drop min and max, average the rest (plain mean when < 3). */
+static double protocol_summary(double *runs, unsigned nruns)
+{
+    qsort(runs, nruns, sizeof *runs, cmp_double);
+    unsigned lo = nruns >= 3 ? 1 : 0, hi = nruns >= 3 ? nruns - 1 : nruns;
+    double sum = 0;
+    for (unsigned i = lo; i < hi; i++)
+        sum += runs[i];
+    return sum / (hi - lo);
+}
+
+struct result {
+    char name[64];
+    char resolved[64];
+    const char *wait;
+    double latency_ns;
+    uint64_t iterations;
+    double runs[MAX_RUNS];
+    unsigned nruns;
+    int failed;
+};
+
+struct options {
+    unsigned threads, runs;
+    uint64_t iterations, budget_ms;
+    const char *algorithm;
+    topsync_wait_policy_t wait;
+    int json, peers;
+};
+
+static uint64_t affordable_iterations(const bench_barrier *bb, unsigned n, const struct options *o,
+                                      struct binding *binding, unsigned ncpus)
+{
+    if (!bb->spin_only || n <= ncpus)
+        return o->iterations;
+    double per = one_run(bb, n, 1, 3, binding);
+    if (per <= 0)
+        return o->iterations;
+    double fit = (double)o->budget_ms * 1e6 / per;
+    uint64_t k = fit < 5 ? 5 : (uint64_t)fit;
+    return k < o->iterations ? k : o->iterations;
+}
+
+static void measure(const bench_barrier *bb, const struct options *o, struct binding *binding,
+                    unsigned ncpus, struct result *res)
+{
+    snprintf(res->name, sizeof res->name, "%s", bb->name);
+    res->wait = bb->wait;
+    res->iterations = affordable_iterations(bb, o->threads, o, binding, ncpus);
+    uint64_t warmup = res->iterations / 10 ? res->iterations / 10 : 1;
+    res->nruns = o->runs;
+    for (unsigned r = 0; r < o->runs; r++) {
+        res->runs[r] = one_run(bb, o->threads, warmup, res->iterations, binding);
+        if (res->runs[r] < 0) {
+            res->failed = 1;
+            return;
+        }
+    }
+    double copy[MAX_RUNS];
+    memcpy(copy, res->runs, sizeof copy);
+    res->latency_ns = protocol_summary(copy, o->runs);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: topsync-bench barrier --threads N [--algorithm NAME|all] [--wait POLICY]\n"
+               "                     [--iterations K] [--runs R] [--budget-ms MS]\n"
+               "                     [--peers all|none] [--json]\n");
+}
+
+static int parse_u64(const char *s, uint64_t *out, uint64_t min, uint64_t max)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int cmd_barrier(int argc, char **argv)
+{
+    struct options o = {.threads = 0, .runs = 5, .iterations = 1000, .budget_ms = 300,
+                        .algorithm = "all", .wait = TOPSYNC_WAIT_DEFAULT, .peers = 1};
+    enum { O_THREADS = 256, O_ALG, O_WAIT, O_ITER, O_RUNS, O_JSON, O_PEERS, O_BUDGET, O_HELP };
+    static const struct option longopts[] = {
+        {"threads", required_argument, 0, O_THREADS}, {"algorithm", required_argument, 0, O_ALG},
+        {"wait", required_argument, 0, O_WAIT},       {"iterations", required_argument, 0, O_ITER},
+        {"runs", required_argument, 0, O_RUNS},       {"json", no_argument, 0, O_JSON},
+        {"peers", required_argument, 0, O_PEERS},     {"budget-ms", required_argument, 0, O_BUDGET},
+        {"help", no_argument, 0, O_HELP},             {0, 0, 0, 0}};
+    int c;
+    uint64_t v;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_THREADS:
+            if (parse_u64(optarg, &v, 1, 4096)) {
+                fprintf(stderr, "topsync-bench: --threads takes 1..4096, not '%s'\n", optarg);
+                return 2;
+            }
+            o.threads = (unsigned)v;
+            break;
+        case O_ALG: o.algorithm = optarg; break;
+        case O_WAIT:
+            if (topsync_wait_policy_parse(optarg, &o.wait) < 0) {
+                fprintf(stderr, "topsync-bench: %s\n", topsync_error_message());
+                return 2;
+            }
+            break;
+        case O_ITER:
+            if (parse_u64(optarg, &o.iterations, 1, UINT64_MAX / 2)) {
+                fprintf(stderr, "topsync-bench: --iterations takes a positive number\n");
+                return 2;
+            }
+            break;
+        case O_RUNS:
+            if (parse_u64(optarg, &v, 1, MAX_RUNS)) {
+                fprintf(stderr, "topsync-bench: --runs takes 1..%d\n", MAX_RUNS);
+                return 2;
+            }
+            o.runs = (unsigned)v;
+            break;
+        case O_BUDGET:
+            if (parse_u64(optarg, &o.budget_ms, 1, 3600000)) {
+                fprintf(stderr, "topsync-bench: --budget-ms takes a positive number\n");
+                return 2;
+            }
+            break;
+        case O_JSON: o.json = 1; break;
+        case O_PEERS:
+            if (!strcmp(optarg, "all"))
+                o.peers = 1;
+            else if (!strcmp(optarg, "none"))
+                o.peers = 0;
+            else {
+                fprintf(stderr, "topsync-bench: --peers takes all or none, not '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'h':
+        case O_HELP: usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (o.threads == 0) {
+        fprintf(stderr, "topsync-bench: --threads N is required\n");
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(o.algorithm, "all") != 0 && topsync_barrier_algorithm_validate(o.algorithm) < 0) {
+        fprintf(stderr, "topsync-bench: %s\n", topsync_error_message());
+        return 2;
+    }
+
+    struct binding binding = {NULL, NULL, o.threads};
+    if (topsync_topology_load(&binding.topo) < 0) {
+        fprintf(stderr, "topsync-bench: %s\n", topsync_error_message());
+        return 1;
+    }
+    unsigned ncpus = topsync_topology_ncores(binding.topo);
+    binding.sets = calloc(o.threads, sizeof *binding.sets);
+    if (!binding.sets || topsync_placement_compute(binding.topo, o.threads, TOPSYNC_MAP_BY_CORE,
+                                                   TOPSYNC_BIND_TO_CORE, binding.sets) < 0) {
+        fprintf(stderr, "topsync-bench: %s\n", topsync_error_message());
+        return 1;
+    }
+
+    /* What to run: topsync algorithms, then peers. */
+    static const char *const all_algorithms[] = {
+        "auto", "sense-reversing", "sense-reversing-counter", "sense-reversing-gr",
+        "combining-tree", "mcs", "tournament", "dissemination", "topo", "topo/tree"};
+    size_t nalg = sizeof all_algorithms / sizeof all_algorithms[0];
+    const char *const *names = all_algorithms;
+    const char *single[1] = {o.algorithm};
+    if (strcmp(o.algorithm, "all") != 0) {
+        names = single;
+        nalg = 1;
+    }
+    const bench_barrier *ck;
+    int nck = o.peers ? bench_ck_peers(&ck) : 0;
+    size_t ntotal = nalg + (o.peers ? 2 + (size_t)nck : 0);
+    struct result *results = calloc(ntotal, sizeof *results);
+    struct topsync_arg *targs = calloc(nalg, sizeof *targs);
+    size_t nres = 0;
+    char wait_name[16];
+
+    for (size_t i = 0; i < nalg; i++) {
+        targs[i] = (struct topsync_arg){names[i], o.wait, &binding};
+        /* the resolved policy name, as the barrier reports it */
+        topsync_barrier_t *probe = topsync_create(o.threads, &targs[i]);
+        if (!probe)
+            return 1;
+        snprintf(wait_name, sizeof wait_name, "%s", topsync_barrier_wait_policy_name(probe));
+        const char *resolved = topsync_barrier_algorithm(probe);
+        bench_barrier bb = {names[i], NULL, topsync_create, topsync_wait_fn, topsync_destroy_fn,
+                            &targs[i], !strcmp(wait_name, "spin")};
+        bb.wait = strcmp(wait_name, "spin") == 0 ? "spin"
+                  : strcmp(wait_name, "yield") == 0 ? "yield" : "block";
+        snprintf(results[nres].resolved, sizeof results[nres].resolved, "%s", resolved);
+        topsync_barrier_destroy(probe);
+        measure(&bb, &o, &binding, ncpus, &results[nres]);
+        nres++;
+    }
+    if (o.peers) {
+        bench_barrier pb = {"peer:pthread", "futex", pthread_create_fn, pthread_wait_fn,
+                            pthread_destroy_fn, NULL, 0};
+        measure(&pb, &o, &binding, ncpus, &results[nres++]);
+
+        struct result *r = &results[nres];
+        snprintf(r->name, sizeof r->name, "peer:omp");
+        r->wait = "libgomp";
+        r->iterations = o.iterations;
+        r->nruns = o.runs;
+        if (bench_omp_runs(o.threads, o.iterations / 10 + 1, o.iterations, o.runs, bind_rank,
+                           &binding, r->runs) == 0) {
+            double copy[MAX_RUNS];
+            memcpy(copy, r->runs, sizeof copy);
+            r->latency_ns = protocol_summary(copy, o.runs);
+            nres++;
+        }
+        for (int k = 0; k < nck; k++)
+            measure(&ck[k], &o, &binding, ncpus, &results[nres++]);
+    }
+
+    double pthread_ns = 0;
+    for (size_t i = 0; i < nres; i++)
+        if (!strcmp(results[i].name, "peer:pthread"))
+            pthread_ns = results[i].latency_ns;
+
+    if (o.json) {
+        printf("[\n");
+        for (size_t i = 0; i < nres; i++) {
+            struct result *r = &results[i];
+            printf("  {\"algorithm\": \"%s\", \"participants\": %u, \"wait\": \"%s\", "
+                   "\"latency_ns\": %.1f, \"iterations\": %llu, \"runs_ns\": [",
+                   r->name, o.threads, r->wait, r->failed ? -1.0 : r->latency_ns,
+                   (unsigned long long)r->iterations);
+            for (unsigned k = 0; k < r->nruns; k++)
+                printf("%s%.1f", k ? ", " : "", r->runs[k]);
+            printf("]%s%s%s}%s\n", r->resolved[0] ? ", \"resolved\": \"" : "", r->resolved,
+                   r->resolved[0] ? "\"" : "", i + 1 < nres ? "," : "");
+        }
+        printf("]\n");
+    } else {
+        printf("barrier latency, %u threads on %u cores (%s), %u runs of %llu iterations,\n"
+               "max over threads of the mean, min and max run dropped\n\n",
+               o.threads, ncpus, o.threads > ncpus ? "oversubscribed" : "one per core", o.runs,
+               (unsigned long long)o.iterations);
+        printf("  %-24s %-28s %-8s %12s %10s %8s\n", "algorithm", "resolved", "wait", "latency ns",
+               "vs pthread", "iters");
+        for (size_t i = 0; i < nres; i++) {
+            struct result *r = &results[i];
+            if (r->failed) {
+                printf("  %-24s failed\n", r->name);
+                continue;
+            }
+            printf("  %-24s %-28s %-8s %12.1f %9.3fx %8llu\n", r->name, r->resolved, r->wait,
+                   r->latency_ns, pthread_ns > 0 ? r->latency_ns / pthread_ns : NAN,
+                   (unsigned long long)r->iterations);
+        }
+    }
+    for (unsigned r = 0; r < o.threads; r++)
+        hwloc_bitmap_free(binding.sets[r]);
+    free(binding.sets);
+    free(results);
+    free(targs);
+    topsync_topology_destroy(binding.topo);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fprintf(argc < 2 ? stderr : stdout, "usage: topsync-bench barrier [options]   (--help)\n");
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "barrier"))
+        return cmd_barrier(argc - 1, argv + 1);
+    fprintf(stderr, "topsync-bench: unknown benchmark '%s'; valid: barrier\n", argv[1]);
+    return 2;
+}

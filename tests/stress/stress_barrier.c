@@ -1,0 +1,292 @@
+/*
+ * Validate-style stress test of every barrier algorithm, for threads and for
+ * forked processes (after Concurrency Kit's regressions/ck_barrier/validate).
+ *
+ * After every episode k each participant checks two invariants:
+ *  1. nobody left before everyone arrived: a shared arrival counter,
+ *     incremented (relaxed) by every participant before entering the barrier,
+ *     is >= k * n after it;
+ *  2. writes before the barrier are visible after it: every participant
+ *     writes k into slot[k % 2][rank] (a plain, non-atomic store) before the
+ *     barrier and reads every slot[k % 2][*] == k after it. The slots are
+ *     double-buffered: slot[k % 2] is written again only in episode k + 2,
+ *     after barrier k + 1, which nobody passes before everyone finished
+ *     reading, so there is no data race (ThreadSanitizer agrees).
+ *
+ * usage: stress_barrier --algorithm NAME [--threads 1,2,3] [--processes 2,4]
+ *        [--episodes K] [--wait spin|yield|block] [--start EPISODE]
+ *        [--topology SYNTH --map-by core|numa|socket]   (synthetic placement)
+ * Prints one line per configuration and "N passed, N failed".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <topsync.h>
+
+#define MAX_PARTICIPANTS 256
+#define LINE 128
+
+struct shared {
+    _Alignas(LINE) _Atomic uint64_t arrivals;
+    _Alignas(LINE) _Atomic uint64_t failures;
+    _Alignas(LINE) char first_error[256];
+    _Alignas(LINE) _Atomic int error_claimed;
+    /* slot[parity][rank], each on its own line */
+    _Alignas(LINE) struct { _Alignas(LINE) uint64_t v; } slot[2][MAX_PARTICIPANTS];
+};
+
+struct config {
+    const char *algorithm;
+    topsync_wait_policy_t wait;
+    uint64_t episodes;
+    uint64_t start;
+    const char *synthetic;
+    topsync_map_by_t map_by;
+};
+
+struct run {
+    topsync_barrier_t *barrier;
+    struct shared *sh;
+    unsigned n;
+    uint64_t episodes;
+};
+
+struct participant {
+    struct run *run;
+    unsigned rank;
+};
+
+static void record_failure(struct shared *sh, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void record_failure(struct shared *sh, const char *fmt, ...)
+{
+    atomic_fetch_add_explicit(&sh->failures, 1, memory_order_relaxed);
+    if (atomic_exchange_explicit(&sh->error_claimed, 1, memory_order_relaxed) == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(sh->first_error, sizeof sh->first_error, fmt, ap);
+        va_end(ap);
+    }
+}
+
+static void participate(struct run *run, unsigned rank)
+{
+    struct shared *sh = run->sh;
+    unsigned n = run->n;
+    for (uint64_t k = 1; k <= run->episodes; k++) {
+        sh->slot[k % 2][rank].v = k;
+        atomic_fetch_add_explicit(&sh->arrivals, 1, memory_order_relaxed);
+        topsync_barrier_wait(run->barrier, rank);
+        uint64_t seen = atomic_load_explicit(&sh->arrivals, memory_order_relaxed);
+        if (seen < k * n) {
+            record_failure(sh, "rank %u left episode %" PRIu64 " with %" PRIu64
+                               " arrivals counted, %" PRIu64 " expected",
+                           rank, k, seen, k * n);
+            return;
+        }
+        for (unsigned r = 0; r < n; r++) {
+            if (sh->slot[k % 2][r].v != k) {
+                record_failure(sh, "rank %u in episode %" PRIu64 " saw rank %u's slot = %" PRIu64,
+                               rank, k, r, sh->slot[k % 2][r].v);
+                return;
+            }
+        }
+    }
+}
+
+static void *thread_main(void *arg)
+{
+    struct participant *p = arg;
+    participate(p->run, p->rank);
+    return NULL;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Returns 0 on success, 1 on a failed invariant, 2 on a setup error. */
+static int run_one(const struct config *cfg, unsigned n, int processes)
+{
+    struct shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
+                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED) {
+        perror("mmap");
+        return 2;
+    }
+    topsync_barrier_options_t opts;
+    topsync_barrier_options_init(&opts);
+    opts.algorithm = cfg->algorithm;
+    opts.wait = cfg->wait;
+    opts.process_shared = processes;
+    opts.start_episode = cfg->start;
+
+    topsync_topology_t *topo = NULL;
+    hwloc_bitmap_t sets[MAX_PARTICIPANTS];
+    int have_sets = 0;
+    if (cfg->synthetic) {
+        if (topsync_topology_load_synthetic(&topo, cfg->synthetic) < 0 ||
+            topsync_placement_compute(topo, n, cfg->map_by, TOPSYNC_BIND_TO_CORE, sets) < 0) {
+            fprintf(stderr, "setup: %s\n", topsync_error_message());
+            return 2;
+        }
+        have_sets = 1;
+        opts.topology = topo;
+        opts.cpusets = (const hwloc_const_bitmap_t *)sets;
+    }
+
+    struct run run = {.sh = sh, .n = n, .episodes = cfg->episodes};
+    int rc = topsync_barrier_create(&run.barrier, n, &opts);
+    if (rc < 0) {
+        fprintf(stderr, "setup: topsync_barrier_create(%s, n=%u): %s\n", cfg->algorithm, n,
+                topsync_error_message());
+        return 2;
+    }
+    char groups_desc[64] = "";
+    const topsync_groups_t *g = topsync_barrier_groups(run.barrier);
+    if (g)
+        snprintf(groups_desc, sizeof groups_desc, " groups=%u", topsync_groups_count(g));
+
+    double t0 = now();
+    if (processes) {
+        pid_t pids[MAX_PARTICIPANTS];
+        for (unsigned r = 0; r < n; r++) {
+            pids[r] = fork();
+            if (pids[r] == 0) {
+                participate(&run, r);
+                _exit(0);
+            }
+            if (pids[r] < 0) {
+                perror("fork");
+                return 2;
+            }
+        }
+        for (unsigned r = 0; r < n; r++) {
+            int status;
+            waitpid(pids[r], &status, 0);
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                record_failure(sh, "process of rank %u ended abnormally (status %d)", r, status);
+        }
+    } else {
+        pthread_t tids[MAX_PARTICIPANTS];
+        struct participant parts[MAX_PARTICIPANTS];
+        for (unsigned r = 0; r < n; r++) {
+            parts[r] = (struct participant){&run, r};
+            if (pthread_create(&tids[r], NULL, thread_main, &parts[r]) != 0) {
+                perror("pthread_create");
+                return 2;
+            }
+        }
+        for (unsigned r = 0; r < n; r++)
+            pthread_join(tids[r], NULL);
+    }
+    double dt = now() - t0;
+
+    uint64_t failures = atomic_load(&sh->failures);
+    printf("%s %-32s %-9s n=%-3u wait=%-5s episodes=%" PRIu64 " start=%" PRIu64
+           "%s %.0f episodes/s%s%s\n",
+           failures ? "FAIL" : "ok  ", topsync_barrier_algorithm(run.barrier),
+           processes ? "processes" : "threads", n, topsync_barrier_wait_policy_name(run.barrier),
+           cfg->episodes, cfg->start, groups_desc, cfg->episodes / dt, failures ? ": " : "",
+           failures ? sh->first_error : "");
+    fflush(stdout);
+    topsync_barrier_destroy(run.barrier);
+    if (have_sets)
+        for (unsigned r = 0; r < n; r++)
+            hwloc_bitmap_free(sets[r]);
+    topsync_topology_destroy(topo);
+    munmap(sh, sizeof *sh);
+    return failures ? 1 : 0;
+}
+
+static int parse_list(const char *s, unsigned *out, int max)
+{
+    int count = 0;
+    char *copy = strdup(s), *save, *tok;
+    for (tok = strtok_r(copy, ",", &save); tok && count < max; tok = strtok_r(NULL, ",", &save)) {
+        long v = strtol(tok, NULL, 10);
+        if (v < 1 || v > MAX_PARTICIPANTS) {
+            free(copy);
+            return -1;
+        }
+        out[count++] = (unsigned)v;
+    }
+    free(copy);
+    return count;
+}
+
+int main(int argc, char **argv)
+{
+    struct config cfg = {.algorithm = NULL, .wait = TOPSYNC_WAIT_DEFAULT, .episodes = 2000};
+    unsigned threads[16], procs[16];
+    int nthreads = 0, nprocs = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) {
+            fprintf(stderr, "option %s needs a value\n", a);
+            return 2;
+        }
+        i++;
+        if (!strcmp(a, "--algorithm"))
+            cfg.algorithm = v;
+        else if (!strcmp(a, "--threads"))
+            nthreads = parse_list(v, threads, 16);
+        else if (!strcmp(a, "--processes"))
+            nprocs = parse_list(v, procs, 16);
+        else if (!strcmp(a, "--episodes"))
+            cfg.episodes = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--start"))
+            cfg.start = strtoull(v, NULL, 0);
+        else if (!strcmp(a, "--topology"))
+            cfg.synthetic = v;
+        else if (!strcmp(a, "--map-by")) {
+            if (topsync_map_by_parse(v, &cfg.map_by) < 0) {
+                fprintf(stderr, "%s\n", topsync_error_message());
+                return 2;
+            }
+        } else if (!strcmp(a, "--wait")) {
+            if (topsync_wait_policy_parse(v, &cfg.wait) < 0) {
+                fprintf(stderr, "%s\n", topsync_error_message());
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "unknown option %s\n", a);
+            return 2;
+        }
+        if (nthreads < 0 || nprocs < 0) {
+            fprintf(stderr, "participant counts must be in 1..%d\n", MAX_PARTICIPANTS);
+            return 2;
+        }
+    }
+    if (nthreads == 0 && nprocs == 0) {
+        fprintf(stderr, "give --threads and/or --processes\n");
+        return 2;
+    }
+    int passed = 0, failed = 0, setup_error = 0;
+    for (int i = 0; i < nthreads; i++) {
+        int rc = run_one(&cfg, threads[i], 0);
+        rc == 0 ? passed++ : failed++;
+        setup_error |= rc == 2;
+    }
+    for (int i = 0; i < nprocs; i++) {
+        int rc = run_one(&cfg, procs[i], 1);
+        rc == 0 ? passed++ : failed++;
+        setup_error |= rc == 2;
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
