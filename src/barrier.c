@@ -200,16 +200,16 @@ static int has_groups_below_top(const topsync_groups_t *g)
  * "auto" (documented in the README): with a known hierarchy that has groups
  * below TOP, topo; otherwise when participants outnumber the CPUs the
  * process may run on, the central counter (one wake-up for all sleepers);
- * otherwise the dissemination barrier (no atomics, log P rounds, the
- * fastest flat algorithm in our measurements on small machines).
+ * otherwise the dissemination barrier (no atomic RMW on the arrival path,
+ * log P rounds; the fastest flat algorithm in topsync-bench on small
+ * machines).
  */
-static const ts_algorithm *auto_choice(unsigned n, const topsync_groups_t *groups,
-                                       bool oversubscribed)
+static const ts_algorithm *auto_choice(const topsync_groups_t *groups, bool oversubscribed)
 {
     if (groups && topsync_groups_hierarchical(groups) && has_groups_below_top(groups) &&
         !oversubscribed)
         return &ts_algo_topo;
-    if (oversubscribed || n <= 2)
+    if (oversubscribed)
         return &ts_algo_sense_reversing;
     return &ts_algo_dissemination;
 }
@@ -314,7 +314,7 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
         free(b);
         return rc;
     }
-    b->algo = r.alg.algo ? r.alg.algo : auto_choice(n, groups, r.oversubscribed);
+    b->algo = r.alg.algo ? r.alg.algo : auto_choice(groups, r.oversubscribed);
     if (b->algo == &ts_algo_topo) {
         b->groups = groups;
         topsync_level_t lv[TOPSYNC_MAX_LEVELS];

@@ -131,6 +131,8 @@ int topsync_topology_load(topsync_topology_t **out)
 
 int topsync_topology_load_synthetic(topsync_topology_t **out, const char *description)
 {
+    if (out)
+        *out = NULL;
     if (!description || !*description)
         return ts_fail(EINVAL, "empty synthetic topology description");
     return load_common(out, description, NULL);
@@ -138,6 +140,8 @@ int topsync_topology_load_synthetic(topsync_topology_t **out, const char *descri
 
 int topsync_topology_load_xml(topsync_topology_t **out, const char *path)
 {
+    if (out)
+        *out = NULL;
     if (!path || !*path)
         return ts_fail(EINVAL, "empty XML topology path");
     return load_common(out, NULL, path);

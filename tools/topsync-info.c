@@ -26,7 +26,8 @@ static void usage(FILE *f)
             "  --levels LIST      levels to use: l2,l3,numa,socket or all (default all)\n"
             "  --rank R           only the groups of rank R\n"
             "  --json             machine-readable output\n"
-            "  --list-algorithms  print the barrier algorithm names and exit\n");
+            "  --list-algorithms  print the barrier algorithm names and exit\n"
+            "\nExit status: 0 on success, 2 on bad input, 1 on other failures.\n");
 }
 
 static int parse_uint(const char *s, unsigned *out)
@@ -131,7 +132,7 @@ int main(int argc, char **argv)
                        : topsync_topology_load(&topo);
     if (rc < 0) {
         fprintf(stderr, "topsync-info: %s\n", topsync_error_message());
-        return 1;
+        return (synthetic || xml) ? 2 : 1; /* a bad description is bad input */
     }
     if (np == 0)
         np = topsync_topology_ncores(topo);

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The command-line tools: the paper's vectors through topsync-info --json,
+# and a clear message with exit status 2 for every kind of bad input.
+set -u
+info=$1
+bench=$2
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); }
+ko() { failed=$((failed + 1)); echo "FAILED: $*" >&2; }
+
+# expect_error "message fragment" command...
+expect_error() {
+    local want=$1
+    shift
+    local out rc
+    out=$("$@" 2>&1 >/dev/null)
+    rc=$?
+    if [ "$rc" -eq 2 ] && grep -qF -- "$want" <<<"$out"; then ok; else ko "$* -> rc=$rc '$out' (wanted '$want')"; fi
+}
+
+K="pack:2 numa:2 l3:1 core:32 pu:1"
+json=$("$info" --topology "$K" --np 14 --map-by numa --json)
+python3 - "$json" <<'PY' && ok || ko "14 ranks map-by numa JSON"
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["active_levels"] == ["NUMANode", "Package"], d["active_levels"]
+got = [(g["level"], g["leader"], g["members"]) for g in d["groups"]]
+want = [("NUMANode", 0, [0, 4, 8, 12]), ("NUMANode", 1, [1, 5, 9, 13]),
+        ("NUMANode", 2, [2, 6, 10]), ("NUMANode", 3, [3, 7, 11]),
+        ("Package", 0, [0, 1]), ("Package", 2, [2, 3]), ("TOP", 0, [0, 2])]
+assert got == want, got
+PY
+json=$("$info" --topology "$K" --np 128 --rank 32 --json)
+python3 - "$json" <<'PY' && ok || ko "--rank 32 JSON"
+import json, sys
+d = json.loads(sys.argv[1])
+got = [(g["level"], g["leader"], g["members"]) for g in d["groups"]]
+assert got == [("NUMANode", 32, list(range(32, 64))), ("Package", 0, [0, 32])], got
+PY
+json=$("$info" --topology "$K" --np 8 --bind-to none --json)
+python3 - "$json" <<'PY' && ok || ko "unbound JSON"
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["hierarchical"] is False and d["groups"] == [{"level": "TOP", "leader": 0, "members": list(range(8))}], d
+PY
+"$info" --topology "$K" --np 128 | grep -q "Package    0       2        0,32" && ok || ko "text table"
+"$info" --list-algorithms | grep -qx "dissemination" && ok || ko "--list-algorithms"
+"$info" >/dev/null && ok || ko "this machine"
+
+expect_error "invalid hwloc synthetic topology" "$info" --topology "pack:x"
+expect_error "cannot use '/nonexistent.xml'" "$info" --xml /nonexistent.xml
+expect_error "unknown level 'l9'" "$info" --topology "$K" --levels numa,l9
+expect_error "unknown mapping 'diagonal'" "$info" --map-by diagonal
+expect_error "unknown binding 'l1'" "$info" --bind-to l1
+expect_error "--np takes a positive number" "$info" --np 0
+expect_error "--np takes a positive number" "$info" --np -3
+expect_error "--rank 9 out of range" "$info" --topology "$K" --np 4 --rank 9
+expect_error "not both" "$info" --topology "$K" --xml x.xml
+expect_error "unrecognized option" "$info" --frobnicate
+expect_error "unknown barrier algorithm 'fastest'" "$bench" barrier --threads 2 --algorithm fastest
+expect_error "unknown wait policy 'nap'" "$bench" barrier --threads 2 --wait nap
+expect_error "--threads N is required" "$bench" barrier
+expect_error "--threads takes 1..4096" "$bench" barrier --threads 0
+expect_error "unknown benchmark 'lock'" "$bench" lock
+
+# The benchmark's JSON records, on a short run.
+json=$("$bench" barrier --threads 2 --iterations 50 --runs 3 --json)
+python3 - "$json" <<'PY' && ok || ko "bench JSON"
+import json, sys
+recs = json.loads(sys.argv[1])
+names = [r["algorithm"] for r in recs]
+for want in ["auto", "sense-reversing", "dissemination", "topo", "peer:pthread"]:
+    assert want in names, (want, names)
+for r in recs:
+    assert r["participants"] == 2 and r["latency_ns"] > 0 and r["wait"], r
+PY
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

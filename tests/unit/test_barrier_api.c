@@ -1,0 +1,334 @@
+/* Barrier API: names, environment variables, defaults and the auto choice,
+ * segment layout, the attach path with forked processes, and bad input. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <topsync.h>
+
+#include "check.h"
+
+static const char *const base_algorithms[] = {
+    "sense-reversing", "sense-reversing-counter", "sense-reversing-gr", "combining-tree",
+    "mcs", "tournament", "dissemination", "topo"};
+#define NBASE (sizeof base_algorithms / sizeof base_algorithms[0])
+
+static topsync_barrier_t *create(const char *alg, unsigned n)
+{
+    topsync_barrier_options_t o;
+    topsync_barrier_options_init(&o);
+    o.algorithm = alg;
+    topsync_barrier_t *b = NULL;
+    int rc = topsync_barrier_create(&b, n, &o);
+    if (rc != 0)
+        fprintf(stderr, "create(%s, %u): %s\n", alg, n, topsync_error_message());
+    return b;
+}
+
+static void test_names(void)
+{
+    const char *const *names = topsync_barrier_algorithm_names();
+    unsigned count = 0;
+    for (; names[count]; count++)
+        CHECK_EQ(topsync_barrier_algorithm_validate(names[count]), 0);
+    CHECK_EQ(count, NBASE + 1); /* + auto */
+    for (size_t i = 0; i < NBASE; i++) {
+        topsync_barrier_t *b = create(base_algorithms[i], 3);
+        CHECK(b != NULL);
+        const char *got = topsync_barrier_algorithm(b);
+        CHECK(strncmp(got, base_algorithms[i], strlen(base_algorithms[i])) == 0);
+        topsync_barrier_destroy(b);
+    }
+    const char *good[] = {"topo:numa", "topo:socket", "topo:numa,socket", "topo:l3,numa,socket",
+                          "topo/tree", "topo:l2/global", "TOPO:NUMA/TREE", "auto", "MCS"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        CHECK_EQ(topsync_barrier_algorithm_validate(good[i]), 0);
+
+    const char *bad[] = {"", "centralized", "topo:", "topo:numa,", "topo:foo", "topo/sideways",
+                         "topo:numa/", "topology", "mcs/tree", "sense-reversing-", "topo:numa,numa"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_EQ(topsync_barrier_algorithm_validate(bad[i]), -EINVAL);
+        CHECK(strlen(topsync_error_message()) > 0);
+    }
+    CHECK_EQ(topsync_barrier_algorithm_validate("centralized"), -EINVAL);
+    CHECK_MSG("unknown barrier algorithm 'centralized'; valid: auto, sense-reversing");
+    CHECK_EQ(topsync_barrier_algorithm_validate("topo/sideways"), -EINVAL);
+    CHECK_MSG("valid: global, tree");
+    CHECK_EQ(topsync_barrier_algorithm_validate("topo:numa,l1"), -EINVAL);
+    CHECK_MSG("unknown level 'l1'");
+
+    topsync_wait_policy_t p;
+    CHECK_EQ(topsync_wait_policy_parse("yield", &p), 0);
+    CHECK_EQ(p, TOPSYNC_WAIT_YIELD);
+    CHECK_EQ(topsync_wait_policy_parse("sleep", &p), -EINVAL);
+    CHECK_MSG("valid: spin, yield, block");
+}
+
+static void test_environment(void)
+{
+    topsync_barrier_t *b;
+    setenv("TOPSYNC_BARRIER", "mcs", 1);
+    setenv("TOPSYNC_WAIT", "yield", 1);
+    CHECK_EQ(topsync_barrier_create(&b, 4, NULL), 0);
+    CHECK_STR(topsync_barrier_algorithm(b), "mcs");
+    CHECK_STR(topsync_barrier_wait_policy_name(b), "yield");
+    topsync_barrier_destroy(b);
+
+    /* Explicit options win over the environment. */
+    topsync_barrier_options_t o;
+    topsync_barrier_options_init(&o);
+    o.algorithm = "tournament";
+    o.wait = TOPSYNC_WAIT_SPIN;
+    CHECK_EQ(topsync_barrier_create(&b, 4, &o), 0);
+    CHECK_STR(topsync_barrier_algorithm(b), "tournament");
+    CHECK_STR(topsync_barrier_wait_policy_name(b), "spin");
+    topsync_barrier_destroy(b);
+
+    setenv("TOPSYNC_BARRIER", "fastest", 1);
+    b = (topsync_barrier_t *)1;
+    CHECK_EQ(topsync_barrier_create(&b, 4, NULL), -EINVAL);
+    CHECK(b == NULL);
+    CHECK_MSG("TOPSYNC_BARRIER: unknown barrier algorithm 'fastest'; valid:");
+    setenv("TOPSYNC_BARRIER", "topo:numa/tree", 1);
+    setenv("TOPSYNC_WAIT", "nap", 1);
+    CHECK_EQ(topsync_barrier_create(&b, 4, NULL), -EINVAL);
+    CHECK_MSG("TOPSYNC_WAIT: unknown wait policy 'nap'; valid: spin, yield, block");
+    setenv("TOPSYNC_WAIT", "block", 1);
+    CHECK_EQ(topsync_barrier_create(&b, 4, NULL), 0);
+    CHECK_STR(topsync_barrier_algorithm(b), "topo:flat/tree");
+    topsync_barrier_destroy(b);
+    unsetenv("TOPSYNC_BARRIER");
+    unsetenv("TOPSYNC_WAIT");
+
+    /* Defaults: block, and auto resolves to a real algorithm. */
+    CHECK_EQ(topsync_barrier_create(&b, 2, NULL), 0);
+    CHECK_STR(topsync_barrier_wait_policy_name(b), "block");
+    CHECK(strcmp(topsync_barrier_algorithm(b), "auto") != 0);
+    topsync_barrier_destroy(b);
+}
+
+static void test_auto_choice(void)
+{
+    /* Many more participants than this machine's CPUs: the central counter. */
+    topsync_barrier_t *b = create("auto", 512);
+    CHECK_STR(topsync_barrier_algorithm(b), "sense-reversing");
+    topsync_barrier_destroy(b);
+
+    /* A known hierarchy with groups below TOP (Jet's shared L2, 2 ranks on
+     * one L2, not oversubscribed on any machine with 2 CPUs): topo. */
+    topsync_topology_t *t;
+    topsync_topology_load_synthetic(&t, "pack:1 l2:2 core:2 pu:1");
+    hwloc_bitmap_t sets[2];
+    topsync_placement_compute(t, 2, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_CORE, sets);
+    topsync_barrier_options_t o;
+    topsync_barrier_options_init(&o);
+    o.algorithm = "auto";
+    o.topology = t;
+    o.cpusets = (const hwloc_const_bitmap_t *)sets;
+    CHECK_EQ(topsync_barrier_create(&b, 2, &o), 0);
+    CHECK_STR(topsync_barrier_algorithm(b), "topo:l2/global");
+    const topsync_groups_t *g = topsync_barrier_groups(b);
+    CHECK(g != NULL && topsync_groups_count(g) == 1);
+    topsync_barrier_destroy(b);
+
+    /* Unbound ranks: no hierarchy, a flat algorithm. */
+    hwloc_bitmap_t all[2];
+    topsync_placement_compute(t, 2, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_NONE, all);
+    o.cpusets = (const hwloc_const_bitmap_t *)all;
+    CHECK_EQ(topsync_barrier_create(&b, 2, &o), 0);
+    CHECK(strncmp(topsync_barrier_algorithm(b), "topo", 4) != 0);
+    topsync_barrier_destroy(b);
+    /* ... and topo itself says it runs flat. */
+    o.algorithm = "topo";
+    CHECK_EQ(topsync_barrier_create(&b, 2, &o), 0);
+    CHECK_STR(topsync_barrier_algorithm(b), "topo:flat/global");
+    CHECK(!topsync_groups_hierarchical(topsync_barrier_groups(b)));
+    topsync_barrier_destroy(b);
+    for (int i = 0; i < 2; i++) {
+        hwloc_bitmap_free(sets[i]);
+        hwloc_bitmap_free(all[i]);
+    }
+    topsync_topology_destroy(t);
+}
+
+static void test_layout(void)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    for (size_t i = 0; i < NBASE; i++) {
+        topsync_barrier_options_t o;
+        topsync_barrier_options_init(&o);
+        o.algorithm = base_algorithms[i];
+        for (unsigned n = 1; n <= 130; n += 43) {
+            size_t size = 0;
+            CHECK_EQ(topsync_barrier_segment_size(n, &o, &size), 0);
+            /* A global block and n rank blocks, all of the same page-multiple length. */
+            CHECK(size % (size_t)page == 0);
+            CHECK(size % (n + 1) == 0);
+            CHECK((size / (n + 1)) % (size_t)page == 0);
+        }
+        o.line_size = 256;
+        size_t big = 0, small = 0;
+        CHECK_EQ(topsync_barrier_segment_size(8, &o, &big), 0);
+        o.line_size = 64;
+        CHECK_EQ(topsync_barrier_segment_size(8, &o, &small), 0);
+        CHECK(big >= small);
+    }
+}
+
+/* The attach path: every process maps the same zero-filled segment and
+ * attaches its own rank, they meet, then run episodes and check each one. */
+struct attach_shared {
+    _Atomic unsigned attached;
+    _Atomic unsigned long arrivals;
+    _Atomic unsigned failures;
+};
+
+static void test_attach_processes(void)
+{
+    const unsigned n = 4, episodes = 3000;
+    for (size_t a = 0; a < NBASE; a++) {
+        topsync_barrier_options_t o;
+        topsync_barrier_options_init(&o);
+        o.algorithm = base_algorithms[a];
+        size_t size;
+        CHECK_EQ(topsync_barrier_segment_size(n, &o, &size), 0);
+        void *seg = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        struct attach_shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
+                                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        CHECK(seg != MAP_FAILED && sh != MAP_FAILED);
+        pid_t pids[4];
+        for (unsigned r = 0; r < n; r++) {
+            pids[r] = fork();
+            if (pids[r] == 0) {
+                topsync_barrier_t *b;
+                if (topsync_barrier_attach(&b, n, &o, seg, size, r) != 0)
+                    _exit(3);
+                atomic_fetch_add(&sh->attached, 1);
+                while (atomic_load(&sh->attached) < n)
+                    usleep(100);
+                for (unsigned long k = 1; k <= episodes; k++) {
+                    atomic_fetch_add_explicit(&sh->arrivals, 1, memory_order_relaxed);
+                    topsync_barrier_wait(b, r);
+                    if (atomic_load_explicit(&sh->arrivals, memory_order_relaxed) < k * n)
+                        atomic_fetch_add(&sh->failures, 1);
+                }
+                topsync_barrier_destroy(b);
+                _exit(0);
+            }
+        }
+        int ok = 1;
+        for (unsigned r = 0; r < n; r++) {
+            int st;
+            waitpid(pids[r], &st, 0);
+            ok &= WIFEXITED(st) && WEXITSTATUS(st) == 0;
+        }
+        CHECK(ok);
+        CHECK_EQ(atomic_load(&sh->failures), 0);
+        CHECK_EQ(atomic_load(&sh->arrivals), (long long)episodes * n);
+        munmap(seg, size);
+        munmap(sh, sizeof *sh);
+    }
+}
+
+static void test_bad_input(void)
+{
+    topsync_barrier_t *b = (topsync_barrier_t *)1;
+    CHECK_EQ(topsync_barrier_create(&b, 0, NULL), -EINVAL);
+    CHECK(b == NULL);
+    CHECK_MSG("n = 0");
+    CHECK_EQ(topsync_barrier_create(NULL, 2, NULL), -EINVAL);
+
+    topsync_barrier_options_t o;
+    topsync_barrier_options_init(&o);
+    o.line_size = 48;
+    CHECK_EQ(topsync_barrier_create(&b, 2, &o), -EINVAL);
+    CHECK_MSG("line size 48");
+    o.line_size = 16;
+    CHECK_EQ(topsync_barrier_create(&b, 2, &o), -EINVAL);
+    o.line_size = 0;
+    o.wait = (topsync_wait_policy_t)42;
+    CHECK_EQ(topsync_barrier_create(&b, 2, &o), -EINVAL);
+    CHECK_MSG("invalid wait policy");
+    o.wait = TOPSYNC_WAIT_DEFAULT;
+    o.algorithm = "topo:numa,bogus";
+    CHECK_EQ(topsync_barrier_create(&b, 2, &o), -EINVAL);
+    CHECK_MSG("unknown level 'bogus'");
+    o.algorithm = NULL;
+
+    /* cpusets without a topology; groups for another n */
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    hwloc_const_bitmap_t sets[2] = {set, set};
+    o.cpusets = sets;
+    CHECK_EQ(topsync_barrier_create(&b, 2, &o), -EINVAL);
+    CHECK_MSG("without their topology");
+    o.cpusets = NULL;
+    hwloc_bitmap_free(set);
+    topsync_groups_t *g;
+    topsync_groups_build_flat(&g, 3);
+    o.groups = g;
+    CHECK_EQ(topsync_barrier_create(&b, 2, &o), -EINVAL);
+    CHECK_MSG("groups are for 3 participants");
+    topsync_groups_destroy(g);
+    o.groups = NULL;
+
+    /* attach: bad segment, short segment, bad rank */
+    size_t size;
+    CHECK_EQ(topsync_barrier_segment_size(4, NULL, &size), 0);
+    CHECK_EQ(topsync_barrier_segment_size(0, NULL, &size), -EINVAL);
+    CHECK_EQ(topsync_barrier_segment_size(4, NULL, NULL), -EINVAL);
+    void *seg = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK_EQ(topsync_barrier_attach(&b, 4, NULL, NULL, size, 0), -EINVAL);
+    CHECK_EQ(topsync_barrier_attach(&b, 4, NULL, (char *)seg + 8, size - 8, 0), -EINVAL);
+    CHECK_MSG("not page aligned");
+    CHECK_EQ(topsync_barrier_attach(&b, 4, NULL, seg, size - 4096, 0), -EINVAL);
+    CHECK_MSG("needed");
+    CHECK_EQ(topsync_barrier_attach(&b, 4, NULL, seg, size, 4), -EINVAL);
+    CHECK_MSG("rank 4 out of range");
+    munmap(seg, size);
+
+    /* wait_checked */
+    CHECK_EQ(topsync_barrier_create(&b, 1, NULL), 0);
+    CHECK_EQ(topsync_barrier_wait_checked(b, 0), 0);
+    CHECK_EQ(topsync_barrier_wait_checked(b, 1), -EINVAL);
+    CHECK_MSG("rank 1 out of range (1 participants)");
+    CHECK_EQ(topsync_barrier_wait_checked(NULL, 0), -EINVAL);
+
+    /* topsync_barrier_wait cannot return an error: it aborts with a message. */
+    int pipefd[2];
+    CHECK_EQ(pipe(pipefd), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(pipefd[1], 2);
+        topsync_barrier_wait(b, 7);
+        _exit(0);
+    }
+    close(pipefd[1]);
+    char msg[256] = "";
+    ssize_t len = read(pipefd[0], msg, sizeof msg - 1);
+    msg[len > 0 ? len : 0] = '\0';
+    close(pipefd[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+    CHECK(strstr(msg, "rank 7 out of range (1 participants)") != NULL);
+    topsync_barrier_destroy(b);
+    CHECK_EQ(topsync_barrier_destroy(NULL), 0);
+}
+
+int main(void)
+{
+    unsetenv("TOPSYNC_BARRIER");
+    unsetenv("TOPSYNC_WAIT");
+    test_names();
+    test_environment();
+    test_auto_choice();
+    test_layout();
+    test_attach_processes();
+    test_bad_input();
+    return check_summary();
+}

@@ -1,0 +1,183 @@
+/* Topology: active levels on the synthetic machines of SPEC section 1, the
+ * real machine, XML round trip, level lists, and bad input. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <topsync.h>
+
+#include "check.h"
+
+#define KUNPENG "pack:2 numa:2 l3:1 core:32 pu:1"
+#define OAK "pack:2 numa:1 l3:1 core:4 pu:2"
+#define JET "pack:1 l2:2 core:2 pu:1"
+#define EPYC "pack:2 numa:4 l3:2 core:8 pu:2"
+
+/* Active levels of `desc` under `mask`, compared with `expected` (0-terminated). */
+static void expect_levels(const char *desc, unsigned mask, const topsync_level_t *expected)
+{
+    topsync_topology_t *t;
+    CHECK_EQ(topsync_topology_load_synthetic(&t, desc), 0);
+    if (!t)
+        return;
+    topsync_level_t got[TOPSYNC_MAX_LEVELS];
+    int n = topsync_topology_active_levels(t, mask, got);
+    int want = 0;
+    while (expected[want])
+        want++;
+    CHECK_EQ(n, want);
+    for (int i = 0; i < n && i < want; i++)
+        CHECK_STR(topsync_level_name(got[i]), topsync_level_name(expected[i]));
+    topsync_topology_destroy(t);
+}
+
+static void test_active_levels(void)
+{
+    /* Kunpeng 920: L3 == NUMA node (dropped, NUMA kept), two packages. */
+    expect_levels(KUNPENG, TOPSYNC_LEVELS_ALL,
+                  (topsync_level_t[]){TOPSYNC_LEVEL_NUMA, TOPSYNC_LEVEL_PACKAGE, 0});
+    /* A mask selects first: topo:l3 keeps L3 (it has NUMA's partition). */
+    expect_levels(KUNPENG, TOPSYNC_LEVEL_L3, (topsync_level_t[]){TOPSYNC_LEVEL_L3, 0});
+    expect_levels(KUNPENG, TOPSYNC_LEVEL_NUMA, (topsync_level_t[]){TOPSYNC_LEVEL_NUMA, 0});
+    expect_levels(KUNPENG, TOPSYNC_LEVEL_PACKAGE, (topsync_level_t[]){TOPSYNC_LEVEL_PACKAGE, 0});
+    expect_levels(KUNPENG, TOPSYNC_LEVEL_L3 | TOPSYNC_LEVEL_NUMA,
+                  (topsync_level_t[]){TOPSYNC_LEVEL_NUMA, 0});
+    /* Oak (Xeon E5620 x2): L3 == NUMA == package: only the package remains. */
+    expect_levels(OAK, TOPSYNC_LEVELS_ALL, (topsync_level_t[]){TOPSYNC_LEVEL_PACKAGE, 0});
+    /* Jet (Xeon E5420): shared L2 pairs; the single package is the machine. */
+    expect_levels(JET, TOPSYNC_LEVELS_ALL, (topsync_level_t[]){TOPSYNC_LEVEL_L2, 0});
+    /* EPYC-like: an L3 (CCX) smaller than a NUMA node is active below it. */
+    expect_levels(EPYC, TOPSYNC_LEVELS_ALL,
+                  (topsync_level_t[]){TOPSYNC_LEVEL_L3, TOPSYNC_LEVEL_NUMA,
+                                      TOPSYNC_LEVEL_PACKAGE, 0});
+    /* Private caches and a single core make no level. */
+    expect_levels("pack:1 core:1 pu:1", TOPSYNC_LEVELS_ALL, (topsync_level_t[]){0});
+    expect_levels("pack:4 core:1 pu:2", TOPSYNC_LEVELS_ALL, (topsync_level_t[]){0});
+}
+
+static void test_counts_and_units(void)
+{
+    topsync_topology_t *t;
+    CHECK_EQ(topsync_topology_load_synthetic(&t, KUNPENG), 0);
+    CHECK_EQ(topsync_topology_ncores(t), 128);
+    CHECK_EQ(topsync_topology_level_units(t, TOPSYNC_LEVEL_NUMA), 4);
+    CHECK_EQ(topsync_topology_level_units(t, TOPSYNC_LEVEL_PACKAGE), 2);
+    CHECK_EQ(topsync_topology_level_units(t, TOPSYNC_LEVEL_L3), 4);
+    CHECK_EQ(hwloc_bitmap_weight(topsync_topology_level_unit_cpuset(t, TOPSYNC_LEVEL_NUMA, 1)), 32);
+    CHECK(topsync_topology_level_unit_cpuset(t, TOPSYNC_LEVEL_NUMA, 4) == NULL);
+    CHECK_EQ(topsync_topology_level_units(t, (topsync_level_t)3), -EINVAL);
+    size_t line = topsync_topology_line_size(t);
+    CHECK(line >= 32 && (line & (line - 1)) == 0);
+    topsync_topology_destroy(t);
+
+    CHECK_EQ(topsync_topology_load_synthetic(&t, OAK), 0);
+    CHECK_EQ(topsync_topology_ncores(t), 8); /* cores, not the 16 PUs */
+    topsync_topology_destroy(t);
+}
+
+static void test_this_machine(void)
+{
+    topsync_topology_t *t;
+    CHECK_EQ(topsync_topology_load(&t), 0);
+    CHECK(topsync_topology_ncores(t) >= 1);
+    size_t line = topsync_topology_line_size(t);
+    CHECK(line >= 32 && line <= 1024 && (line & (line - 1)) == 0);
+    topsync_level_t lv[TOPSYNC_MAX_LEVELS];
+    int n = topsync_topology_active_levels(t, TOPSYNC_LEVELS_ALL, lv);
+    CHECK(n >= 0 && n <= TOPSYNC_MAX_LEVELS);
+    CHECK_STR(topsync_topology_source(t), "this machine");
+    topsync_topology_destroy(t);
+}
+
+static void test_xml_round_trip(void)
+{
+    hwloc_topology_t h;
+    hwloc_topology_init(&h);
+    hwloc_topology_set_synthetic(h, EPYC);
+    hwloc_topology_load(h);
+    char path[] = "/tmp/topsync-test-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    CHECK_EQ(hwloc_topology_export_xml(h, path, 0), 0);
+    hwloc_topology_destroy(h);
+
+    topsync_topology_t *t;
+    CHECK_EQ(topsync_topology_load_xml(&t, path), 0);
+    topsync_level_t lv[TOPSYNC_MAX_LEVELS];
+    CHECK_EQ(topsync_topology_active_levels(t, TOPSYNC_LEVELS_ALL, lv), 3);
+    CHECK_EQ(topsync_topology_ncores(t), 128);
+    topsync_topology_destroy(t);
+    unlink(path);
+}
+
+static void test_level_lists(void)
+{
+    unsigned m;
+    CHECK_EQ(topsync_levels_parse("numa,socket", &m), 0);
+    CHECK_EQ(m, TOPSYNC_LEVEL_NUMA | TOPSYNC_LEVEL_PACKAGE);
+    CHECK_EQ(topsync_levels_parse("L3,NUMA,package", &m), 0);
+    CHECK_EQ(m, TOPSYNC_LEVEL_L3 | TOPSYNC_LEVEL_NUMA | TOPSYNC_LEVEL_PACKAGE);
+    CHECK_EQ(topsync_levels_parse("all", &m), 0);
+    CHECK_EQ(m, TOPSYNC_LEVELS_ALL);
+    CHECK_EQ(topsync_levels_parse("l2", &m), 0);
+    CHECK_EQ(m, TOPSYNC_LEVEL_L2);
+
+    const char *bad[] = {"", "numa,", ",numa", "numa,,socket", "l4", "numa socket",
+                         "numa,numa", "socket,package"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_EQ(topsync_levels_parse(bad[i], &m), -EINVAL);
+        CHECK(strlen(topsync_error_message()) > 0);
+    }
+    CHECK_EQ(topsync_levels_parse("l4", &m), -EINVAL);
+    CHECK_MSG("valid levels: l2, l3, numa");
+    CHECK_EQ(topsync_levels_parse(NULL, &m), -EINVAL);
+}
+
+static void test_bad_input(void)
+{
+    topsync_topology_t *t = (topsync_topology_t *)1;
+    const char *bad[] = {"", "pack:2 numa:", "pack:x", "bogus:3", "pack:2 pack:2 core",
+                         "core:0", "pack:-1 core:2"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_EQ(topsync_topology_load_synthetic(&t, bad[i]), -EINVAL);
+        CHECK(t == NULL);
+        CHECK(strlen(topsync_error_message()) > 0);
+    }
+    CHECK_EQ(topsync_topology_load_synthetic(&t, "bogus:3"), -EINVAL);
+    CHECK_MSG("invalid hwloc synthetic topology 'bogus:3'");
+    CHECK_EQ(topsync_topology_load_synthetic(&t, NULL), -EINVAL);
+    CHECK_EQ(topsync_topology_load_xml(&t, "/nonexistent/topology.xml"), -EINVAL);
+    CHECK_MSG("/nonexistent/topology.xml");
+    CHECK_EQ(topsync_topology_load(NULL), -EINVAL);
+    topsync_topology_destroy(NULL); /* accepted */
+
+    topsync_map_by_t map;
+    topsync_bind_to_t bind;
+    CHECK_EQ(topsync_map_by_parse("diagonal", &map), -EINVAL);
+    CHECK_MSG("valid: core, numa, socket");
+    CHECK_EQ(topsync_bind_to_parse("l1", &bind), -EINVAL);
+    CHECK_MSG("valid: core, numa, package, none");
+    CHECK_EQ(topsync_map_by_parse("socket", &map), 0);
+    CHECK_EQ(map, TOPSYNC_MAP_BY_SOCKET);
+
+    CHECK_EQ(topsync_topology_load_synthetic(&t, JET), 0);
+    hwloc_bitmap_t sets[1];
+    CHECK_EQ(topsync_placement_compute(t, 0, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_CORE, sets),
+             -EINVAL);
+    topsync_level_t lv[TOPSYNC_MAX_LEVELS];
+    CHECK_EQ(topsync_topology_active_levels(t, 1u << 7, lv), -EINVAL);
+    topsync_topology_destroy(t);
+}
+
+int main(void)
+{
+    test_active_levels();
+    test_counts_and_units();
+    test_this_machine();
+    test_xml_round_trip();
+    test_level_lists();
+    test_bad_input();
+    return check_summary();
+}
