@@ -137,6 +137,8 @@ static int build(topsync_groups_t **out, unsigned n, unsigned nlevels,
 int topsync_groups_build_table(topsync_groups_t **out, unsigned n, unsigned nlevels,
                                const topsync_level_t *level_ids, const int *loc)
 {
+    if (nlevels > TOPSYNC_MAX_LEVELS)
+        return ts_fail(EINVAL, "groups: %u levels, at most %d", nlevels, TOPSYNC_MAX_LEVELS);
     if (nlevels > 0 && (!level_ids || !loc))
         return ts_fail(EINVAL, "groups: NULL level ids or placement table");
     for (unsigned l = 0; l < nlevels; l++)

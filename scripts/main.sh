@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The main job on a fresh Debian machine: set up, build, show the machine's
+# topology and groups, and run the thread barrier benchmark (the paper's
+# protocol, topsync against pthread, OpenMP and Concurrency Kit in the same
+# process) with one thread per core and oversubscribed. Results go to out/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup-debian.sh
+scripts/build.sh >/dev/null
+mkdir -p out
+echo "== topsync-info (this machine) =="
+build/tools/topsync-info
+echo
+echo "== topsync-info: the paper's Kunpeng 920, 14 ranks map-by numa =="
+build/tools/topsync-info --topology "pack:2 numa:2 l3:1 core:32 pu:1" --np 14 --map-by numa
+cores=$(build/tools/topsync-info --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["cores"])')
+for n in $cores $((cores * 4)) 64; do
+    echo
+    echo "== topsync-bench barrier --threads $n =="
+    build/bench/topsync-bench barrier --threads "$n" | tee "out/bench-barrier-$n.txt"
+    build/bench/topsync-bench barrier --threads "$n" --json > "out/bench-barrier-$n.json"
+done
+python3 scripts/barrier_report.py out/bench-barrier-*.json | tee out/bench-barrier-summary.md

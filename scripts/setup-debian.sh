@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install what topsync needs on Debian (12 or later). Idempotent; uses sudo
+# when not run as root. Set TOPSYNC_SETUP_MPI=0 to skip the MPI libraries.
+set -euo pipefail
+packages=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libck-dev python3)
+if [ "${TOPSYNC_SETUP_MPI:-1}" != 0 ]; then
+    packages+=(libopenmpi-dev openmpi-bin libmpich-dev mpich gfortran)
+fi
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "setup: all packages present"
+    exit 0
+fi
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+echo "setup: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
