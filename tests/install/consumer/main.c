@@ -1,0 +1,34 @@
+/* A program built against an installed topsync: one barrier, two threads. */
+#include <pthread.h>
+#include <stdio.h>
+
+#include <topsync.h>
+
+static topsync_barrier_t *barrier;
+static int before[2];
+
+static void *worker(void *arg)
+{
+    unsigned rank = (unsigned)(size_t)arg;
+    before[rank] = 1;
+    topsync_barrier_wait(barrier, rank);
+    return (void *)(size_t)(before[0] + before[1]);
+}
+
+int main(void)
+{
+    if (topsync_barrier_create(&barrier, 2, NULL) < 0) {
+        fprintf(stderr, "%s\n", topsync_error_message());
+        return 1;
+    }
+    pthread_t t[2];
+    void *seen[2];
+    for (size_t r = 0; r < 2; r++)
+        pthread_create(&t[r], NULL, worker, (void *)r);
+    for (int r = 0; r < 2; r++)
+        pthread_join(t[r], &seen[r]);
+    topsync_barrier_destroy(barrier);
+    int ok = seen[0] == (void *)2 && seen[1] == (void *)2;
+    printf("consumer %s (%s)\n", ok ? "ok" : "FAILED", TOPSYNC_VERSION_STRING);
+    return ok ? 0 : 1;
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Install topsync from a build tree into a temporary prefix, then build and
+# run a consumer with find_package(topsync) (shared and static) and with
+# pkg-config.
+set -euo pipefail
+build=$1
+src=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+cmake -S "$src/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+cmake --build "$tmp/consumer" >/dev/null
+LD_LIBRARY_PATH="$tmp/prefix/lib:$tmp/prefix/lib64:${LD_LIBRARY_PATH:-}" "$tmp/consumer/consumer"
+"$tmp/consumer/consumer_static"
+libdir=$(ls -d "$tmp/prefix"/lib*/pkgconfig | head -1)
+export PKG_CONFIG_PATH=$libdir
+cc -o "$tmp/pc_consumer" "$src/consumer/main.c" $(pkg-config --cflags --libs topsync) -lpthread
+LD_LIBRARY_PATH="$(dirname "$libdir")" "$tmp/pc_consumer"
+# Only the public API is exported from the shared library.
+if nm -D --defined-only "$(dirname "$libdir")/libtopsync.so" | awk '{print $3}' | grep -v '^topsync_' | grep -qv '^TOPSYNC_0$'; then
+    echo "FAILED: libtopsync.so exports non-topsync symbols" >&2
+    nm -D --defined-only "$(dirname "$libdir")/libtopsync.so" | grep -v topsync_ >&2
+    exit 1
+fi
+echo "3 passed, 0 failed"
