@@ -195,6 +195,7 @@ struct options {
     const char *algorithm;
     topsync_wait_policy_t wait;
     int json, peers;
+    const char *output; /* also write the JSON records here */
 };
 
 static uint64_t affordable_iterations(const bench_barrier *bb, unsigned n, const struct options *o,
@@ -230,6 +231,23 @@ static void measure(const bench_barrier *bb, const struct options *o, struct bin
     res->latency_ns = protocol_summary(copy, o->runs);
 }
 
+static void print_json(FILE *f, const struct result *results, size_t nres, unsigned threads)
+{
+    fprintf(f, "[\n");
+    for (size_t i = 0; i < nres; i++) {
+        const struct result *r = &results[i];
+        fprintf(f, "  {\"algorithm\": \"%s\", \"participants\": %u, \"wait\": \"%s\", "
+                   "\"latency_ns\": %.1f, \"iterations\": %llu, \"runs_ns\": [",
+                r->name, threads, r->wait, r->failed ? -1.0 : r->latency_ns,
+                (unsigned long long)r->iterations);
+        for (unsigned k = 0; k < r->nruns; k++)
+            fprintf(f, "%s%.1f", k ? ", " : "", r->runs[k]);
+        fprintf(f, "]%s%s%s}%s\n", r->resolved[0] ? ", \"resolved\": \"" : "", r->resolved,
+                r->resolved[0] ? "\"" : "", i + 1 < nres ? "," : "");
+    }
+    fprintf(f, "]\n");
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: topsync-bench barrier --threads N [--algorithm NAME|all] [--wait POLICY]\n"
@@ -252,13 +270,15 @@ static int cmd_barrier(int argc, char **argv)
 {
     struct options o = {.threads = 0, .runs = 5, .iterations = 1000, .budget_ms = 300,
                         .algorithm = "all", .wait = TOPSYNC_WAIT_DEFAULT, .peers = 1};
-    enum { O_THREADS = 256, O_ALG, O_WAIT, O_ITER, O_RUNS, O_JSON, O_PEERS, O_BUDGET, O_HELP };
+    enum { O_THREADS = 256, O_ALG, O_WAIT, O_ITER, O_RUNS, O_JSON, O_PEERS, O_BUDGET, O_OUTPUT,
+           O_HELP };
     static const struct option longopts[] = {
         {"threads", required_argument, 0, O_THREADS}, {"algorithm", required_argument, 0, O_ALG},
         {"wait", required_argument, 0, O_WAIT},       {"iterations", required_argument, 0, O_ITER},
         {"runs", required_argument, 0, O_RUNS},       {"json", no_argument, 0, O_JSON},
         {"peers", required_argument, 0, O_PEERS},     {"budget-ms", required_argument, 0, O_BUDGET},
-        {"help", no_argument, 0, O_HELP},             {0, 0, 0, 0}};
+        {"output", required_argument, 0, O_OUTPUT},   {"help", no_argument, 0, O_HELP},
+        {0, 0, 0, 0}};
     int c;
     uint64_t v;
     optind = 1;
@@ -298,6 +318,7 @@ static int cmd_barrier(int argc, char **argv)
             }
             break;
         case O_JSON: o.json = 1; break;
+        case O_OUTPUT: o.output = optarg; break;
         case O_PEERS:
             if (!strcmp(optarg, "all"))
                 o.peers = 1;
@@ -398,20 +419,17 @@ static int cmd_barrier(int argc, char **argv)
         if (!strcmp(results[i].name, "peer:pthread"))
             pthread_ns = results[i].latency_ns;
 
+    FILE *out_file = NULL;
+    if (o.output && !(out_file = fopen(o.output, "w"))) {
+        fprintf(stderr, "topsync-bench: cannot write %s: %s\n", o.output, strerror(errno));
+        return 1;
+    }
+    if (out_file) {
+        print_json(out_file, results, nres, o.threads);
+        fclose(out_file);
+    }
     if (o.json) {
-        printf("[\n");
-        for (size_t i = 0; i < nres; i++) {
-            struct result *r = &results[i];
-            printf("  {\"algorithm\": \"%s\", \"participants\": %u, \"wait\": \"%s\", "
-                   "\"latency_ns\": %.1f, \"iterations\": %llu, \"runs_ns\": [",
-                   r->name, o.threads, r->wait, r->failed ? -1.0 : r->latency_ns,
-                   (unsigned long long)r->iterations);
-            for (unsigned k = 0; k < r->nruns; k++)
-                printf("%s%.1f", k ? ", " : "", r->runs[k]);
-            printf("]%s%s%s}%s\n", r->resolved[0] ? ", \"resolved\": \"" : "", r->resolved,
-                   r->resolved[0] ? "\"" : "", i + 1 < nres ? "," : "");
-        }
-        printf("]\n");
+        print_json(stdout, results, nres, o.threads);
     } else {
         printf("barrier latency, %u threads on %u cores (%s), %u runs of %llu iterations,\n"
                "max over threads of the mean, min and max run dropped\n\n",

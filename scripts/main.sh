@@ -17,7 +17,7 @@ cores=$(build/tools/topsync-info --json | python3 -c 'import json,sys; print(jso
 for n in $cores $((cores * 4)) 64; do
     echo
     echo "== topsync-bench barrier --threads $n =="
-    build/bench/topsync-bench barrier --threads "$n" | tee "out/bench-barrier-$n.txt"
-    build/bench/topsync-bench barrier --threads "$n" --json > "out/bench-barrier-$n.json"
+    build/bench/topsync-bench barrier --threads "$n" --output "out/bench-barrier-$n.json" |
+        tee "out/bench-barrier-$n.txt"
 done
 python3 scripts/barrier_report.py out/bench-barrier-*.json | tee out/bench-barrier-summary.md
