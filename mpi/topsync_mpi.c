@@ -53,7 +53,7 @@
 
 #include <topsync.h>
 
-#include "topsync_mpi.h"
+#include <topsync/mpi.h>
 
 enum comm_mode { MODE_PMPI, MODE_NODE, MODE_NODES };
 
@@ -118,21 +118,22 @@ static void fatal(MPI_Comm comm, const char *fmt, ...)
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     fprintf(stderr, "topsync-mpi (rank %d): %s\n", rank, msg);
     fflush(stderr);
+    /* Launchers forward output asynchronously and stop forwarding once a
+     * rank aborts: give the messages time to get out (an error path only). */
+    usleep(300 * 1000);
     PMPI_Abort(comm, 1);
     abort();
 }
 
+/* TOPSYNC_VERBOSE: 0 or 1 (anything else is reported by check_config). */
 static int verbose(void)
 {
     const char *v = getenv("TOPSYNC_VERBOSE");
-    if (!v || !*v || !strcmp(v, "0"))
-        return 0;
-    if (!strcmp(v, "1"))
-        return 1;
-    fatal(MPI_COMM_WORLD, "TOPSYNC_VERBOSE='%s' is not valid; valid: 0, 1", v);
+    return v && !strcmp(v, "1");
 }
 
-/* TOPSYNC_NODE_SPLIT=k: cut every real node into k pseudo-nodes (testing). */
+/* TOPSYNC_NODE_SPLIT=k: cut every real node into k pseudo-nodes (testing);
+ * 0 when invalid (reported by check_config). */
 static int node_split(void)
 {
     const char *v = getenv("TOPSYNC_NODE_SPLIT");
@@ -141,8 +142,34 @@ static int node_split(void)
     char *end;
     long k = strtol(v, &end, 10);
     if (*end || k < 1 || k > 1 << 20)
-        fatal(MPI_COMM_WORLD, "TOPSYNC_NODE_SPLIT='%s' is not valid; valid: a whole number >= 1", v);
+        return 0;
     return (int)k;
+}
+
+/* Validate every TOPSYNC_* variable; a sentence in `why` when one is wrong. */
+static int check_config(char *why, size_t len, topsync_barrier_options_t *opts)
+{
+    const char *alg = getenv("TOPSYNC_BARRIER");
+    if (topsync_barrier_algorithm_validate(alg ? alg : "auto") < 0) {
+        snprintf(why, len, "TOPSYNC_BARRIER: %s (or mpi)", topsync_error_message());
+        return 1;
+    }
+    const char *wait = getenv("TOPSYNC_WAIT");
+    if (wait && *wait && topsync_wait_policy_parse(wait, &opts->wait) < 0) {
+        snprintf(why, len, "TOPSYNC_WAIT: %s", topsync_error_message());
+        return 1;
+    }
+    const char *v = getenv("TOPSYNC_VERBOSE");
+    if (v && *v && strcmp(v, "0") && strcmp(v, "1")) {
+        snprintf(why, len, "TOPSYNC_VERBOSE='%s' is not valid; valid: 0, 1", v);
+        return 1;
+    }
+    if (node_split() == 0) {
+        snprintf(why, len, "TOPSYNC_NODE_SPLIT='%s' is not valid; valid: a whole number >= 1",
+                 getenv("TOPSYNC_NODE_SPLIT"));
+        return 1;
+    }
+    return 0;
 }
 
 static int pmpi_mode_requested(void)
@@ -259,19 +286,29 @@ static struct comm_state *setup(MPI_Comm comm)
     PMPI_Comm_test_inter(comm, &inter);
     if (!inter)
         PMPI_Comm_size(comm, &size);
-    if (inter || size == 1 || pmpi_mode_requested())
+    PMPI_Comm_rank(comm, &rank); /* in the local group for an intercommunicator */
+    if (inter || size == 1 || pmpi_mode_requested()) {
+        if (rank == 0 && verbose())
+            fprintf(stderr, "topsync-mpi: comm of %d ranks: PMPI_Barrier (%s)\n", size,
+                    inter ? "intercommunicator" : size == 1 ? "one rank" : "TOPSYNC_BARRIER=mpi");
         return s;
-    PMPI_Comm_rank(comm, &rank);
+    }
 
-    /* Validate the configuration before any collective step that depends on it. */
+    /* Validate the configuration on every rank and agree before anything
+     * depends on it; print before aborting, and meet first, so that the
+     * launcher does not tear the job down before the messages are out. */
     topsync_barrier_options_t opts;
     topsync_barrier_options_init(&opts);
-    if (topsync_barrier_algorithm_validate(getenv("TOPSYNC_BARRIER") ? getenv("TOPSYNC_BARRIER")
-                                                                     : "auto") < 0)
-        fatal(comm, "TOPSYNC_BARRIER: %s (or mpi)", topsync_error_message());
-    if (getenv("TOPSYNC_WAIT") && *getenv("TOPSYNC_WAIT")) {
-        if (topsync_wait_policy_parse(getenv("TOPSYNC_WAIT"), &opts.wait) < 0)
-            fatal(comm, "TOPSYNC_WAIT: %s", topsync_error_message());
+    char config_error[512] = "";
+    int bad = check_config(config_error, sizeof config_error, &opts), any_bad = bad;
+    PMPI_Allreduce(MPI_IN_PLACE, &any_bad, 1, MPI_INT, MPI_MAX, comm);
+    if (any_bad) {
+        if (bad) {
+            fprintf(stderr, "topsync-mpi (rank %d): %s\n", rank, config_error);
+            fflush(stderr);
+        }
+        PMPI_Barrier(comm);
+        fatal(comm, "invalid configuration, aborting");
     }
     int split = node_split();
     int want_verbose = verbose();

@@ -1,0 +1,36 @@
+/*
+ * topsync MPI: the barrier behind libtopsync-mpi-{openmpi,mpich}'s
+ * MPI_Barrier, callable directly.
+ *
+ * Linking (-ltopsync-mpi-openmpi before -lmpi) or preloading the library
+ * replaces MPI_Barrier and the Fortran mpi_barrier entry points; this header
+ * is only needed to call topsync's barrier under another name.
+ */
+#ifndef TOPSYNC_MPI_H
+#define TOPSYNC_MPI_H
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * MPI_Barrier(comm) with topsync inside each node (see the README for the
+ * set-up, TOPSYNC_BARRIER / TOPSYNC_WAIT / TOPSYNC_NODE_SPLIT /
+ * TOPSYNC_VERBOSE). Same guarantees as MPI_Barrier: no rank returns before
+ * every rank of comm has called it; memory written before the call by any
+ * rank of the node is visible after it (the barrier is a release/acquire
+ * pair, as in topsync_barrier_wait).
+ */
+int topsync_mpi_barrier(MPI_Comm comm);
+
+/* The algorithm comm's barrier runs ("mpi" when it passes through to
+ * PMPI_Barrier); sets the communicator up if needed (collective then). */
+const char *topsync_mpi_describe(MPI_Comm comm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

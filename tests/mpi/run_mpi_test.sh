@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# One MPI test case under one MPI implementation.
+#   run_mpi_test.sh IMPL CASE BIN_DIR LIB_DIR SRC_DIR
+# IMPL: openmpi | mpich. Every case also checks that /dev/shm holds no more
+# topsync segments afterwards than before. Prints "N passed, N failed".
+set -u
+impl=$1 case=$2 bindir=$3 libdir=$4 srcdir=$5
+lib=$libdir/libtopsync-mpi-$impl.so
+passed=0 failed=0
+ok() { passed=$((passed + 1)); }
+ko() { failed=$((failed + 1)); echo "FAILED: $*" >&2; }
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
+
+# launch NP [BIND] [VAR=VALUE ...] -- PROGRAM ARGS...
+launch() {
+    local np=$1 bind=$2
+    shift 2
+    local envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    if [ "$impl" = openmpi ]; then
+        local args=(mpirun.openmpi --oversubscribe -np "$np")
+        case $bind in
+            core) args+=(--bind-to core) ;;
+            overload) args+=(--bind-to core:overload-allowed) ;;
+            none) args+=(--bind-to none) ;;
+        esac
+        for e in "${envs[@]}"; do args+=(-x "$e"); done
+    else
+        local args=(mpiexec.mpich -n "$np")
+        case $bind in
+            core | overload) args+=(-bind-to core) ;;
+            none) args+=(-bind-to none) ;;
+        esac
+        for e in "${envs[@]}"; do args+=(-genv "${e%%=*}" "${e#*=}"); done
+    fi
+    timeout 300 "${args[@]}" "$@"
+}
+
+shm_list() { ls /dev/shm 2>/dev/null | grep -i topsync | sort; }
+before=$(shm_list)
+
+# expect_pass OUTPUT: the program's own "N passed, 0 failed" line
+expect_pass() {
+    local out=$1 what=$2
+    if grep -qE '^[0-9]+ passed, 0 failed$' <<<"$out"; then ok; else ko "$what: $(tail -5 <<<"$out")"; fi
+}
+
+fortran() { # build a Fortran test, linked or plain, into $tmp
+    local src=$1 out=$2 link=$3
+    if [ "$link" = linked ]; then
+        mpif90.$impl -o "$out" "$srcdir/$src" -L"$libdir" -ltopsync-mpi-$impl -Wl,-rpath,"$libdir"
+    else
+        mpif90.$impl -o "$out" "$srcdir/$src"
+    fi
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+check=$bindir/barrier_check_$impl
+plain=$bindir/barrier_check_plain_$impl
+
+case $case in
+bound2) # 2 ranks bound to cores: every algorithm, every episode checked
+    out=$(launch 2 core -- "$check" 3000 100 2>&1); expect_pass "$out" "np 2 bound" ;;
+oversubscribed)
+    if [ "$impl" = mpich ]; then n=150 churn=10; else n=1000 churn=50; fi
+    out=$(launch 4 overload -- "$check" $n $churn 2>&1); expect_pass "$out" "np 4 bound, overloaded"
+    out=$(launch 8 none -- "$check" $n $churn 2>&1); expect_pass "$out" "np 8 unbound" ;;
+wait-policies)
+    for w in spin yield block; do
+        out=$(launch 2 core TOPSYNC_WAIT=$w -- "$check" 1000 5 2>&1); expect_pass "$out" "wait $w"
+    done
+    out=$(launch 4 overload TOPSYNC_WAIT=yield BARRIER_CHECK_ONLY=topo/tree -- "$check" 1000 5 2>&1)
+    expect_pass "$out" "np 4 yield" ;;
+preload) # the plain program, not linked with topsync: LD_PRELOAD
+    out=$(launch 4 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$plain" 300 10 2>&1)
+    expect_pass "$out" "preloaded"
+    grep -q "topsync-mpi: comm of 4 ranks" <<<"$out" && ok || ko "preload: no topsync verbose line"
+    out=$(launch 2 core TOPSYNC_EXPECT_PMPI=1 -- "$plain" 200 5 2>&1)
+    expect_pass "$out" "plain program without topsync" ;;
+pseudo-nodes) # TOPSYNC_NODE_SPLIT: node barriers + PMPI_Barrier among leaders
+    # MPICH's own barrier among leaders busy-polls: milliseconds when oversubscribed.
+    if [ "$impl" = mpich ]; then n=100; else n=500; fi
+    out=$(launch 4 overload TOPSYNC_NODE_SPLIT=2 TOPSYNC_VERBOSE=1 -- "$check" $n 5 2>&1)
+    expect_pass "$out" "2 pseudo-nodes"
+    grep -q "several nodes" <<<"$out" && ok || ko "pseudo-nodes: verbose line does not say several nodes"
+    out=$(launch 6 none TOPSYNC_NODE_SPLIT=3 -- "$check" $((n / 2)) 2 2>&1)
+    expect_pass "$out" "3 pseudo-nodes"
+    out=$(launch 3 none TOPSYNC_NODE_SPLIT=3 -- "$check" $n 2 2>&1)
+    expect_pass "$out" "one rank per pseudo-node" ;;
+fortran)
+    for f in barrier_f.f90 barrier_f08.f90; do
+        if ! fortran $f "$tmp/linked" linked 2>"$tmp/err" || ! fortran $f "$tmp/plain" plain 2>>"$tmp/err"; then
+            ko "$f does not build: $(cat "$tmp/err")"; continue
+        fi
+        out=$(launch 2 core TOPSYNC_VERBOSE=1 -- "$tmp/linked" 2>&1)
+        expect_pass "$out" "$f linked"
+        grep -q "topsync-mpi: comm" <<<"$out" && ok || ko "$f linked did not reach topsync"
+        out=$(launch 2 core TOPSYNC_VERBOSE=1 LD_PRELOAD=$lib -- "$tmp/plain" 2>&1)
+        expect_pass "$out" "$f preloaded"
+        grep -q "topsync-mpi: comm" <<<"$out" && ok || ko "$f preloaded did not reach topsync"
+    done ;;
+abort) # MPI_Abort by one rank: the job ends non-zero, nothing left behind
+    out=$(launch 4 overload -- "$bindir/abort_check_$impl" 2>&1)
+    rc=$?
+    [ $rc -ne 0 ] && [ $rc -ne 124 ] && ok || ko "abort: exit status $rc"
+    grep -q "rank 1 aborts now" <<<"$out" && ok || ko "abort: program did not run: $out" ;;
+bad-config) # invalid variables: a message listing the valid values, job aborted
+    out=$(launch 2 core TOPSYNC_BARRIER=fastest -- "$check" 10 1 2>&1)
+    rc=$?
+    [ $rc -ne 0 ] && grep -q "unknown barrier algorithm 'fastest'; valid: auto," <<<"$out" && ok ||
+        ko "bad TOPSYNC_BARRIER: rc=$rc $(tail -3 <<<"$out")"
+    out=$(launch 2 core TOPSYNC_WAIT=nap -- "$check" 10 1 2>&1)
+    [ $? -ne 0 ] && grep -q "valid: spin, yield, block" <<<"$out" && ok || ko "bad TOPSYNC_WAIT"
+    out=$(launch 2 core TOPSYNC_NODE_SPLIT=0 -- "$check" 10 1 2>&1)
+    [ $? -ne 0 ] && grep -q "TOPSYNC_NODE_SPLIT='0' is not valid" <<<"$out" && ok || ko "bad TOPSYNC_NODE_SPLIT"
+    out=$(launch 2 core TOPSYNC_BARRIER=mpi TOPSYNC_VERBOSE=1 BARRIER_CHECK_ONLY=mpi -- "$check" 100 1 2>&1)
+    expect_pass "$out" "TOPSYNC_BARRIER=mpi"
+    grep -q "PMPI_Barrier" <<<"$out" && ok || ko "TOPSYNC_BARRIER=mpi verbose line" ;;
+*)
+    echo "unknown case $case" >&2; exit 2 ;;
+esac
+
+after=$(shm_list)
+if [ "$before" = "$after" ]; then ok; else ko "/dev/shm changed: before [$before] after [$after]"; fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
