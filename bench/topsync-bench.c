@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <topsync.h>
 
@@ -457,8 +458,50 @@ static int cmd_barrier(int argc, char **argv)
     return 0;
 }
 
+/*
+ * --mpi: this process was started by mpirun/mpiexec; run the MPI benchmark
+ * built for the MPI that started it (its handles are not ABI-compatible with
+ * the other's), found beside this executable.
+ */
+static int exec_mpi(char **argv)
+{
+    const char *impl = getenv("TOPSYNC_BENCH_MPI");
+    if (!impl) {
+        if (getenv("OMPI_COMM_WORLD_SIZE"))
+            impl = "openmpi";
+        else if (getenv("PMI_SIZE") || getenv("PMI_RANK") || getenv("MPI_LOCALRANKID"))
+            impl = "mpich";
+    }
+    if (!impl) {
+        fprintf(stderr, "topsync-bench: --mpi must run under mpirun (Open MPI) or mpiexec "
+                        "(MPICH); set TOPSYNC_BENCH_MPI=openmpi|mpich to force one\n");
+        return 2;
+    }
+    if (strcmp(impl, "openmpi") && strcmp(impl, "mpich")) {
+        fprintf(stderr, "topsync-bench: TOPSYNC_BENCH_MPI='%s'; valid: openmpi, mpich\n", impl);
+        return 2;
+    }
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 64);
+    if (len <= 0) {
+        fprintf(stderr, "topsync-bench: cannot find my own executable\n");
+        return 1;
+    }
+    self[len] = '\0';
+    char *slash = strrchr(self, '/');
+    snprintf(slash + 1, sizeof self - (size_t)(slash + 1 - self), "topsync-bench-mpi-%s", impl);
+    argv[0] = self;
+    execv(self, argv);
+    fprintf(stderr, "topsync-bench: cannot run %s: %s (built without %s?)\n", self,
+            strerror(errno), impl);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--mpi"))
+            return exec_mpi(argv);
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         fprintf(argc < 2 ? stderr : stdout, "usage: topsync-bench barrier [options]   (--help)\n");
         return argc < 2 ? 2 : 0;

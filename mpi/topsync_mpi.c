@@ -38,6 +38,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -70,6 +71,22 @@ struct comm_state {
 static int keyval = MPI_KEYVAL_INVALID;
 static topsync_topology_t *machine;
 
+/*
+ * The hot path must not pay an attribute lookup per barrier: each thread
+ * remembers the last communicator it synchronized on and its state. A
+ * freed communicator's handle may be reused by a new one, so every state
+ * deletion bumps `generation` and a cached entry is only trusted while the
+ * generation it was taken at is current. release (delete) pairs with
+ * acquire (lookup): a thread that sees the old generation cannot have seen
+ * the deletion either, i.e. its communicator is still alive.
+ */
+static _Atomic unsigned long generation;
+static _Thread_local struct {
+    MPI_Comm comm;
+    struct comm_state *state;
+    unsigned long generation;
+} cache = {MPI_COMM_NULL, NULL, 0};
+
 static void state_free(struct comm_state *s)
 {
     if (!s)
@@ -89,6 +106,8 @@ static int delete_state(MPI_Comm comm, int key, void *value, void *extra)
     (void)comm;
     (void)key;
     (void)extra;
+    /* release: pairs with the acquire in topsync_mpi_barrier's cache check */
+    atomic_fetch_add_explicit(&generation, 1, memory_order_release);
     state_free(value);
     return MPI_SUCCESS;
 }
@@ -163,6 +182,16 @@ static int check_config(char *why, size_t len, topsync_barrier_options_t *opts)
     if (v && *v && strcmp(v, "0") && strcmp(v, "1")) {
         snprintf(why, len, "TOPSYNC_VERBOSE='%s' is not valid; valid: 0, 1", v);
         return 1;
+    }
+    const char *spin = getenv("TOPSYNC_SPIN");
+    if (spin && *spin) {
+        char *end;
+        long n = strtol(spin, &end, 10);
+        if (*end || n < 0 || n > 100000000) {
+            snprintf(why, len, "TOPSYNC_SPIN='%s' is not valid; valid: a whole number of "
+                               "iterations from 0 to 100000000", spin);
+            return 1;
+        }
     }
     if (node_split() == 0) {
         snprintf(why, len, "TOPSYNC_NODE_SPLIT='%s' is not valid; valid: a whole number >= 1",
@@ -460,12 +489,22 @@ static struct comm_state *state_of(MPI_Comm comm)
 
 int topsync_mpi_barrier(MPI_Comm comm)
 {
-    int initialized = 0, finalized = 0;
-    PMPI_Initialized(&initialized);
-    PMPI_Finalized(&finalized);
-    if (!initialized || finalized || comm == MPI_COMM_NULL)
-        return PMPI_Barrier(comm); /* let the MPI report the error */
-    struct comm_state *s = state_of(comm);
+    struct comm_state *s;
+    /* acquire: pairs with the release in delete_state() */
+    unsigned long gen = atomic_load_explicit(&generation, memory_order_acquire);
+    if (cache.comm == comm && cache.generation == gen && comm != MPI_COMM_NULL) {
+        s = cache.state;
+    } else {
+        int initialized = 0, finalized = 0;
+        PMPI_Initialized(&initialized);
+        PMPI_Finalized(&finalized);
+        if (!initialized || finalized || comm == MPI_COMM_NULL)
+            return PMPI_Barrier(comm); /* let the MPI report the error */
+        s = state_of(comm);
+        cache.comm = comm;
+        cache.state = s;
+        cache.generation = gen;
+    }
     switch (s->mode) {
     case MODE_PMPI:
         return PMPI_Barrier(comm);

@@ -115,6 +115,10 @@ bad-config) # invalid variables: a message listing the valid values, job aborted
         ko "bad TOPSYNC_BARRIER: rc=$rc $(tail -3 <<<"$out")"
     out=$(launch 2 core TOPSYNC_WAIT=nap -- "$check" 10 1 2>&1)
     [ $? -ne 0 ] && grep -q "valid: spin, yield, block" <<<"$out" && ok || ko "bad TOPSYNC_WAIT"
+    out=$(launch 2 core TOPSYNC_SPIN=-5 -- "$check" 10 1 2>&1)
+    [ $? -ne 0 ] && grep -q "TOPSYNC_SPIN='-5' is not valid" <<<"$out" && ok || ko "bad TOPSYNC_SPIN"
+    out=$(launch 2 core TOPSYNC_VERBOSE=yes -- "$check" 10 1 2>&1)
+    [ $? -ne 0 ] && grep -q "valid: 0, 1" <<<"$out" && ok || ko "bad TOPSYNC_VERBOSE"
     out=$(launch 2 core TOPSYNC_NODE_SPLIT=0 -- "$check" 10 1 2>&1)
     [ $? -ne 0 ] && grep -q "TOPSYNC_NODE_SPLIT='0' is not valid" <<<"$out" && ok || ko "bad TOPSYNC_NODE_SPLIT"
     out=$(launch 2 core TOPSYNC_BARRIER=mpi TOPSYNC_VERBOSE=1 BARRIER_CHECK_ONLY=mpi -- "$check" 100 1 2>&1)

@@ -100,10 +100,22 @@ static void test_environment(void)
     CHECK_MSG("TOPSYNC_WAIT: unknown wait policy 'nap'; valid: spin, yield, block");
     setenv("TOPSYNC_WAIT", "block", 1);
     CHECK_EQ(topsync_barrier_create(&b, 4, NULL), 0);
-    CHECK_STR(topsync_barrier_algorithm(b), "topo:flat/tree");
+    CHECK_STR(topsync_barrier_algorithm(b), "topo:unbound/tree");
     topsync_barrier_destroy(b);
     unsetenv("TOPSYNC_BARRIER");
     unsetenv("TOPSYNC_WAIT");
+
+    const char *bad_spin[] = {"-1", "lots", "12x", "100000001"};
+    for (size_t i = 0; i < sizeof bad_spin / sizeof bad_spin[0]; i++) {
+        setenv("TOPSYNC_SPIN", bad_spin[i], 1);
+        CHECK_EQ(topsync_barrier_create(&b, 2, NULL), -EINVAL);
+        CHECK_MSG("TOPSYNC_SPIN=");
+        CHECK_MSG("valid: a whole number");
+    }
+    setenv("TOPSYNC_SPIN", "0", 1);
+    CHECK_EQ(topsync_barrier_create(&b, 2, NULL), 0);
+    topsync_barrier_destroy(b);
+    unsetenv("TOPSYNC_SPIN");
 
     /* Defaults: block, and auto resolves to a real algorithm. */
     CHECK_EQ(topsync_barrier_create(&b, 2, NULL), 0);
@@ -146,13 +158,38 @@ static void test_auto_choice(void)
     /* ... and topo itself says it runs flat. */
     o.algorithm = "topo";
     CHECK_EQ(topsync_barrier_create(&b, 2, &o), 0);
-    CHECK_STR(topsync_barrier_algorithm(b), "topo:flat/global");
+    CHECK_STR(topsync_barrier_algorithm(b), "topo:unbound/global");
     CHECK(!topsync_groups_hierarchical(topsync_barrier_groups(b)));
     topsync_barrier_destroy(b);
     for (int i = 0; i < 2; i++) {
         hwloc_bitmap_free(sets[i]);
         hwloc_bitmap_free(all[i]);
     }
+    topsync_topology_destroy(t);
+
+    /* Oversubscription counts the CPUs the participants are bound to, not
+     * the creating process's: 4 ranks each on its own core of a 4-core
+     * machine are not oversubscribed, 8 ranks on those 4 cores are. */
+    topsync_topology_load_synthetic(&t, "pack:4 core:1 pu:1");
+    hwloc_bitmap_t cores[8];
+    topsync_placement_compute(t, 8, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_CORE, cores);
+    o.algorithm = "auto";
+    o.topology = t;
+    o.cpusets = (const hwloc_const_bitmap_t *)cores;
+    CHECK_EQ(topsync_barrier_create(&b, 4, &o), 0);
+    CHECK_STR(topsync_barrier_algorithm(b), "dissemination");
+    topsync_barrier_destroy(b);
+    CHECK_EQ(topsync_barrier_create(&b, 8, &o), 0);
+    CHECK_STR(topsync_barrier_algorithm(b), "sense-reversing");
+    topsync_barrier_destroy(b);
+    /* Bound, but no level shared by two cores: topo runs one flat group. */
+    o.algorithm = "topo";
+    CHECK_EQ(topsync_barrier_create(&b, 4, &o), 0);
+    CHECK_STR(topsync_barrier_algorithm(b), "topo:flat/global");
+    CHECK(topsync_groups_hierarchical(topsync_barrier_groups(b)));
+    topsync_barrier_destroy(b);
+    for (int i = 0; i < 8; i++)
+        hwloc_bitmap_free(cores[i]);
     topsync_topology_destroy(t);
 }
 
@@ -324,6 +361,7 @@ int main(void)
 {
     unsetenv("TOPSYNC_BARRIER");
     unsetenv("TOPSYNC_WAIT");
+    unsetenv("TOPSYNC_SPIN");
     test_names();
     test_environment();
     test_auto_choice();

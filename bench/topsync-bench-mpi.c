@@ -1,0 +1,238 @@
+/*
+ * topsync-bench-mpi-{openmpi,mpich}: `topsync-bench barrier --mpi`, run under
+ * mpirun/mpiexec (topsync-bench execs the binary of the MPI it runs under).
+ *
+ * Protocol (SPEC section 4, after osu_barrier -x1 -i1000 -f): per
+ * algorithm, a fresh duplicate of MPI_COMM_WORLD set up with that algorithm
+ * (TOPSYNC_BARRIER is read at set-up), warm-up, K timed barriers; a run's
+ * figure is the maximum over ranks of the mean latency; R runs, smallest and
+ * largest dropped, the rest averaged. The MPI library's own barrier
+ * (PMPI_Barrier, `peer:mpi`, or the name given by --peer-name) runs in the
+ * same job. When one barrier is slow enough (an MPI's own barrier when ranks
+ * outnumber cores), K is cut so that a run fits --budget-ms (3 iterations
+ * measured first); the record says which K ran.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include <topsync.h>
+#include <topsync/mpi.h>
+
+#include "bench.h"
+
+#define MAX_RUNS 32
+
+typedef int (*barrier_fn)(MPI_Comm);
+
+static int rank, size;
+
+/* One run on comm: max over ranks of the mean latency (ns), on every rank. */
+static double one_run(barrier_fn fn, MPI_Comm comm, uint64_t warmup, uint64_t iterations)
+{
+    for (uint64_t i = 0; i < warmup; i++)
+        fn(comm);
+    uint64_t t0 = bench_now_ns();
+    for (uint64_t i = 0; i < iterations; i++)
+        fn(comm);
+    double mean = (double)(bench_now_ns() - t0) / (double)iterations, worst;
+    PMPI_Allreduce(&mean, &worst, 1, MPI_DOUBLE, MPI_MAX, comm);
+    return worst;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+struct record {
+    char name[96], resolved[96];
+    const char *wait;
+    double latency_ns, runs[MAX_RUNS];
+    uint64_t iterations;
+};
+
+static void measure(barrier_fn fn, MPI_Comm comm, uint64_t iterations, unsigned runs,
+                    uint64_t budget_ms, struct record *rec)
+{
+    double probe = one_run(fn, comm, 1, 3);
+    uint64_t k = iterations;
+    double fit = (double)budget_ms * 1e6 / (probe > 0 ? probe : 1);
+    if (fit < (double)k)
+        k = fit < 5 ? 5 : (uint64_t)fit;
+    rec->iterations = k;
+    for (unsigned r = 0; r < runs; r++)
+        rec->runs[r] = one_run(fn, comm, k / 10 + 1, k);
+    double copy[MAX_RUNS];
+    memcpy(copy, rec->runs, sizeof copy);
+    qsort(copy, runs, sizeof *copy, cmp_double);
+    unsigned lo = runs >= 3 ? 1 : 0, hi = runs >= 3 ? runs - 1 : runs;
+    double sum = 0;
+    for (unsigned i = lo; i < hi; i++)
+        sum += copy[i];
+    rec->latency_ns = sum / (hi - lo);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: mpirun ... topsync-bench barrier --mpi [--algorithm NAME|all|none]\n"
+               "          [--wait POLICY] [--iterations K] [--runs R] [--budget-ms MS]\n"
+               "          [--peer-name NAME] [--label TEXT] [--json] [--output FILE]\n");
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    const char *algorithm = "all", *wait = NULL, *peer_name = "peer:mpi", *label = "";
+    const char *output = NULL;
+    uint64_t iterations = 1000, budget_ms = 2000;
+    unsigned runs = 5;
+    int json = 0;
+    enum { O_ALG = 256, O_WAIT, O_ITER, O_RUNS, O_BUDGET, O_PEER, O_LABEL, O_JSON, O_OUT, O_MPI, O_HELP };
+    static const struct option longopts[] = {
+        {"algorithm", required_argument, 0, O_ALG}, {"wait", required_argument, 0, O_WAIT},
+        {"iterations", required_argument, 0, O_ITER}, {"runs", required_argument, 0, O_RUNS},
+        {"budget-ms", required_argument, 0, O_BUDGET}, {"peer-name", required_argument, 0, O_PEER},
+        {"label", required_argument, 0, O_LABEL}, {"json", no_argument, 0, O_JSON},
+        {"output", required_argument, 0, O_OUT}, {"mpi", no_argument, 0, O_MPI},
+        {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
+    int c, bad = 0;
+    /* argv[1] may be "barrier" (as passed on by topsync-bench) */
+    int first = argc > 1 && !strcmp(argv[1], "barrier") ? 1 : 0;
+    optind = 1 + first;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case O_ALG: algorithm = optarg; break;
+        case O_WAIT: wait = optarg; break;
+        case O_ITER:
+            iterations = strtoull(optarg, &end, 10);
+            bad |= *end || iterations == 0;
+            break;
+        case O_RUNS:
+            runs = (unsigned)strtoul(optarg, &end, 10);
+            bad |= *end || runs == 0 || runs > MAX_RUNS;
+            break;
+        case O_BUDGET:
+            budget_ms = strtoull(optarg, &end, 10);
+            bad |= *end || budget_ms == 0;
+            break;
+        case O_PEER: peer_name = optarg; break;
+        case O_LABEL: label = optarg; break;
+        case O_JSON: json = 1; break;
+        case O_OUT: output = optarg; break;
+        case O_MPI: break;
+        case 'h':
+        case O_HELP:
+            if (rank == 0)
+                usage(stdout);
+            MPI_Finalize();
+            return 0;
+        default: bad = 1;
+        }
+    }
+    topsync_wait_policy_t policy;
+    if (!bad && wait && topsync_wait_policy_parse(wait, &policy) < 0) {
+        if (rank == 0)
+            fprintf(stderr, "topsync-bench: %s\n", topsync_error_message());
+        bad = 1;
+    }
+    if (!bad && strcmp(algorithm, "all") && strcmp(algorithm, "none") &&
+        topsync_barrier_algorithm_validate(algorithm) < 0) {
+        if (rank == 0)
+            fprintf(stderr, "topsync-bench: %s\n", topsync_error_message());
+        bad = 1;
+    }
+    if (bad) {
+        if (rank == 0)
+            usage(stderr);
+        MPI_Finalize();
+        return 2;
+    }
+    if (wait)
+        setenv("TOPSYNC_WAIT", wait, 1);
+
+    static const char *const all[] = {
+        "auto", "sense-reversing", "sense-reversing-counter", "sense-reversing-gr",
+        "combining-tree", "mcs", "tournament", "dissemination", "topo", "topo/tree"};
+    const char *const *names = all;
+    size_t nnames = sizeof all / sizeof all[0];
+    if (!strcmp(algorithm, "none"))
+        nnames = 0;
+    else if (strcmp(algorithm, "all") != 0) {
+        names = &algorithm;
+        nnames = 1;
+    }
+    struct record *recs = calloc(nnames + 1, sizeof *recs);
+    size_t nrec = 0;
+    for (size_t i = 0; i < nnames; i++) {
+        setenv("TOPSYNC_BARRIER", names[i], 1);
+        MPI_Comm comm;
+        PMPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        struct record *r = &recs[nrec++];
+        snprintf(r->name, sizeof r->name, "%s", names[i]);
+        snprintf(r->resolved, sizeof r->resolved, "%s", topsync_mpi_describe(comm));
+        r->wait = wait ? wait : "block";
+        measure(topsync_mpi_barrier, comm, iterations, runs, budget_ms, r);
+        PMPI_Comm_free(&comm);
+    }
+    {
+        struct record *r = &recs[nrec++];
+        snprintf(r->name, sizeof r->name, "%s", peer_name);
+        r->wait = "native";
+        measure(PMPI_Barrier, MPI_COMM_WORLD, iterations, runs, budget_ms, r);
+    }
+
+    if (rank == 0) {
+        FILE *outs[2] = {json ? stdout : NULL, NULL};
+        if (output && !(outs[1] = fopen(output, "w"))) {
+            fprintf(stderr, "topsync-bench: cannot write %s: %s\n", output, strerror(errno));
+            PMPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        for (int o = 0; o < 2; o++) {
+            FILE *f = outs[o];
+            if (!f)
+                continue;
+            fprintf(f, "[\n");
+            for (size_t i = 0; i < nrec; i++) {
+                struct record *r = &recs[i];
+                fprintf(f, "  {\"algorithm\": \"%s\", \"participants\": %d, \"wait\": \"%s\", "
+                           "\"latency_ns\": %.1f, \"iterations\": %llu, \"mpi\": \"%s\", "
+                           "\"label\": \"%s\", \"runs_ns\": [",
+                        r->name, size, r->wait, r->latency_ns, (unsigned long long)r->iterations,
+                        TOPSYNC_BENCH_MPI_IMPL, label);
+                for (unsigned k = 0; k < runs; k++)
+                    fprintf(f, "%s%.1f", k ? ", " : "", r->runs[k]);
+                fprintf(f, "]%s%s%s}%s\n", r->resolved[0] ? ", \"resolved\": \"" : "", r->resolved,
+                        r->resolved[0] ? "\"" : "", i + 1 < nrec ? "," : "");
+            }
+            fprintf(f, "]\n");
+        }
+        if (outs[1])
+            fclose(outs[1]);
+        if (!json) {
+            double peer = recs[nrec - 1].latency_ns;
+            printf("MPI_Barrier latency, %d ranks, %s %s, %u runs (min and max dropped), "
+                   "max over ranks of the mean\n\n", size, TOPSYNC_BENCH_MPI_IMPL, label, runs);
+            printf("  %-24s %-28s %12s %10s %8s\n", "algorithm", "resolved", "latency ns",
+                   "vs MPI", "iters");
+            for (size_t i = 0; i < nrec; i++)
+                printf("  %-24s %-28s %12.1f %9.4fx %8llu\n", recs[i].name, recs[i].resolved,
+                       recs[i].latency_ns, recs[i].latency_ns / peer,
+                       (unsigned long long)recs[i].iterations);
+        }
+    }
+    free(recs);
+    MPI_Finalize();
+    return 0;
+}
