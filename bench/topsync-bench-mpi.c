@@ -9,8 +9,11 @@
  * largest dropped, the rest averaged. The MPI library's own barrier
  * (PMPI_Barrier, `peer:mpi`, or the name given by --peer-name) runs in the
  * same job. When one barrier is slow enough (an MPI's own barrier when ranks
- * outnumber cores), K is cut so that a run fits --budget-ms (3 iterations
- * measured first); the record says which K ran.
+ * outnumber cores), K is cut so that a run fits --budget-ms (measured by a
+ * probe after a warm-up); the record says which K ran. The runs follow each
+ * other with no other MPI call in between (the max over ranks is reduced
+ * once, after the last run), so that the MPI's own progress machinery,
+ * woken by a collective, does not land in the next run.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,16 +36,24 @@ typedef int (*barrier_fn)(MPI_Comm);
 
 static int rank, size;
 
-/* One run on comm: max over ranks of the mean latency (ns), on every rank. */
-static double one_run(barrier_fn fn, MPI_Comm comm, uint64_t warmup, uint64_t iterations)
+/* Timed barriers on comm; this rank's mean latency (ns). No MPI call but
+ * fn: another MPI operation between runs would wake the MPI's progress
+ * machinery, whose busy polling (MPICH's, oversubscribed) then lands in the
+ * next run. */
+static double timed(barrier_fn fn, MPI_Comm comm, uint64_t warmup, uint64_t iterations)
 {
     for (uint64_t i = 0; i < warmup; i++)
         fn(comm);
     uint64_t t0 = bench_now_ns();
     for (uint64_t i = 0; i < iterations; i++)
         fn(comm);
-    double mean = (double)(bench_now_ns() - t0) / (double)iterations, worst;
-    PMPI_Allreduce(&mean, &worst, 1, MPI_DOUBLE, MPI_MAX, comm);
+    return (double)(bench_now_ns() - t0) / (double)iterations;
+}
+
+static double max_over_ranks(double mine, MPI_Comm comm)
+{
+    double worst;
+    PMPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, comm);
     return worst;
 }
 
@@ -62,14 +73,27 @@ struct record {
 static void measure(barrier_fn fn, MPI_Comm comm, uint64_t iterations, unsigned runs,
                     uint64_t budget_ms, struct record *rec)
 {
-    double probe = one_run(fn, comm, 1, 3);
+    double budget_ns = (double)budget_ms * 1e6;
+    /* Probe, warm up for ~10 % of the budget, probe again (a fresh
+     * communicator starts skewed), then choose K to fit the budget. */
+    double probe = max_over_ranks(timed(fn, comm, 0, 3), comm);
+    double warm = budget_ns / 10 / (probe > 0 ? probe : 1);
+    uint64_t warm_k = warm < 3 ? 3 : warm > (double)iterations ? iterations : (uint64_t)warm;
+    if (probe < 20e6 && warm_k < 100) /* a fast barrier whose probe caught the start-up */
+        warm_k = 100 < iterations ? 100 : iterations;
+    timed(fn, comm, 0, warm_k);
+    probe = max_over_ranks(timed(fn, comm, 0, 3), comm);
     uint64_t k = iterations;
-    double fit = (double)budget_ms * 1e6 / (probe > 0 ? probe : 1);
+    double fit = budget_ns / (probe > 0 ? probe : 1);
     if (fit < (double)k)
         k = fit < 5 ? 5 : (uint64_t)fit;
     rec->iterations = k;
+    /* A full-length warm-up absorbs what the probe's reduction stirred up. */
+    timed(fn, comm, 0, k);
+    double mine[MAX_RUNS];
     for (unsigned r = 0; r < runs; r++)
-        rec->runs[r] = one_run(fn, comm, k / 10 + 1, k);
+        mine[r] = timed(fn, comm, k / 10 + 1, k);
+    PMPI_Allreduce(mine, rec->runs, (int)runs, MPI_DOUBLE, MPI_MAX, comm);
     double copy[MAX_RUNS];
     memcpy(copy, rec->runs, sizeof copy);
     qsort(copy, runs, sizeof *copy, cmp_double);
@@ -95,7 +119,7 @@ int main(int argc, char **argv)
 
     const char *algorithm = "all", *wait = NULL, *peer_name = "peer:mpi", *label = "";
     const char *output = NULL;
-    uint64_t iterations = 1000, budget_ms = 2000;
+    uint64_t iterations = 1000, budget_ms = 5000;
     unsigned runs = 5;
     int json = 0;
     enum { O_ALG = 256, O_WAIT, O_ITER, O_RUNS, O_BUDGET, O_PEER, O_LABEL, O_JSON, O_OUT, O_MPI, O_HELP };

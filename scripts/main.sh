@@ -2,7 +2,8 @@
 # The main job on a fresh Debian machine: set up, build, show the machine's
 # topology and groups, and run the thread barrier benchmark (the paper's
 # protocol, topsync against pthread, OpenMP and Concurrency Kit in the same
-# process) with one thread per core and oversubscribed. Results go to out/.
+# process) with one thread per core and oversubscribed, then the MPI_Barrier
+# comparison against Open MPI and MPICH. Results go to out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-debian.sh
@@ -21,3 +22,7 @@ for n in $cores $((cores * 4)) 64; do
         tee "out/bench-barrier-$n.txt"
 done
 python3 scripts/barrier_report.py out/bench-barrier-*.json | tee out/bench-barrier-summary.md
+echo
+echo "== MPI_Barrier: topsync against Open MPI and MPICH (scripts/mpi_compare.sh) =="
+scripts/mpi_compare.sh build > out/mpi-compare.log 2>&1 || { tail -20 out/mpi-compare.log; exit 1; }
+grep -E '^## |Default' out/mpi/summary.md

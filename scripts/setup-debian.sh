@@ -2,7 +2,8 @@
 # Install what topsync needs on Debian (12 or later). Idempotent; uses sudo
 # when not run as root. Set TOPSYNC_SETUP_MPI=0 to skip the MPI libraries.
 set -euo pipefail
-packages=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libck-dev python3)
+packages=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libck-dev python3
+          python3-matplotlib)
 if [ "${TOPSYNC_SETUP_MPI:-1}" != 0 ]; then
     packages+=(libopenmpi-dev openmpi-bin libmpich-dev mpich gfortran)
 fi
