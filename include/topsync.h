@@ -6,5 +6,6 @@
 #include <topsync/topology.h>
 #include <topsync/groups.h>
 #include <topsync/barrier.h>
+#include <topsync/rcl.h>
 
 #endif /* TOPSYNC_H */

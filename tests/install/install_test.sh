@@ -4,6 +4,12 @@
 # pkg-config.
 set -euo pipefail
 build=$1
+# The sanitizers the library was built with (empty, or e.g. address,undefined):
+# a consumer of an instrumented static library must be instrumented too.
+sanitize=${2:-}
+flags=""
+[ -n "$sanitize" ] && flags="-fsanitize=$sanitize"
+export CFLAGS="$flags" LDFLAGS="$flags"
 src=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -14,7 +20,7 @@ LD_LIBRARY_PATH="$tmp/prefix/lib:$tmp/prefix/lib64:${LD_LIBRARY_PATH:-}" "$tmp/c
 "$tmp/consumer/consumer_static"
 libdir=$(ls -d "$tmp/prefix"/lib*/pkgconfig | head -1)
 export PKG_CONFIG_PATH=$libdir
-cc -o "$tmp/pc_consumer" "$src/consumer/main.c" $(pkg-config --cflags --libs topsync) -lpthread
+cc $flags -o "$tmp/pc_consumer" "$src/consumer/main.c" $(pkg-config --cflags --libs topsync) -lpthread
 LD_LIBRARY_PATH="$(dirname "$libdir")" "$tmp/pc_consumer"
 # Only the public API is exported from the shared library.
 if nm -D --defined-only "$(dirname "$libdir")/libtopsync.so" | awk '{print $3}' | grep -v '^topsync_' | grep -qv '^TOPSYNC_0$'; then

@@ -45,7 +45,7 @@ before=$(shm_list)
 # expect_pass OUTPUT: the program's own "N passed, 0 failed" line
 expect_pass() {
     local out=$1 what=$2
-    if grep -qE '^[0-9]+ passed, 0 failed$' <<<"$out"; then ok; else ko "$what: $(tail -5 <<<"$out")"; fi
+    if grep -qE '^[1-9][0-9]* passed, 0 failed$' <<<"$out"; then ok; else ko "$what: $(tail -5 <<<"$out")"; fi
 }
 
 fortran() { # build a Fortran test, linked or plain, into $tmp
