@@ -386,9 +386,9 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
     }
 
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    unsigned lines = b->algo->global_lines(b);
-    if (b->algo->rank_lines(b) > lines)
-        lines = b->algo->rank_lines(b);
+    unsigned lines = ts_algo_global_lines(b);
+    if (ts_algo_rank_lines(b) > lines)
+        lines = ts_algo_rank_lines(b);
     b->block_bytes = ((size_t)lines * line + page - 1) / page * page;
     b->size = b->block_bytes * ((size_t)n + 1);
     *bp = b;
@@ -397,7 +397,7 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
 
 static void fill_block(topsync_barrier_t *b, int rank, uint32_t episode)
 {
-    unsigned lines = rank < 0 ? b->algo->global_lines(b) : b->algo->rank_lines(b);
+    unsigned lines = rank < 0 ? ts_algo_global_lines(b) : ts_algo_rank_lines(b);
     unsigned words_per_line = (unsigned)(b->line / sizeof(ts_word));
     if (words_per_line > 4)
         words_per_line = 4; /* the most any line holds (MCS) */
@@ -458,7 +458,7 @@ int topsync_barrier_create(topsync_barrier_t **out, unsigned n,
     for (unsigned r = 0; r < n; r++)
         fill_block(b, (int)r, start);
 
-    rc = b->algo->setup(b);
+    rc = b->algo->setup ? b->algo->setup(b) : 0;
     if (rc < 0) {
         free_barrier(b);
         return rc;
@@ -510,7 +510,7 @@ int topsync_barrier_attach(topsync_barrier_t **out, unsigned n,
     fill_block(b, (int)rank, start);
     if (rank == 0)
         fill_block(b, -1, start);
-    rc = b->algo->setup(b);
+    rc = b->algo->setup ? b->algo->setup(b) : 0;
     if (rc < 0) {
         free_barrier(b);
         return rc;

@@ -39,12 +39,6 @@ struct role {
     struct node_step *steps; /* from the leaf's node up to the root */
 };
 
-static unsigned global_lines(const topsync_barrier_t *b)
-{
-    (void)b;
-    return 2;
-}
-
 static unsigned rank_lines(const topsync_barrier_t *b)
 {
     return 1 + ts_ceil_log2(b->n);
@@ -120,7 +114,7 @@ static void free_roles(topsync_barrier_t *b)
 
 const ts_algorithm ts_algo_combining_tree = {
     .name = "combining-tree",
-    .global_lines = global_lines,
+    .global_lines_fixed = 2,
     .rank_lines = rank_lines,
     .setup = setup,
     .reset_counters = reset_counters,

@@ -26,12 +26,6 @@ struct role {
     ts_word *target[32]; /* the flag of round k of (rank + 2^k) mod P */
 };
 
-static unsigned global_lines(const topsync_barrier_t *b)
-{
-    (void)b;
-    return 1;
-}
-
 static unsigned rank_lines(const topsync_barrier_t *b)
 {
     return 1 + ts_ceil_log2(b->n);
@@ -64,7 +58,7 @@ static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
 
 const ts_algorithm ts_algo_dissemination = {
     .name = "dissemination",
-    .global_lines = global_lines,
+    .global_lines_fixed = 1,
     .rank_lines = rank_lines,
     .setup = setup,
     .reset_counters = NULL,

@@ -34,18 +34,6 @@ struct role {
     ts_word *wake_children[2];
 };
 
-static unsigned global_lines(const topsync_barrier_t *b)
-{
-    (void)b;
-    return 1;
-}
-
-static unsigned rank_lines(const topsync_barrier_t *b)
-{
-    (void)b;
-    return 3;
-}
-
 static ts_word *child_slot(topsync_barrier_t *b, unsigned parent, unsigned j)
 {
     return (ts_word *)((unsigned char *)ts_rank_line(b, parent, LINE_CHILDREN) +
@@ -87,8 +75,8 @@ static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
 
 const ts_algorithm ts_algo_mcs = {
     .name = "mcs",
-    .global_lines = global_lines,
-    .rank_lines = rank_lines,
+    .global_lines_fixed = 1,
+    .rank_lines_fixed = 3,
     .setup = setup,
     .reset_counters = NULL,
     .wait = wait,

@@ -62,10 +62,13 @@ struct topsync_barrier {
 
 struct ts_algorithm {
     const char *name;
-    /* Lines needed in the global block and in every rank block (including line 0). */
+    /* Lines needed in the global block and in every rank block (including
+     * line 0): a fixed count, or a function of n when the function is set. */
+    unsigned global_lines_fixed, rank_lines_fixed;
     unsigned (*global_lines)(const topsync_barrier_t *b);
     unsigned (*rank_lines)(const topsync_barrier_t *b);
-    /* Compute roles (b->base is mapped). Returns 0 or a negative errno. */
+    /* Compute roles (b->base is mapped); NULL when the algorithm has none.
+     * Returns 0 or a negative errno. */
     int (*setup)(topsync_barrier_t *b);
     /* Reset the arrival counters of a rank's block (rank) or of the global
      * block (rank == -1) to their quiescent value; NULL when there are none. */
@@ -75,6 +78,16 @@ struct ts_algorithm {
     /* Free b->roles; NULL means free(b->roles). */
     void (*free_roles)(topsync_barrier_t *b);
 };
+
+static inline unsigned ts_algo_global_lines(const topsync_barrier_t *b)
+{
+    return b->algo->global_lines ? b->algo->global_lines(b) : b->algo->global_lines_fixed;
+}
+
+static inline unsigned ts_algo_rank_lines(const topsync_barrier_t *b)
+{
+    return b->algo->rank_lines ? b->algo->rank_lines(b) : b->algo->rank_lines_fixed;
+}
 
 static inline ts_word *ts_global_line(const topsync_barrier_t *b, unsigned line)
 {

@@ -23,24 +23,6 @@
 
 enum { LINE_COUNT = 1, LINE_RELEASE = 2 };
 
-static unsigned global_lines(const topsync_barrier_t *b)
-{
-    (void)b;
-    return 3;
-}
-
-static unsigned rank_lines(const topsync_barrier_t *b)
-{
-    (void)b;
-    return 1;
-}
-
-static int setup(topsync_barrier_t *b)
-{
-    (void)b;
-    return 0;
-}
-
 static void reset_counters(topsync_barrier_t *b, int rank)
 {
     if (rank < 0)
@@ -65,9 +47,9 @@ static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
 
 const ts_algorithm ts_algo_sense_reversing = {
     .name = "sense-reversing",
-    .global_lines = global_lines,
-    .rank_lines = rank_lines,
-    .setup = setup,
+    .global_lines_fixed = 3,
+    .rank_lines_fixed = 1,
+    .setup = NULL,
     .reset_counters = reset_counters,
     .wait = wait,
 };

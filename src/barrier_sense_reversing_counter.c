@@ -20,18 +20,6 @@
 
 enum { LINE_ARRIVAL = 1, LINE_RELEASE = 1 };
 
-static unsigned global_lines(const topsync_barrier_t *b)
-{
-    (void)b;
-    return 2;
-}
-
-static unsigned rank_lines(const topsync_barrier_t *b)
-{
-    (void)b;
-    return 2;
-}
-
 static int setup(topsync_barrier_t *b)
 {
     ts_word **arrivals = malloc(b->n * sizeof *arrivals);
@@ -59,8 +47,8 @@ static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
 
 const ts_algorithm ts_algo_sense_reversing_counter = {
     .name = "sense-reversing-counter",
-    .global_lines = global_lines,
-    .rank_lines = rank_lines,
+    .global_lines_fixed = 2,
+    .rank_lines_fixed = 2,
     .setup = setup,
     .reset_counters = NULL,
     .wait = wait,

@@ -26,18 +26,6 @@ static unsigned global_lines(const topsync_barrier_t *b)
     return 1 + b->n; /* line 0, then release (line 1) and gather[r] at line 1 + r, r >= 1 */
 }
 
-static unsigned rank_lines(const topsync_barrier_t *b)
-{
-    (void)b;
-    return 1;
-}
-
-static int setup(topsync_barrier_t *b)
-{
-    (void)b;
-    return 0;
-}
-
 static inline ts_word *gather_flag(topsync_barrier_t *b, unsigned rank)
 {
     return ts_global_line(b, 1 + rank);
@@ -59,8 +47,8 @@ static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
 const ts_algorithm ts_algo_sense_reversing_gr = {
     .name = "sense-reversing-gr",
     .global_lines = global_lines,
-    .rank_lines = rank_lines,
-    .setup = setup,
+    .rank_lines_fixed = 1,
+    .setup = NULL,
     .reset_counters = NULL,
     .wait = wait,
 };

@@ -35,12 +35,6 @@ static unsigned rounds(const topsync_barrier_t *b)
     return ts_ceil_log2(b->n);
 }
 
-static unsigned global_lines(const topsync_barrier_t *b)
-{
-    (void)b;
-    return 1;
-}
-
 static unsigned rank_lines(const topsync_barrier_t *b)
 {
     return 2 + rounds(b);
@@ -88,7 +82,7 @@ static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
 
 const ts_algorithm ts_algo_tournament = {
     .name = "tournament",
-    .global_lines = global_lines,
+    .global_lines_fixed = 1,
     .rank_lines = rank_lines,
     .setup = setup,
     .reset_counters = NULL,
