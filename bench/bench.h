@@ -12,6 +12,14 @@ static inline uint64_t bench_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+#define BENCH_MAX_RUNS 32
+
+/*
+ * SPEC section 4: of the runs' figures, drop the smallest and the largest and
+ * average the others (plain mean with fewer than 3 runs). -1 for a bad count.
+ */
+double bench_protocol_summary(const double *runs, unsigned nruns);
+
 /* A barrier under test, driven by the thread harness of barrier_bench.c. */
 typedef struct bench_barrier {
     const char *name; /* "sense-reversing", "peer:pthread", ... */

@@ -30,7 +30,7 @@
 
 #include "bench.h"
 
-#define MAX_RUNS 32
+#define MAX_RUNS BENCH_MAX_RUNS
 
 typedef int (*barrier_fn)(MPI_Comm);
 
@@ -55,12 +55,6 @@ static double max_over_ranks(double mine, MPI_Comm comm)
     double worst;
     PMPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, comm);
     return worst;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 struct record {
@@ -94,14 +88,7 @@ static void measure(barrier_fn fn, MPI_Comm comm, uint64_t iterations, unsigned 
     for (unsigned r = 0; r < runs; r++)
         mine[r] = timed(fn, comm, k / 10 + 1, k);
     PMPI_Allreduce(mine, rec->runs, (int)runs, MPI_DOUBLE, MPI_MAX, comm);
-    double copy[MAX_RUNS];
-    memcpy(copy, rec->runs, sizeof copy);
-    qsort(copy, runs, sizeof *copy, cmp_double);
-    unsigned lo = runs >= 3 ? 1 : 0, hi = runs >= 3 ? runs - 1 : runs;
-    double sum = 0;
-    for (unsigned i = lo; i < hi; i++)
-        sum += copy[i];
-    rec->latency_ns = sum / (hi - lo);
+    rec->latency_ns = bench_protocol_summary(rec->runs, runs);
 }
 
 static void usage(FILE *f)

@@ -31,7 +31,7 @@
 
 #include "bench.h"
 
-#define MAX_RUNS 32
+#define MAX_RUNS BENCH_MAX_RUNS
 
 /* ---------------------------------------------------------------------- */
 /* Binding: thread r on core r mod ncores, through hwloc.                   */
@@ -162,23 +162,6 @@ out:
     return worst;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* SPEC section 4: drop min and max, average the rest (plain mean when < 3). */
-static double protocol_summary(double *runs, unsigned nruns)
-{
-    qsort(runs, nruns, sizeof *runs, cmp_double);
-    unsigned lo = nruns >= 3 ? 1 : 0, hi = nruns >= 3 ? nruns - 1 : nruns;
-    double sum = 0;
-    for (unsigned i = lo; i < hi; i++)
-        sum += runs[i];
-    return sum / (hi - lo);
-}
-
 struct result {
     char name[64];
     char resolved[64];
@@ -227,9 +210,7 @@ static void measure(const bench_barrier *bb, const struct options *o, struct bin
             return;
         }
     }
-    double copy[MAX_RUNS];
-    memcpy(copy, res->runs, sizeof copy);
-    res->latency_ns = protocol_summary(copy, o->runs);
+    res->latency_ns = bench_protocol_summary(res->runs, o->runs);
 }
 
 static void print_json(FILE *f, const struct result *results, size_t nres, unsigned threads)
@@ -406,9 +387,7 @@ static int cmd_barrier(int argc, char **argv)
         r->nruns = o.runs;
         if (bench_omp_runs(o.threads, o.iterations / 10 + 1, o.iterations, o.runs, bind_rank,
                            &binding, r->runs) == 0) {
-            double copy[MAX_RUNS];
-            memcpy(copy, r->runs, sizeof copy);
-            r->latency_ns = protocol_summary(copy, o.runs);
+            r->latency_ns = bench_protocol_summary(r->runs, o.runs);
             nres++;
         }
         for (int k = 0; k < nck; k++)

@@ -1,0 +1,26 @@
+#define _POSIX_C_SOURCE 200809L
+/* What the benchmark drivers share: the summary of SPEC section 4. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bench_protocol_summary(const double *runs, unsigned nruns)
+{
+    double sorted[BENCH_MAX_RUNS];
+    if (nruns == 0 || nruns > BENCH_MAX_RUNS)
+        return -1;
+    memcpy(sorted, runs, nruns * sizeof *runs);
+    qsort(sorted, nruns, sizeof *sorted, cmp_double);
+    unsigned lo = nruns >= 3 ? 1 : 0, hi = nruns >= 3 ? nruns - 1 : nruns;
+    double sum = 0;
+    for (unsigned i = lo; i < hi; i++)
+        sum += sorted[i];
+    return sum / (hi - lo);
+}
