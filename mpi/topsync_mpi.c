@@ -165,33 +165,20 @@ static int node_split(void)
     return (int)k;
 }
 
-/* Validate every TOPSYNC_* variable; a sentence in `why` when one is wrong. */
-static int check_config(char *why, size_t len, topsync_barrier_options_t *opts)
+/* Validate every TOPSYNC_* variable; a sentence in `why` when one is wrong.
+ * The library's own variables are checked by the library itself. */
+static int check_config(char *why, size_t len)
 {
-    const char *alg = getenv("TOPSYNC_BARRIER");
-    if (topsync_barrier_algorithm_validate(alg ? alg : "auto") < 0) {
-        snprintf(why, len, "TOPSYNC_BARRIER: %s (or mpi)", topsync_error_message());
-        return 1;
-    }
-    const char *wait = getenv("TOPSYNC_WAIT");
-    if (wait && *wait && topsync_wait_policy_parse(wait, &opts->wait) < 0) {
-        snprintf(why, len, "TOPSYNC_WAIT: %s", topsync_error_message());
+    if (topsync_environment_check() < 0) {
+        const char *msg = topsync_error_message();
+        snprintf(why, len, "%s%s", msg,
+                 strncmp(msg, "TOPSYNC_BARRIER", 15) == 0 ? " (or mpi)" : "");
         return 1;
     }
     const char *v = getenv("TOPSYNC_VERBOSE");
     if (v && *v && strcmp(v, "0") && strcmp(v, "1")) {
         snprintf(why, len, "TOPSYNC_VERBOSE='%s' is not valid; valid: 0, 1", v);
         return 1;
-    }
-    const char *spin = getenv("TOPSYNC_SPIN");
-    if (spin && *spin) {
-        char *end;
-        long n = strtol(spin, &end, 10);
-        if (*end || n < 0 || n > 100000000) {
-            snprintf(why, len, "TOPSYNC_SPIN='%s' is not valid; valid: a whole number of "
-                               "iterations from 0 to 100000000", spin);
-            return 1;
-        }
     }
     if (node_split() == 0) {
         snprintf(why, len, "TOPSYNC_NODE_SPLIT='%s' is not valid; valid: a whole number >= 1",
@@ -329,7 +316,7 @@ static struct comm_state *setup(MPI_Comm comm)
     topsync_barrier_options_t opts;
     topsync_barrier_options_init(&opts);
     char config_error[512] = "";
-    int bad = check_config(config_error, sizeof config_error, &opts), any_bad = bad;
+    int bad = check_config(config_error, sizeof config_error), any_bad = bad;
     PMPI_Allreduce(MPI_IN_PLACE, &any_bad, 1, MPI_INT, MPI_MAX, comm);
     if (any_bad) {
         if (bad) {

@@ -307,6 +307,20 @@ static int spin_from_env(long *out)
     return 0;
 }
 
+int topsync_environment_check(void)
+{
+    struct parsed_algorithm alg;
+    const char *name = getenv("TOPSYNC_BARRIER");
+    if (name && parse_algorithm(name, &alg, "TOPSYNC_BARRIER: ") < 0)
+        return -EINVAL;
+    const char *wait = getenv("TOPSYNC_WAIT");
+    topsync_wait_policy_t policy;
+    if (wait && *wait && topsync_wait_policy_parse(wait, &policy) < 0)
+        return ts_fail(EINVAL, "TOPSYNC_WAIT: %s", topsync_error_message());
+    long spin;
+    return spin_from_env(&spin);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Construction.                                                            */
 

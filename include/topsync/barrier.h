@@ -138,6 +138,13 @@ const char *topsync_wait_policy_to_string(topsync_wait_policy_t policy);
 /* Validate an algorithm name (with its options) without creating anything. */
 int topsync_barrier_algorithm_validate(const char *name);
 
+/*
+ * Validate TOPSYNC_BARRIER, TOPSYNC_WAIT and TOPSYNC_SPIN as
+ * topsync_barrier_create() would read them: 0, or -EINVAL with a message that
+ * names the variable and lists the valid values.
+ */
+int topsync_environment_check(void);
+
 #ifdef __cplusplus
 }
 #endif

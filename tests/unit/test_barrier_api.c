@@ -112,6 +112,24 @@ static void test_environment(void)
         CHECK_MSG("TOPSYNC_SPIN=");
         CHECK_MSG("valid: a whole number");
     }
+    /* topsync_environment_check reports what create would, without creating. */
+    setenv("TOPSYNC_SPIN", "-1", 1);
+    CHECK_EQ(topsync_environment_check(), -EINVAL);
+    CHECK_MSG("TOPSYNC_SPIN='-1' is not valid");
+    unsetenv("TOPSYNC_SPIN");
+    CHECK_EQ(topsync_environment_check(), 0);
+    setenv("TOPSYNC_BARRIER", "fastest", 1);
+    CHECK_EQ(topsync_environment_check(), -EINVAL);
+    CHECK_MSG("TOPSYNC_BARRIER: unknown barrier algorithm 'fastest'; valid:");
+    setenv("TOPSYNC_BARRIER", "topo:numa/tree", 1);
+    setenv("TOPSYNC_WAIT", "nap", 1);
+    CHECK_EQ(topsync_environment_check(), -EINVAL);
+    CHECK_MSG("TOPSYNC_WAIT: unknown wait policy 'nap'; valid: spin, yield, block");
+    setenv("TOPSYNC_WAIT", "yield", 1);
+    CHECK_EQ(topsync_environment_check(), 0);
+    unsetenv("TOPSYNC_BARRIER");
+    unsetenv("TOPSYNC_WAIT");
+
     setenv("TOPSYNC_SPIN", "0", 1);
     CHECK_EQ(topsync_barrier_create(&b, 2, NULL), 0);
     topsync_barrier_destroy(b);
