@@ -33,8 +33,11 @@ int topsync_rcl_policy_parse(const char *name, topsync_rcl_policy_t *out)
         *out = TOPSYNC_RCL_PACK;
     else if (!strcasecmp(name, "spread"))
         *out = TOPSYNC_RCL_SPREAD;
+    else if (!strcasecmp(name, "default"))
+        *out = TOPSYNC_RCL_POLICY_DEFAULT;
     else
-        return ts_fail(EINVAL, "unknown RCL placement policy '%s'; valid: pack, spread", name);
+        return ts_fail(EINVAL, "unknown RCL placement policy '%s'; valid: pack, spread, default",
+                       name);
     return 0;
 }
 
