@@ -30,6 +30,7 @@
 #include <topsync.h>
 
 #include "bench.h"
+#include "bench_rcl.h"
 
 #define MAX_RUNS BENCH_MAX_RUNS
 
@@ -482,11 +483,14 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--mpi"))
             return exec_mpi(argv);
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        fprintf(argc < 2 ? stderr : stdout, "usage: topsync-bench barrier [options]   (--help)\n");
+        fprintf(argc < 2 ? stderr : stdout, "usage: topsync-bench barrier [options]   (--help)\n"
+                                            "       topsync-bench rcl [options]       (--help)\n");
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "barrier"))
         return cmd_barrier(argc - 1, argv + 1);
-    fprintf(stderr, "topsync-bench: unknown benchmark '%s'; valid: barrier\n", argv[1]);
+    if (!strcmp(argv[1], "rcl"))
+        return cmd_rcl(argc - 1, argv + 1);
+    fprintf(stderr, "topsync-bench: unknown benchmark '%s'; valid: barrier, rcl\n", argv[1]);
     return 2;
 }

@@ -1,22 +1,31 @@
 #!/usr/bin/env bash
 # Install what topsync needs on Debian (12 or later). Idempotent; uses sudo
-# when not run as root. Set TOPSYNC_SETUP_MPI=0 to skip the MPI libraries.
+# when not run as root. Set TOPSYNC_SETUP_MPI=0 to skip the MPI libraries,
+# TOPSYNC_SETUP_NUMA_VM=0 to skip qemu, busybox and the guest kernel of the
+# numa-vm test.
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libck-dev python3
           python3-matplotlib)
 if [ "${TOPSYNC_SETUP_MPI:-1}" != 0 ]; then
     packages+=(libopenmpi-dev openmpi-bin libmpich-dev mpich gfortran)
 fi
+if [ "${TOPSYNC_SETUP_NUMA_VM:-1}" != 0 ]; then
+    packages+=(qemu-system-x86 busybox-static cpio file)
+fi
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ ${#missing[@]} -eq 0 ]; then
-    echo "setup: all packages present"
-    exit 0
-fi
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
-echo "setup: installing ${missing[*]}"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "setup: all packages present"
+else
+    echo "setup: installing ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if [ "${TOPSYNC_SETUP_NUMA_VM:-1}" != 0 ]; then
+    # the guest kernel of tests/numa-vm, cached in /var/cache/topsync-numa-vm
+    $sudo "$(dirname "$0")/numa-vm-kernel.sh" >/dev/null
+fi
