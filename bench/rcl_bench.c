@@ -265,9 +265,11 @@ static double median(double *v, unsigned n)
 
 #define ROUNDTRIPS 20000u
 
+/* One cache line bounced between two cores: the initiator stores an odd
+ * value, the responder answers with the next even one, in the same word,
+ * as an RCL request and its completion share one line. */
 struct pingpong {
-    _Alignas(128) atomic_uint ping;
-    _Alignas(128) atomic_uint pong;
+    _Alignas(128) atomic_uint word;
     hwloc_topology_t h;
     hwloc_obj_t peer_core;
 };
@@ -277,9 +279,9 @@ static void *pong_main(void *p)
     struct pingpong *pp = p;
     hwloc_set_cpubind(pp->h, pp->peer_core->cpuset, HWLOC_CPUBIND_THREAD);
     for (unsigned i = 1; i <= ROUNDTRIPS; i++) {
-        while (atomic_load_explicit(&pp->ping, memory_order_acquire) != i)
+        while (atomic_load_explicit(&pp->word, memory_order_acquire) != 2 * i - 1)
             ;
-        atomic_store_explicit(&pp->pong, i, memory_order_release);
+        atomic_store_explicit(&pp->word, 2 * i, memory_order_release);
     }
     return NULL;
 }
@@ -288,8 +290,7 @@ static void *pong_main(void *p)
 static double c2c_roundtrip(hwloc_topology_t h, hwloc_obj_t a, hwloc_obj_t b)
 {
     struct pingpong pp = {.h = h, .peer_core = b};
-    atomic_init(&pp.ping, 0);
-    atomic_init(&pp.pong, 0);
+    atomic_init(&pp.word, 0);
     hwloc_set_cpubind(h, a->cpuset, HWLOC_CPUBIND_THREAD);
     pthread_t t;
     pthread_create(&t, NULL, pong_main, &pp);
@@ -297,12 +298,14 @@ static double c2c_roundtrip(hwloc_topology_t h, hwloc_obj_t a, hwloc_obj_t b)
     for (unsigned i = 1; i <= ROUNDTRIPS; i++) {
         if (i == ROUNDTRIPS / 10)
             t0 = bench_now_ns(); /* the first tenth warms up */
-        atomic_store_explicit(&pp.ping, i, memory_order_release);
-        while (atomic_load_explicit(&pp.pong, memory_order_acquire) != i)
+        atomic_store_explicit(&pp.word, 2 * i - 1, memory_order_release);
+        while (atomic_load_explicit(&pp.word, memory_order_acquire) != 2 * i)
             ;
     }
     double ns = (double)(bench_now_ns() - t0) / (ROUNDTRIPS - ROUNDTRIPS / 10 + 1);
     pthread_join(t, NULL);
+    /* unpin: a runtime created next must see the whole process's cpuset */
+    hwloc_set_cpubind(h, hwloc_topology_get_allowed_cpuset(h), HWLOC_CPUBIND_THREAD);
     return ns;
 }
 
@@ -333,6 +336,7 @@ static double rcl_roundtrip(hwloc_topology_t h, hwloc_obj_t a, int server_core)
     topsync_rcl_lock_destroy(l);
     topsync_rcl_server_stop(s);
     topsync_rcl_runtime_destroy(rt);
+    hwloc_set_cpubind(h, hwloc_topology_get_allowed_cpuset(h), HWLOC_CPUBIND_THREAD);
     return ns;
 }
 

@@ -3,7 +3,10 @@
 # topology and groups, and run the thread barrier benchmark (the paper's
 # protocol, topsync against pthread, OpenMP and Concurrency Kit in the same
 # process) with one thread per core and oversubscribed, then the MPI_Barrier
-# comparison against Open MPI and MPICH. Results go to out/.
+# comparison against Open MPI and MPICH, then the RCL benchmark (the RCL
+# papers' protocol against mutex, TTAS, CK MCS, CK cohort and flat
+# combining, with its round trip against the cache-line floor). Results go
+# to out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-debian.sh
@@ -26,3 +29,10 @@ echo
 echo "== MPI_Barrier: topsync against Open MPI and MPICH (scripts/mpi_compare.sh) =="
 scripts/mpi_compare.sh build > out/mpi-compare.log 2>&1 || { tail -20 out/mpi-compare.log; exit 1; }
 grep -E '^## |Default' out/mpi/summary.md
+echo
+echo "== topsync-bench rcl (SPEC 5.4 protocol) =="
+build/bench/topsync-bench rcl --output out/bench-rcl.json --csv out/bench-rcl.csv \
+    > out/bench-rcl.txt 2> out/bench-rcl.err || { cat out/bench-rcl.err; exit 1; }
+py=/usr/bin/python3 # Debian's, with python3-matplotlib for the plots
+[ -x "$py" ] || py=python3
+"$py" scripts/rcl_report.py out/bench-rcl.json out/bench-rcl | tee out/bench-rcl-summary.md

@@ -177,7 +177,9 @@ const topsync_topology_t *topsync_rcl_runtime_topology(const topsync_rcl_runtime
  * Start a server on `core` (hwloc logical core index: RCLLockInitDefault), or
  * on the core chosen by the runtime's placement policy for
  * TOPSYNC_RCL_CORE_AUTO (RCLLockInitNUMA). -EINVAL when the core is outside
- * the cpuset the process had when the runtime was created. The first server
+ * the process's cpuset as it was when the runtime was created: the union of
+ * the bindings of its threads then (so create the runtime before the main
+ * thread pins itself to one core). The first server
  * of a runtime migrates the blocks topsync_rcl_malloc() recorded to its NUMA
  * node. Returns once the server runs.
  */

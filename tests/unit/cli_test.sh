@@ -75,5 +75,32 @@ for want in ["auto", "sense-reversing", "dissemination", "topo", "peer:pthread"]
 for r in recs:
     assert r["participants"] == 2 and r["latency_ns"] > 0 and r["wait"], r
 PY
+
+# topsync-bench rcl: errors list the valid names; JSON records on a short run
+expect_error "unknown pattern 'zigzag'; valid: sequential, strided, random" "$bench" rcl --pattern zigzag
+expect_error "unknown lock 'peer:spin'; valid: rcl, peer:mutex" "$bench" rcl --locks peer:spin
+expect_error "unknown affinity 'far'; valid: none, hierarchical" "$bench" rcl --affinity far
+expect_error "valid: pack, spread" "$bench" rcl --placement near
+json=$("$bench" rcl --threads 1,2 --array 4096 --ops 2000 --runs 1 --json 2>/dev/null)
+python3 - "$json" <<'PY' && ok || ko "bench rcl JSON"
+import json, sys
+recs = json.loads(sys.argv[1])
+locks = {r["lock"] for r in recs if "lock" in r}
+for want in ["rcl", "peer:mutex", "peer:ttas", "peer:flat-combining"]:
+    assert want in locks, (want, locks)
+for r in recs:
+    if "metric" in r:
+        assert r["metric"] == "roundtrip_ns", r
+        continue
+    assert r["pattern"] in ("sequential", "strided", "random"), r
+    assert r["alloc"] in ("default", "rcl-aware") and r["init"] in ("default", "numa"), r
+    assert r["threads"] in (1, 2) and r["mops"] > 0, r
+configs = {(r["alloc"], r["init"]) for r in recs if r.get("lock") == "rcl"}
+assert configs == {("default", "default"), ("default", "numa"), ("rcl-aware", "default"),
+                   ("rcl-aware", "numa")}, configs
+metrics = [r for r in recs if "metric" in r]
+assert len(metrics) == 1, metrics
+PY
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
