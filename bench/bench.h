@@ -19,6 +19,10 @@ static inline uint64_t bench_now_ns(void)
  * average the others (plain mean with fewer than 3 runs). -1 for a bad count.
  */
 double bench_protocol_summary(const double *runs, unsigned nruns);
+/* The median of the runs' figures; -1 for a bad count. */
+double bench_median(const double *runs, unsigned nruns);
+/* A decimal count in [min, max] (no sign, nothing after it): 0, else -1. */
+int bench_parse_u64(const char *s, uint64_t *out, uint64_t min, uint64_t max);
 
 /* A barrier under test, driven by the thread harness of barrier_bench.c. */
 typedef struct bench_barrier {

@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
-/* What the benchmark drivers share: the summary of SPEC section 4. */
+/* What the benchmark drivers share: run summaries and option parsing. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,4 +24,25 @@ double bench_protocol_summary(const double *runs, unsigned nruns)
     for (unsigned i = lo; i < hi; i++)
         sum += sorted[i];
     return sum / (hi - lo);
+}
+
+double bench_median(const double *runs, unsigned nruns)
+{
+    double sorted[BENCH_MAX_RUNS];
+    if (nruns == 0 || nruns > BENCH_MAX_RUNS)
+        return -1;
+    memcpy(sorted, runs, nruns * sizeof *runs);
+    qsort(sorted, nruns, sizeof *sorted, cmp_double);
+    return nruns % 2 ? sorted[nruns / 2] : (sorted[nruns / 2 - 1] + sorted[nruns / 2]) / 2;
+}
+
+int bench_parse_u64(const char *s, uint64_t *out, uint64_t min, uint64_t max)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
 }

@@ -247,20 +247,6 @@ out:
     return mops;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, unsigned n)
-{
-    double s[BENCH_MAX_RUNS];
-    memcpy(s, v, n * sizeof *v);
-    qsort(s, n, sizeof *s, cmp_double);
-    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
-
 /* ---- round trips ------------------------------------------------------------ */
 
 #define ROUNDTRIPS 20000u
@@ -384,10 +370,8 @@ static int parse_names(const char *what, const char *list, const char *const *va
 
 static int parse_size(const char *s, size_t *out, size_t min, size_t max)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
+    uint64_t v;
+    if (bench_parse_u64(s, &v, min, max) < 0)
         return -1;
     *out = (size_t)v;
     return 0;
@@ -614,7 +598,7 @@ int cmd_rcl(int argc, char **argv)
                                 r->runs[r->nruns++] = m;
                             }
                             if (r->nruns) {
-                                r->mops = median(r->runs, r->nruns);
+                                r->mops = bench_median(r->runs, r->nruns);
                                 n++;
                             }
                         }
@@ -633,8 +617,8 @@ int cmd_rcl(int argc, char **argv)
             rt_runs[k] = rcl_roundtrip(h, a, (int)ncores - 1);
         }
         hwloc_set_cpubind(h, hwloc_topology_get_allowed_cpuset(h), HWLOC_CPUBIND_THREAD);
-        c2c_ns = median(cc_runs, o.runs);
-        rcl_ns = median(rt_runs, o.runs);
+        c2c_ns = bench_median(cc_runs, o.runs);
+        rcl_ns = bench_median(rt_runs, o.runs);
     }
 
     if (o.output) {

@@ -238,17 +238,6 @@ static void usage(FILE *f)
                "                     [--peers all|none] [--json]\n");
 }
 
-static int parse_u64(const char *s, uint64_t *out, uint64_t min, uint64_t max)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int cmd_barrier(int argc, char **argv)
 {
     struct options o = {.threads = 0, .runs = 5, .iterations = 1000, .budget_ms = 300,
@@ -268,7 +257,7 @@ static int cmd_barrier(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case O_THREADS:
-            if (parse_u64(optarg, &v, 1, 4096)) {
+            if (bench_parse_u64(optarg, &v, 1, 4096)) {
                 fprintf(stderr, "topsync-bench: --threads takes 1..4096, not '%s'\n", optarg);
                 return 2;
             }
@@ -282,20 +271,20 @@ static int cmd_barrier(int argc, char **argv)
             }
             break;
         case O_ITER:
-            if (parse_u64(optarg, &o.iterations, 1, UINT64_MAX / 2)) {
+            if (bench_parse_u64(optarg, &o.iterations, 1, UINT64_MAX / 2)) {
                 fprintf(stderr, "topsync-bench: --iterations takes a positive number\n");
                 return 2;
             }
             break;
         case O_RUNS:
-            if (parse_u64(optarg, &v, 1, MAX_RUNS)) {
+            if (bench_parse_u64(optarg, &v, 1, MAX_RUNS)) {
                 fprintf(stderr, "topsync-bench: --runs takes 1..%d\n", MAX_RUNS);
                 return 2;
             }
             o.runs = (unsigned)v;
             break;
         case O_BUDGET:
-            if (parse_u64(optarg, &o.budget_ms, 1, 3600000)) {
+            if (bench_parse_u64(optarg, &o.budget_ms, 1, 3600000)) {
                 fprintf(stderr, "topsync-bench: --budget-ms takes a positive number\n");
                 return 2;
             }

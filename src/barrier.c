@@ -135,6 +135,22 @@ int topsync_barrier_algorithm_validate(const char *name)
     return parse_algorithm(name, &p, "");
 }
 
+int ts_wait_policy_resolve(topsync_wait_policy_t *policy)
+{
+    if (*policy == TOPSYNC_WAIT_DEFAULT) {
+        const char *env = getenv("TOPSYNC_WAIT");
+        if (env && *env && topsync_wait_policy_parse(env, policy) < 0)
+            return ts_fail(EINVAL, "TOPSYNC_WAIT: %s", topsync_error_message());
+        if (*policy == TOPSYNC_WAIT_DEFAULT)
+            *policy = TOPSYNC_WAIT_BLOCK;
+    } else if (*policy != TOPSYNC_WAIT_SPIN && *policy != TOPSYNC_WAIT_YIELD &&
+               *policy != TOPSYNC_WAIT_BLOCK) {
+        return ts_fail(EINVAL, "invalid wait policy value %d; valid: spin, yield, block",
+                       (int)*policy);
+    }
+    return 0;
+}
+
 int topsync_wait_policy_parse(const char *name, topsync_wait_policy_t *out)
 {
     if (!name || !out)
@@ -239,20 +255,9 @@ static int resolve(unsigned n, const topsync_barrier_options_t *o, struct resolv
         return rc;
 
     r->wait = o->wait;
-    if (r->wait == TOPSYNC_WAIT_DEFAULT) {
-        const char *env = getenv("TOPSYNC_WAIT");
-        if (env && *env) {
-            rc = topsync_wait_policy_parse(env, &r->wait);
-            if (rc < 0)
-                return ts_fail(EINVAL, "TOPSYNC_WAIT: %s", topsync_error_message());
-        }
-        if (r->wait == TOPSYNC_WAIT_DEFAULT)
-            r->wait = TOPSYNC_WAIT_BLOCK;
-    } else if (r->wait != TOPSYNC_WAIT_SPIN && r->wait != TOPSYNC_WAIT_YIELD &&
-               r->wait != TOPSYNC_WAIT_BLOCK) {
-        return ts_fail(EINVAL, "invalid wait policy value %d; valid: spin, yield, block",
-                       (int)r->wait);
-    }
+    rc = ts_wait_policy_resolve(&r->wait);
+    if (rc < 0)
+        return rc;
     /* Oversubscribed: more participants than the CPUs they run on together.
      * With bindings that is their union (an MPI rank bound to one core must
      * not count as a one-CPU machine); without, the process's CPUs. */

@@ -192,17 +192,9 @@ const topsync_topology_t *topsync_rcl_runtime_topology(const topsync_rcl_runtime
 
 static int resolve_options(topsync_rcl_options_t *o)
 {
-    if (o->wait == TOPSYNC_WAIT_DEFAULT) {
-        const char *env = getenv("TOPSYNC_WAIT");
-        if (env && *env && topsync_wait_policy_parse(env, &o->wait) < 0)
-            return ts_fail(EINVAL, "TOPSYNC_WAIT: %s", topsync_error_message());
-        if (o->wait == TOPSYNC_WAIT_DEFAULT)
-            o->wait = TOPSYNC_WAIT_BLOCK;
-    } else if (o->wait != TOPSYNC_WAIT_SPIN && o->wait != TOPSYNC_WAIT_YIELD &&
-               o->wait != TOPSYNC_WAIT_BLOCK) {
-        return ts_fail(EINVAL, "invalid wait policy value %d; valid: spin, yield, block",
-                       (int)o->wait);
-    }
+    int rc = ts_wait_policy_resolve(&o->wait);
+    if (rc < 0)
+        return rc;
     if (o->placement == TOPSYNC_RCL_POLICY_DEFAULT) {
         const char *env = getenv("TOPSYNC_RCL_PLACEMENT");
         if (env && *env && topsync_rcl_policy_parse(env, &o->placement) < 0)

@@ -40,6 +40,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <topsync/barrier.h> /* topsync_wait_policy_t */
+
 typedef struct ts_word {
     _Atomic uint32_t value;
     uint32_t reserved; /* keeps MCS child slots 8 bytes apart */
@@ -114,6 +116,11 @@ static inline void ts_publish(ts_word *w, uint32_t episode, const ts_wait *polic
     if (old & TS_SLEEPING)
         ts_wake_all(w, policy->process_shared);
 }
+
+/* Resolve TOPSYNC_WAIT_DEFAULT (TOPSYNC_WAIT, else block) and validate a
+ * policy value; 0 or -EINVAL with a message listing the valid ones. Both the
+ * barrier and the RCL runtime take their policy through it. */
+int ts_wait_policy_resolve(topsync_wait_policy_t *policy);
 
 /* Initial value of a flag at `episode` completed episodes. */
 static inline uint32_t ts_flag_initial(uint64_t episode)
