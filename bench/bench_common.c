@@ -12,13 +12,21 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-double bench_protocol_summary(const double *runs, unsigned nruns)
+/* A sorted copy of the runs; 0, or -1 for a bad count. */
+static int sorted_runs(const double *runs, unsigned nruns, double *sorted)
 {
-    double sorted[BENCH_MAX_RUNS];
     if (nruns == 0 || nruns > BENCH_MAX_RUNS)
         return -1;
     memcpy(sorted, runs, nruns * sizeof *runs);
     qsort(sorted, nruns, sizeof *sorted, cmp_double);
+    return 0;
+}
+
+double bench_protocol_summary(const double *runs, unsigned nruns)
+{
+    double sorted[BENCH_MAX_RUNS];
+    if (sorted_runs(runs, nruns, sorted) < 0)
+        return -1;
     unsigned lo = nruns >= 3 ? 1 : 0, hi = nruns >= 3 ? nruns - 1 : nruns;
     double sum = 0;
     for (unsigned i = lo; i < hi; i++)
@@ -29,10 +37,8 @@ double bench_protocol_summary(const double *runs, unsigned nruns)
 double bench_median(const double *runs, unsigned nruns)
 {
     double sorted[BENCH_MAX_RUNS];
-    if (nruns == 0 || nruns > BENCH_MAX_RUNS)
+    if (sorted_runs(runs, nruns, sorted) < 0)
         return -1;
-    memcpy(sorted, runs, nruns * sizeof *runs);
-    qsort(sorted, nruns, sizeof *sorted, cmp_double);
     return nruns % 2 ? sorted[nruns / 2] : (sorted[nruns / 2 - 1] + sorted[nruns / 2]) / 2;
 }
 

@@ -219,6 +219,21 @@ static int resolve_options(topsync_rcl_options_t *o)
     return 0;
 }
 
+/* Frees what a (possibly half-built) runtime holds. */
+static void runtime_free(topsync_rcl_runtime_t *rt)
+{
+    for (unsigned i = 0; i < rt->quarantine_len; i++)
+        free(rt->quarantine[i]);
+    free(rt->quarantine);
+    ts_rcl_alloc_destroy(rt);
+    hwloc_bitmap_free(rt->process_cpuset);
+    topsync_rcl_usage_destroy(rt->usage);
+    topsync_topology_destroy(rt->topo);
+    pthread_mutex_destroy(&rt->mutex);
+    pthread_mutex_destroy(&rt->alloc_mutex);
+    free(rt);
+}
+
 int topsync_rcl_runtime_create(topsync_rcl_runtime_t **out, const topsync_rcl_options_t *options)
 {
     if (!out)
@@ -259,13 +274,7 @@ int topsync_rcl_runtime_create(topsync_rcl_runtime_t **out, const topsync_rcl_op
     *out = rt;
     return 0;
 fail:
-    free(rt->quarantine);
-    hwloc_bitmap_free(rt->process_cpuset);
-    topsync_rcl_usage_destroy(rt->usage);
-    topsync_topology_destroy(rt->topo);
-    pthread_mutex_destroy(&rt->mutex);
-    pthread_mutex_destroy(&rt->alloc_mutex);
-    free(rt);
+    runtime_free(rt);
     return rc;
 }
 
@@ -283,16 +292,7 @@ int topsync_rcl_runtime_destroy(topsync_rcl_runtime_t *rt)
     if (blocks)
         return ts_fail(EBUSY, "topsync_rcl_runtime_destroy: %zu block(s) of "
                               "topsync_rcl_malloc() not freed yet", blocks);
-    for (unsigned i = 0; i < rt->quarantine_len; i++)
-        free(rt->quarantine[i]);
-    free(rt->quarantine);
-    ts_rcl_alloc_destroy(rt);
-    hwloc_bitmap_free(rt->process_cpuset);
-    topsync_rcl_usage_destroy(rt->usage);
-    topsync_topology_destroy(rt->topo);
-    pthread_mutex_destroy(&rt->mutex);
-    pthread_mutex_destroy(&rt->alloc_mutex);
-    free(rt);
+    runtime_free(rt);
     return 0;
 }
 
