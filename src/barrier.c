@@ -312,6 +312,23 @@ static int spin_from_env(long *out)
     return 0;
 }
 
+/* TOPSYNC_TIMEOUT: seconds (0: none); *out is 0 when unset. */
+static int timeout_from_env(double *out)
+{
+    const char *v = getenv("TOPSYNC_TIMEOUT");
+    *out = 0;
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    double t = strtod(v, &end);
+    if (errno || *end || end == v || !(t >= 0 && t <= 1e6))
+        return ts_fail(EINVAL, "TOPSYNC_TIMEOUT='%s' is not valid; valid: a number of seconds "
+                               "from 0 (no timeout) to 1000000, e.g. 30 or 0.5", v);
+    *out = t;
+    return 0;
+}
+
 int topsync_environment_check(void)
 {
     struct parsed_algorithm alg;
@@ -323,7 +340,10 @@ int topsync_environment_check(void)
     if (wait && *wait && topsync_wait_policy_parse(wait, &policy) < 0)
         return ts_fail(EINVAL, "TOPSYNC_WAIT: %s", topsync_error_message());
     long spin;
-    return spin_from_env(&spin);
+    if (spin_from_env(&spin) < 0)
+        return -EINVAL;
+    double timeout;
+    return timeout_from_env(&timeout);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -360,6 +380,17 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
     rc = spin_from_env(&spin);
     if (rc < 0)
         return rc;
+    double timeout = opts->timeout_seconds;
+    if (timeout != timeout || timeout > 1e6)
+        return ts_fail(EINVAL, "barrier: timeout_seconds %g is not valid; valid: up to 1000000, "
+                               "0 for $TOPSYNC_TIMEOUT, negative for none", timeout);
+    if (timeout == 0) {
+        rc = timeout_from_env(&timeout);
+        if (rc < 0)
+            return rc;
+    }
+    if (timeout < 0)
+        timeout = 0;
 
     topsync_barrier_t *b = calloc(1, sizeof *b);
     if (!b)
@@ -369,6 +400,8 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
     b->level_mask = r.alg.level_mask;
     b->tree_release = r.alg.tree_release;
     wait_settings(&b->wait, r.wait, r.oversubscribed, opts->process_shared != 0, spin);
+    b->timeout_seconds = timeout;
+    b->wait.timeout_ns = timeout > 0 ? (uint64_t)(timeout * 1e9) + 1 : 0;
 
     /* Groups: needed by topo, and by auto to decide. */
     topsync_groups_t *groups = NULL;
@@ -545,6 +578,74 @@ int topsync_barrier_destroy(topsync_barrier_t *b)
     return 0;
 }
 
+static inline uint32_t enter_episode(topsync_barrier_t *b, unsigned rank)
+{
+    ts_word *local = ts_rank_line(b, rank, 0);
+    /* relaxed: line 0 is written by its owner only; others read it only to
+     * report who is missing after a timeout (topsync_barrier_missing) */
+    uint32_t episode = atomic_load_explicit(&local->value, memory_order_relaxed) + 1;
+    atomic_store_explicit(&local->value, episode, memory_order_relaxed);
+    return episode;
+}
+
+int topsync_barrier_missing(const topsync_barrier_t *b, unsigned rank, unsigned *out,
+                            unsigned max)
+{
+    if (!b || rank >= b->n || (max && !out))
+        return ts_fail(EINVAL, "topsync_barrier_missing: bad argument");
+    /* relaxed: a report, racy by nature (see barrier.h) */
+    uint32_t episode = atomic_load_explicit(&ts_rank_line(b, rank, 0)->value, memory_order_relaxed);
+    unsigned count = 0;
+    for (unsigned r = 0; r < b->n; r++) {
+        uint32_t v = atomic_load_explicit(&ts_rank_line(b, r, 0)->value, memory_order_relaxed);
+        if ((int32_t)(v - episode) < 0) {
+            if (count < max)
+                out[count] = r;
+            count++;
+        }
+    }
+    return (int)count;
+}
+
+/* The -ETIMEDOUT message: who has not arrived. */
+static int report_timeout(topsync_barrier_t *b, unsigned rank)
+{
+    unsigned shown[16];
+    int missing = topsync_barrier_missing(b, rank, shown, 16);
+    char list[160] = "";
+    size_t len = 0;
+    for (int i = 0; i < missing && i < 16; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%u", i ? ", " : "", shown[i]);
+    if (missing > 16)
+        snprintf(list + len, sizeof list - len, ", ... (%d in all)", missing);
+    if (missing <= 0)
+        snprintf(list, sizeof list, "none (they arrived since)");
+    return ts_fail(ETIMEDOUT, "topsync_barrier_wait: participant %u waited more than %g s "
+                              "(TOPSYNC_TIMEOUT) in episode %u; participant(s) not arrived: %s",
+                   rank, b->timeout_seconds,
+                   atomic_load_explicit(&ts_rank_line(b, rank, 0)->value, memory_order_relaxed),
+                   list);
+}
+
+/* The algorithm's wait, with ts_wait_slow's timeout unwinding to here. */
+static int wait_with_timeout(topsync_barrier_t *b, unsigned rank, uint32_t episode)
+{
+    if (atomic_load_explicit(&b->broken, memory_order_relaxed))
+        return ts_fail(EPIPE, "topsync_barrier_wait: the barrier is broken (an earlier wait "
+                              "timed out); destroy it");
+    jmp_buf env;
+    jmp_buf *outer = ts_timeout_target;
+    if (setjmp(env)) {
+        ts_timeout_target = outer;
+        atomic_store_explicit(&b->broken, true, memory_order_relaxed);
+        return report_timeout(b, rank);
+    }
+    ts_timeout_target = &env;
+    b->algo->wait(b, rank, episode);
+    ts_timeout_target = outer;
+    return 0;
+}
+
 void topsync_barrier_wait(topsync_barrier_t *b, unsigned rank)
 {
     if (__builtin_expect(rank >= b->n, 0)) {
@@ -552,10 +653,14 @@ void topsync_barrier_wait(topsync_barrier_t *b, unsigned rank)
                 b->n);
         abort();
     }
-    ts_word *local = ts_rank_line(b, rank, 0);
-    /* relaxed: line 0 is read and written by its owner only */
-    uint32_t episode = atomic_load_explicit(&local->value, memory_order_relaxed) + 1;
-    atomic_store_explicit(&local->value, episode, memory_order_relaxed);
+    uint32_t episode = enter_episode(b, rank);
+    if (__builtin_expect(b->wait.timeout_ns != 0, 0)) {
+        if (wait_with_timeout(b, rank, episode) < 0) {
+            fprintf(stderr, "topsync: %s\n", topsync_error_message());
+            abort();
+        }
+        return;
+    }
     b->algo->wait(b, rank, episode);
 }
 
@@ -566,7 +671,10 @@ int topsync_barrier_wait_checked(topsync_barrier_t *b, unsigned rank)
     if (rank >= b->n)
         return ts_fail(EINVAL, "topsync_barrier_wait: rank %u out of range (%u participants)",
                        rank, b->n);
-    topsync_barrier_wait(b, rank);
+    uint32_t episode = enter_episode(b, rank);
+    if (b->wait.timeout_ns)
+        return wait_with_timeout(b, rank, episode);
+    b->algo->wait(b, rank, episode);
     return 0;
 }
 

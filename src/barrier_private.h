@@ -58,6 +58,8 @@ struct topsync_barrier {
     topsync_groups_t *groups; /* owned copy for "topo" */
 
     void *roles; /* per-rank roles, algorithm specific, read-only after setup */
+    double timeout_seconds; /* 0: none */
+    _Atomic bool broken;    /* a wait on this handle timed out */
 };
 
 struct ts_algorithm {

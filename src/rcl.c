@@ -653,12 +653,14 @@ static void init_waits(topsync_rcl_server_t *s, topsync_wait_policy_t p)
     enum ts_wait_kind kind = p == TOPSYNC_WAIT_SPIN    ? TS_WAIT_SPIN
                              : p == TOPSYNC_WAIT_YIELD ? TS_WAIT_YIELD
                                                        : TS_WAIT_BLOCK;
-    s->wait_normal = (ts_wait){kind, RCL_CLIENT_SPIN, RCL_CLIENT_YIELDS, false};
+    s->wait_normal = (ts_wait){.kind = kind, .spin_iterations = RCL_CLIENT_SPIN,
+                               .yield_iterations = RCL_CLIENT_YIELDS};
     /* more clients and servers than CPUs: the server most likely needs our
      * CPU, give it up at once (as the barrier does, see barrier.c) */
-    s->wait_oversubscribed = (ts_wait){kind, 0, RCL_CLIENT_YIELDS_OVERSUBSCRIBED, false};
-    s->wait_short_spin = (ts_wait){kind, RCL_CLIENT_SHORT_SPIN, RCL_CLIENT_YIELDS_OVERSUBSCRIBED,
-                                   false};
+    s->wait_oversubscribed = (ts_wait){.kind = kind, .spin_iterations = 0,
+                                       .yield_iterations = RCL_CLIENT_YIELDS_OVERSUBSCRIBED};
+    s->wait_short_spin = (ts_wait){.kind = kind, .spin_iterations = RCL_CLIENT_SHORT_SPIN,
+                                   .yield_iterations = RCL_CLIENT_YIELDS_OVERSUBSCRIBED};
     s->publish = s->wait_normal;
 }
 

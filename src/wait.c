@@ -3,14 +3,50 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
-static void futex_wait(_Atomic uint32_t *addr, uint32_t expected, bool process_shared)
+_Thread_local jmp_buf *ts_timeout_target;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The deadline of a wait has passed: unwind to the armed caller. */
+static _Noreturn void timed_out(void)
+{
+    if (ts_timeout_target)
+        longjmp(*ts_timeout_target, 1);
+    fprintf(stderr, "topsync: a wait exceeded TOPSYNC_TIMEOUT\n");
+    abort();
+}
+
+/* Has the deadline (0: none) passed? */
+static inline bool expired(uint64_t deadline)
+{
+    return deadline && now_ns() >= deadline;
+}
+
+static void futex_wait(_Atomic uint32_t *addr, uint32_t expected, bool process_shared,
+                       uint64_t deadline)
 {
     int op = process_shared ? FUTEX_WAIT : FUTEX_WAIT_PRIVATE;
-    /* EAGAIN (value changed), EINTR, spurious wake-ups: the caller rechecks. */
-    syscall(SYS_futex, (uint32_t *)addr, op, expected, NULL, NULL, 0);
+    struct timespec rel, *timeout = NULL;
+    if (deadline) {
+        uint64_t now = now_ns(), left = deadline > now ? deadline - now : 1;
+        rel.tv_sec = (time_t)(left / 1000000000u);
+        rel.tv_nsec = (long)(left % 1000000000u);
+        timeout = &rel;
+    }
+    /* EAGAIN (value changed), EINTR, ETIMEDOUT, spurious wake-ups: the
+     * caller rechecks the value and the deadline. */
+    syscall(SYS_futex, (uint32_t *)addr, op, expected, timeout, NULL, 0);
 }
 
 void ts_wake_all(ts_word *w, bool process_shared)
@@ -27,9 +63,13 @@ static inline bool reached_now(ts_word *w, uint32_t episode)
 
 void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
 {
+    uint64_t deadline = policy->timeout_ns ? now_ns() + policy->timeout_ns : 0;
     if (policy->kind == TS_WAIT_SPIN) {
-        while (!reached_now(w, episode))
+        for (uint32_t i = 1; !reached_now(w, episode); i++) {
+            if (deadline && (i & 1023u) == 0 && expired(deadline))
+                timed_out();
             ts_cpu_relax();
+        }
         return;
     }
     for (uint32_t i = 0; i < policy->spin_iterations; i++) {
@@ -38,8 +78,11 @@ void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
         ts_cpu_relax();
     }
     if (policy->kind == TS_WAIT_YIELD) {
-        while (!reached_now(w, episode))
+        while (!reached_now(w, episode)) {
+            if (expired(deadline))
+                timed_out();
             sched_yield();
+        }
         return;
     }
     for (uint32_t i = 0; i < policy->yield_iterations; i++) {
@@ -52,6 +95,8 @@ void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
         uint32_t v = atomic_load_explicit(&w->value, memory_order_acquire);
         if (ts_reached(v, episode))
             return;
+        if (expired(deadline))
+            timed_out();
         if (!(v & TS_SLEEPING)) {
             /* relaxed: the CAS only has to be ordered against the publisher's
              * exchange, which the word's modification order does (see wait.h);
@@ -62,6 +107,6 @@ void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
                 continue;
             v |= TS_SLEEPING;
         }
-        futex_wait(&w->value, v, policy->process_shared);
+        futex_wait(&w->value, v, policy->process_shared, deadline);
     }
 }

@@ -36,6 +36,7 @@
 #define TOPSYNC_SRC_WAIT_H
 
 #include <assert.h>
+#include <setjmp.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -60,7 +61,17 @@ typedef struct ts_wait {
     uint32_t spin_iterations;  /* pauses before yielding / sleeping */
     uint32_t yield_iterations; /* yields before sleeping (block) */
     bool process_shared;       /* futex without FUTEX_PRIVATE_FLAG */
+    uint64_t timeout_ns;       /* 0: wait forever; else see ts_timeout_target */
 } ts_wait;
+
+/*
+ * Liveness (TOPSYNC_TIMEOUT). When a slow-path wait with timeout_ns set has
+ * lasted that long, it longjmp()s to *ts_timeout_target, which the caller
+ * (barrier.c, wait_with_timeout) armed around the algorithm's wait; unarmed,
+ * it prints a message and aborts. The fast path is untouched: the deadline
+ * is taken on entering the slow path.
+ */
+extern _Thread_local jmp_buf *ts_timeout_target;
 
 /* Has a word holding `value` reached `episode`? (31-bit wrap-safe) */
 static inline bool ts_reached(uint32_t value, uint32_t episode)

@@ -72,6 +72,12 @@ typedef struct topsync_barrier_options {
     size_t line_size;
     /* Episode counters start here (tests of counter wrap-around); usually 0. */
     uint64_t start_episode;
+    /*
+     * Liveness: a wait lasting longer than this many seconds fails (see
+     * topsync_barrier_wait_checked) instead of hanging. 0: $TOPSYNC_TIMEOUT
+     * (seconds, 0 or unset: no timeout); negative: no timeout.
+     */
+    double timeout_seconds;
 } topsync_barrier_options_t;
 
 /* Fill `options` with defaults (everything from the environment). */
@@ -115,8 +121,25 @@ void topsync_barrier_wait(topsync_barrier_t *barrier, unsigned rank);
  * The same, with its arguments checked: returns 0, or -EINVAL for a NULL
  * barrier or a rank out of range (topsync_barrier_wait aborts with a message
  * on a bad rank, since it cannot return an error).
+ *
+ * With a timeout (options.timeout_seconds or TOPSYNC_TIMEOUT): -ETIMEDOUT
+ * when the wait lasted longer, with a message naming the participants that
+ * had not arrived ("participant(s) 2, 5 have not arrived"); the barrier is
+ * then broken (a participant died or hangs): every later wait on this
+ * handle returns -EPIPE, and the handle should be destroyed.
+ * topsync_barrier_wait prints the same message and aborts. The wait stays
+ * free of clock reads until it leaves its fast path.
  */
 int topsync_barrier_wait_checked(topsync_barrier_t *barrier, unsigned rank);
+
+/*
+ * Who has not arrived: the participants that have not yet entered the
+ * episode `rank` is in (or last waited in). Writes up to max of them to out
+ * (ascending) and returns how many there are. For reports after a timeout;
+ * racy by nature while participants move on.
+ */
+int topsync_barrier_missing(const topsync_barrier_t *barrier, unsigned rank, unsigned *out,
+                            unsigned max);
 
 /* Destroy (no participant may be inside a wait). NULL is accepted; returns 0. */
 int topsync_barrier_destroy(topsync_barrier_t *barrier);
