@@ -474,6 +474,46 @@ static struct comm_state *state_of(MPI_Comm comm)
     return s;
 }
 
+/*
+ * A wait with TOPSYNC_TIMEOUT that timed out: name the ranks of `comm` on
+ * this node that have not arrived, and MPI_Abort (a rank that died or hangs
+ * would otherwise hang the job). Error path only.
+ */
+static void timeout_abort(MPI_Comm comm, struct comm_state *s)
+{
+    char why[256];
+    snprintf(why, sizeof why, "%s", topsync_error_message());
+    unsigned missing[64];
+    int n = topsync_barrier_missing(s->barrier, (unsigned)s->node_rank, missing, 64);
+    int shown = n < 64 ? n : 64;
+    int local[64], ranks[64];
+    MPI_Group node_group, comm_group;
+    PMPI_Comm_group(s->node, &node_group);
+    PMPI_Comm_group(comm, &comm_group);
+    for (int i = 0; i < shown; i++)
+        local[i] = (int)missing[i];
+    if (shown > 0)
+        PMPI_Group_translate_ranks(node_group, shown, local, comm_group, ranks);
+    PMPI_Group_free(&node_group);
+    PMPI_Group_free(&comm_group);
+    char list[512] = "";
+    size_t len = 0;
+    for (int i = 0; i < shown && len < sizeof list - 16; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", i ? ", " : "", ranks[i]);
+    if (n > shown)
+        snprintf(list + len, sizeof list - len, ", ... (%d in all)", n);
+    fatal(comm, "MPI_Barrier timed out (TOPSYNC_TIMEOUT): rank(s) %s of the communicator, on "
+                "this node, have not arrived [%s]",
+          n > 0 ? list : "(none left: they arrived late)", why);
+}
+
+/* The intra-node barrier; with TOPSYNC_TIMEOUT set, a hang becomes an abort. */
+static inline void node_wait(MPI_Comm comm, struct comm_state *s)
+{
+    if (__builtin_expect(topsync_barrier_wait_checked(s->barrier, (unsigned)s->node_rank) < 0, 0))
+        timeout_abort(comm, s);
+}
+
 int topsync_mpi_barrier(MPI_Comm comm)
 {
     struct comm_state *s;
@@ -496,14 +536,14 @@ int topsync_mpi_barrier(MPI_Comm comm)
     case MODE_PMPI:
         return PMPI_Barrier(comm);
     case MODE_NODE:
-        topsync_barrier_wait(s->barrier, (unsigned)s->node_rank);
+        node_wait(comm, s);
         return MPI_SUCCESS;
     case MODE_NODES: {
         int rc = MPI_SUCCESS;
-        topsync_barrier_wait(s->barrier, (unsigned)s->node_rank);
+        node_wait(comm, s);
         if (s->node_rank == 0)
             rc = PMPI_Barrier(s->leaders);
-        topsync_barrier_wait(s->barrier, (unsigned)s->node_rank);
+        node_wait(comm, s);
         return rc;
     }
     }

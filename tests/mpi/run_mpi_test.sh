@@ -28,8 +28,9 @@ launch() {
             none) args+=(--bind-to none) ;;
         esac
         for e in "${envs[@]}"; do args+=(-x "$e"); done
+        args+=(${launcher_flags_openmpi:-})
     else
-        local args=(mpiexec.mpich -n "$np")
+        local args=(mpiexec.mpich ${launcher_flags_mpich:-} -n "$np")
         case $bind in
             core | overload) args+=(-bind-to core) ;;
             none) args+=(-bind-to none) ;;
@@ -124,6 +125,33 @@ bad-config) # invalid variables: a message listing the valid values, job aborted
     out=$(launch 2 core TOPSYNC_BARRIER=mpi TOPSYNC_VERBOSE=1 BARRIER_CHECK_ONLY=mpi -- "$check" 100 1 2>&1)
     expect_pass "$out" "TOPSYNC_BARRIER=mpi"
     grep -q "PMPI_Barrier" <<<"$out" && ok || ko "TOPSYNC_BARRIER=mpi verbose line" ;;
+timeout) # TOPSYNC_TIMEOUT: rank 1 dies (kill -9) or hangs (SIGSTOP) mid-run; the
+    # others end through MPI_Abort naming it, within the timeout, never hang.
+    # The launchers kill a job when a rank dies unless told not to
+    # (Open MPI --enable-recovery, MPICH -disable-auto-cleanup): then the job
+    # must end all the same.
+    for mode in kill stop; do
+        start=$SECONDS
+        out=$(launcher_flags_openmpi=--enable-recovery launcher_flags_mpich=-disable-auto-cleanup \
+              launch 4 overload TOPSYNC_TIMEOUT=2 -- "$bindir/timeout_check_$impl" $mode 2>&1)
+        took=$((SECONDS - start))
+        n=$(grep -cE 'topsync-mpi \(rank [023]\): MPI_Barrier timed out \(TOPSYNC_TIMEOUT\): rank\(s\) 1 of' <<<"$out")
+        if [ "$n" -ge 1 ]; then
+            ok
+        elif [ "$impl" = mpich ] && [ $mode = kill ] && grep -q "Killed (signal 9)" <<<"$out"; then
+            ok # hydra's -disable-auto-cleanup is racy: it may still end the job itself
+        else
+            ko "timeout $mode: no timeout message naming rank 1: $(tail -5 <<<"$out")"
+        fi
+        [ "$took" -lt 60 ] && ok || ko "timeout $mode: took ${took}s"
+        grep -q "got through: WRONG" <<<"$out" && ko "timeout $mode: a rank passed the barrier" || ok
+    done
+    out=$(launch 4 overload TOPSYNC_TIMEOUT=2 -- "$bindir/timeout_check_$impl" kill 2>&1)
+    rc=$?
+    [ $rc -ne 0 ] && [ $rc -ne 124 ] && ok || ko "timeout kill, default launcher: rc=$rc"
+    pkill -9 -f "timeout_check_$impl" 2>/dev/null
+    out=$(launch 2 core TOPSYNC_TIMEOUT=soon -- "$check" 10 1 2>&1)
+    [ $? -ne 0 ] && grep -q "TOPSYNC_TIMEOUT='soon' is not valid" <<<"$out" && ok || ko "bad TOPSYNC_TIMEOUT" ;;
 *)
     echo "unknown case $case" >&2; exit 2 ;;
 esac
