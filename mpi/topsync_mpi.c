@@ -46,13 +46,14 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <mpi.h>
 
 #include <topsync.h>
+
+#include "segment.h"
 
 #include <topsync/mpi.h>
 
@@ -229,27 +230,6 @@ static hwloc_bitmap_t *gather_bindings(struct comm_state *s)
     return sets;
 }
 
-/* Node rank 0 creates the segment; returns its fd or -errno; name filled. */
-static int create_segment(char *name, size_t name_len, size_t size)
-{
-    unsigned char rnd[16];
-    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
-        return -errno;
-    int off = snprintf(name, name_len, "/topsync-");
-    for (size_t i = 0; i < sizeof rnd; i++)
-        off += snprintf(name + off, name_len - (size_t)off, "%02x", rnd[i]);
-    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0)
-        return -errno;
-    if (ftruncate(fd, (off_t)size) < 0) {
-        int err = errno;
-        close(fd);
-        shm_unlink(name);
-        return -err;
-    }
-    return fd;
-}
-
 static void describe(const struct comm_state *s, MPI_Comm comm)
 {
     int size;
@@ -385,7 +365,7 @@ static struct comm_state *setup(MPI_Comm comm)
         int any_failed = failed;
         PMPI_Allreduce(MPI_IN_PLACE, &any_failed, 1, MPI_INT, MPI_MAX, s->node);
         if (s->node_rank == 0 && !any_failed) {
-            fd = create_segment(name, sizeof name, seg_size);
+            fd = ts_segment_create(name, sizeof name, seg_size);
             if (fd < 0) {
                 snprintf(why, sizeof why, "shm_open/ftruncate: %s", strerror(-fd));
                 name[0] = '\0';

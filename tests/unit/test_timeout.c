@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +24,18 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Entries of topsync's in /dev/shm: a killed participant must leave none. */
+static int shm_entries(void)
+{
+    DIR *d = opendir("/dev/shm");
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strstr(e->d_name, "topsync") != NULL;
+    if (d)
+        closedir(d);
+    return n;
 }
 
 struct waiter {
@@ -83,6 +96,7 @@ static void test_processes_kill9(const char *algorithm, int use_plain_wait)
     o.process_shared = 1;
     o.timeout_seconds = 0.5;
     topsync_barrier_t *b;
+    int shm_before = shm_entries();
     CHECK_EQ(topsync_barrier_create(&b, 4, &o), 0);
     int pipes[4][2];
     pid_t pids[4];
@@ -133,6 +147,7 @@ static void test_processes_kill9(const char *algorithm, int use_plain_wait)
     }
     CHECK(now() - start < 10.0);
     CHECK_EQ(topsync_barrier_destroy(b), 0);
+    CHECK_EQ(shm_entries(), shm_before);
 }
 
 static void test_configuration(void)

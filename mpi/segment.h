@@ -1,0 +1,24 @@
+/*
+ * Private to libtopsync-mpi: the node's shared segment, created by node
+ * rank 0. Security: the name carries 128 random bits (getrandom), so that
+ * no other process can guess it before it is unlinked; the file is created
+ * with O_CREAT | O_EXCL and mode 0600, so that a file someone planted under
+ * that name is never opened, truncated or reused, and no other user can
+ * open ours. The library unlinks it as soon as every rank has mapped it.
+ */
+#ifndef TOPSYNC_MPI_SEGMENT_H
+#define TOPSYNC_MPI_SEGMENT_H
+
+#include <stddef.h>
+
+#define TS_SEGMENT_PREFIX "/topsync-"
+#define TS_SEGMENT_NAME_LEN 64 /* "/topsync-" + 32 hex digits + NUL fits */
+
+/* Create a new segment of `size` bytes under a fresh random name (written to
+ * name); returns its fd, or -errno. */
+int ts_segment_create(char *name, size_t name_len, size_t size);
+
+/* The same under a given name: -EEXIST when anything exists there. */
+int ts_segment_create_named(const char *name, size_t size);
+
+#endif
