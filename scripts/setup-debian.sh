@@ -5,7 +5,7 @@
 # numa-vm test.
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libck-dev python3
-          python3-matplotlib)
+          python3-matplotlib spin clang libclang-rt-14-dev)
 if [ "${TOPSYNC_SETUP_MPI:-1}" != 0 ]; then
     packages+=(libopenmpi-dev openmpi-bin libmpich-dev mpich gfortran)
 fi

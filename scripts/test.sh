@@ -7,11 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-debian.sh
 scripts/build.sh >/dev/null
-(cd build && ctest -j2 --output-on-failure)
+(cd build && ctest -j2 --output-on-failure -LE long) # the soak: ctest -L long
 if [ "${TOPSYNC_SANITIZERS:-1}" != 0 ]; then
     echo "== AddressSanitizer + UndefinedBehaviorSanitizer: unit and stress tests =="
     BUILD_DIR=build-asan BUILD_TYPE=Debug scripts/build.sh -DTOPSYNC_SANITIZE=address,undefined >/dev/null
-    (cd build-asan && ctest -j2 --output-on-failure -L "unit|stress")
+    (cd build-asan && ctest -j2 --output-on-failure -L "unit|stress" -LE long)
     echo "== ThreadSanitizer: thread stress tests =="
     BUILD_DIR=build-tsan BUILD_TYPE=Debug scripts/build.sh -DTOPSYNC_SANITIZE=thread >/dev/null
     (cd build-tsan && ctest -j2 --output-on-failure -L tsan)
