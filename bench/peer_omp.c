@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L
 /* The GNU OpenMP peer: `#pragma omp barrier` in one parallel region. */
 #include <stdlib.h>
 

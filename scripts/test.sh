@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian machine: set up, build, run every
-# test (labels unit and stress), then the same tests under AddressSanitizer +
-# UndefinedBehaviorSanitizer and the thread stress tests under
-# ThreadSanitizer. Set TOPSYNC_SANITIZERS=0 to skip the sanitizer builds.
+# test but the soak (labels unit, stress, mpi, model, numa-vm), then the
+# unit and stress tests under AddressSanitizer + UndefinedBehaviorSanitizer,
+# the thread tests under ThreadSanitizer, and the parsers under libFuzzer
+# (clang, ASan + UBSan, TOPSYNC_FUZZ_SECONDS each, default 60). Set
+# TOPSYNC_SANITIZERS=0 to skip the sanitizer and fuzz builds. The soak:
+# (cd build && ctest -L long).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-debian.sh
@@ -15,4 +18,9 @@ if [ "${TOPSYNC_SANITIZERS:-1}" != 0 ]; then
     echo "== ThreadSanitizer: thread stress tests =="
     BUILD_DIR=build-tsan BUILD_TYPE=Debug scripts/build.sh -DTOPSYNC_SANITIZE=thread >/dev/null
     (cd build-tsan && ctest -j2 --output-on-failure -L tsan)
+    echo "== libFuzzer (clang, ASan + UBSan): the parsers =="
+    CC=clang BUILD_DIR=build-fuzz BUILD_TYPE=Debug scripts/build.sh -DTOPSYNC_FUZZ=ON \
+        -DTOPSYNC_SANITIZE=address,undefined -DTOPSYNC_BUILD_MPI=OFF \
+        -DTOPSYNC_FUZZ_SECONDS="${TOPSYNC_FUZZ_SECONDS:-60}" >/dev/null
+    (cd build-fuzz && ctest --output-on-failure -L fuzz)
 fi
