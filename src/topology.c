@@ -6,6 +6,8 @@
 #include "topology_private.h"
 
 #include <ctype.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +87,48 @@ static int finish_load(topsync_topology_t *t)
     return 0;
 }
 
+/*
+ * Objects an hwloc synthetic description asks for (the sum over levels of
+ * the product of the arities so far; ULLONG_MAX past the limit). hwloc
+ * builds every one of them: "core:777777776" would take minutes and
+ * gigabytes before failing (found by the fuzzer), so topsync refuses
+ * descriptions beyond any real machine first (and levels wider than
+ * TS_SYNTHETIC_MAX_ARITY: "22252" alone took hwloc four minutes). Every
+ * number that follows a ':' or starts a word counts as an arity (hwloc
+ * needs no space between "pack:92l3:4"), attributes and index lists in
+ * brackets aside: an over-estimate only refuses absurd sizes.
+ */
+#define TS_SYNTHETIC_MAX_OBJECTS 8192 /* 8 packages x 512 PUs, with room */
+#define TS_SYNTHETIC_MAX_ARITY 1024 /* hwloc's insertion is quadratic in it */
+
+static unsigned long long synthetic_objects(const char *d)
+{
+    unsigned long long product = 1, total = 0;
+    int depth = 0; /* inside attributes "(...)" or index lists "[...]" */
+    for (const char *c = d; *c; c++) {
+        if (*c == '(' || *c == '[')
+            depth++;
+        else if ((*c == ')' || *c == ']') && depth > 0)
+            depth--;
+        bool starts_arity = depth == 0 && isdigit((unsigned char)*c) &&
+                            (c == d || c[-1] == ':' || isspace((unsigned char)c[-1]));
+        if (!starts_arity)
+            continue;
+        unsigned long long arity = 0;
+        for (; isdigit((unsigned char)*c); c++) {
+            arity = arity * 10 + (unsigned long long)(*c - '0');
+            if (arity > TS_SYNTHETIC_MAX_ARITY)
+                return ULLONG_MAX;
+        }
+        c--;
+        product *= arity ? arity : 1;
+        total += product;
+        if (product > TS_SYNTHETIC_MAX_OBJECTS || total > TS_SYNTHETIC_MAX_OBJECTS)
+            return ULLONG_MAX;
+    }
+    return total;
+}
+
 static int load_common(topsync_topology_t **out, const char *synthetic, const char *xml)
 {
     if (!out)
@@ -100,7 +144,16 @@ static int load_common(topsync_topology_t **out, const char *synthetic, const ch
     int rc = 0;
     if (synthetic) {
         snprintf(t->source, sizeof t->source, "synthetic: %s", synthetic);
-        if (hwloc_topology_set_synthetic(t->hwloc, synthetic) < 0)
+        unsigned long long objects = synthetic_objects(synthetic);
+        if (objects > TS_SYNTHETIC_MAX_OBJECTS)
+            rc = ts_fail(EINVAL, "synthetic topology '%.64s%s' is too large: %s%llu objects "
+                                 "(limit %d, and %d children per object)", synthetic,
+                         strlen(synthetic) > 64 ? "..." : "",
+                         objects == ULLONG_MAX ? "more than " : "",
+                         objects == ULLONG_MAX ? (unsigned long long)TS_SYNTHETIC_MAX_OBJECTS
+                                               : objects,
+                         TS_SYNTHETIC_MAX_OBJECTS, TS_SYNTHETIC_MAX_ARITY);
+        else if (hwloc_topology_set_synthetic(t->hwloc, synthetic) < 0)
             rc = ts_fail(EINVAL,
                          "invalid hwloc synthetic topology '%s' (expected e.g. "
                          "'pack:2 numa:2 l3:1 core:32 pu:1')",

@@ -145,6 +145,14 @@ static void test_bad_input(void)
         CHECK(t == NULL);
         CHECK(strlen(topsync_error_message()) > 0);
     }
+    /* beyond any machine: refused before hwloc builds it (a fuzzer find) */
+    CHECK_EQ(topsync_topology_load_synthetic(&t, "l3:9 core:777777776 1"), -EINVAL);
+    CHECK_MSG("is too large");
+    CHECK_EQ(topsync_topology_load_synthetic(&t, "pack:16 numa:16 core:64 pu:4"), -EINVAL);
+    CHECK_MSG("objects (limit 8192, and 1024 children per object)");
+    CHECK_EQ(topsync_topology_load_synthetic(&t, "22252"), -EINVAL);
+    CHECK_EQ(topsync_topology_load_synthetic(&t, "pack:2 numa:2 l3:1 core:32 pu:1"), 0);
+    topsync_topology_destroy(t);
     CHECK_EQ(topsync_topology_load_synthetic(&t, "bogus:3"), -EINVAL);
     CHECK_MSG("invalid hwloc synthetic topology 'bogus:3'");
     CHECK_EQ(topsync_topology_load_synthetic(&t, NULL), -EINVAL);
