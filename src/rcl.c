@@ -325,6 +325,10 @@ static bool request_pending(struct rcl_slot *slot, uint32_t *episode)
     return ((req ^ done) & TS_EPISODE_MASK) != 0;
 }
 
+/* The lock whose critical section this (servicing) thread is running: an
+ * execute on it from inside would wait for itself forever. */
+static _Thread_local topsync_rcl_lock_t *tl_running_lock;
+
 /*
  * Run one pending request, if its lock is free. Order: claim busy (acquire),
  * re-read the request (still pending, same lock), run, publish done
@@ -356,7 +360,9 @@ static bool run_request(topsync_rcl_server_t *s, struct rcl_slot *slot, uint32_t
     /* release: pairs with the acquire load of cs_seq in standby(), so a
      * standby that sees this critical section running also sees busy = 1 */
     atomic_store_explicit(&c->cs_seq, ++*cs_counter | 1u, memory_order_release);
+    tl_running_lock = lock;
     slot->result = slot->fn(slot->arg);
+    tl_running_lock = NULL;
     /* release: pairs with the client's acquire in ts_wait_reach() */
     ts_publish(&slot->done, episode, &s->publish);
     /* release: pairs with the acquire CAS above (of the next claimer), and
@@ -1021,6 +1027,10 @@ int topsync_rcl_execute_checked(topsync_rcl_lock_t *lock, topsync_rcl_fn_t fn, v
     if (atomic_load_explicit(&lock->state, memory_order_relaxed) != LOCK_LIVE)
         return ts_fail(EINVAL, "topsync_rcl_execute: lock %p was destroyed (or is not an RCL "
                                "lock)", (void *)lock);
+    if (__builtin_expect(tl_running_lock == lock, 0))
+        return ts_fail(EDEADLK, "topsync_rcl_execute: called on lock %p from inside one of its "
+                                "own critical sections: it would wait for itself forever",
+                       (void *)lock);
     topsync_rcl_server_t *s = lock->server;
     int rc = 0;
     struct rcl_slot *slot = client_slot(s, &rc);

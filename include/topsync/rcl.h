@@ -125,7 +125,7 @@ int topsync_rcl_place_worker(topsync_rcl_usage_t *usage, unsigned *core);
  * its own queueing delay, whatever the other locks of its server do.
  * A critical section that calls topsync_rcl_execute() on another lock of the
  * same server therefore completes (after one takeover); on its own lock it
- * deadlocks, as a non-recursive mutex does.
+ * could only wait for itself: that is an error (-EDEADLK), not a hang.
  *
  * Idle servers spin for a while, then yield, then sleep on a futex; the next
  * execute wakes them. Clients wait with the runtime's wait policy.
@@ -207,8 +207,9 @@ int topsync_rcl_lock_destroy(topsync_rcl_lock_t *lock);
  * exits). Aborts with a message on misuse; see topsync_rcl_execute_checked.
  */
 void *topsync_rcl_execute(topsync_rcl_lock_t *lock, topsync_rcl_fn_t fn, void *arg);
-/* Same, but misuse returns -EINVAL (NULL or destroyed lock, NULL fn) or
- * -ENOSPC (more client threads than max_clients) with a message. */
+/* Same, but misuse returns -EINVAL (NULL or destroyed lock, NULL fn),
+ * -ENOSPC (more client threads than max_clients) or -EDEADLK (called from
+ * inside a critical section of the same lock), with a message. */
 int topsync_rcl_execute_checked(topsync_rcl_lock_t *lock, topsync_rcl_fn_t fn, void *arg,
                                 void **result);
 

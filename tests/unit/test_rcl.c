@@ -260,6 +260,14 @@ static void *nested_cs(void *p)
     return (void *)42;
 }
 
+static void *same_lock_cs(void *p)
+{
+    struct nested *n = p;
+    void *r;
+    int rc = topsync_rcl_execute_checked(n->inner, increment, n->counter, &r);
+    return (void *)(intptr_t)rc;
+}
+
 static void test_nested(void)
 {
     topsync_rcl_runtime_t *rt = new_runtime();
@@ -272,6 +280,10 @@ static void test_nested(void)
     struct nested n = {inner, &c};
     for (int i = 0; i < 3; i++)
         CHECK_EQ((intptr_t)topsync_rcl_execute(outer, nested_cs, &n), 42);
+    CHECK_EQ(c.value, 3);
+    /* on its own lock: an error instead of waiting for itself */
+    struct nested self = {outer, &c};
+    CHECK_EQ((intptr_t)topsync_rcl_execute(outer, same_lock_cs, &self), -EDEADLK);
     CHECK_EQ(c.value, 3);
     CHECK_EQ(topsync_rcl_lock_destroy(outer), 0);
     CHECK_EQ(topsync_rcl_lock_destroy(inner), 0);
