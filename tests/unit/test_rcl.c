@@ -418,6 +418,47 @@ static void test_misuse(void)
     topsync_rcl_free(rt, block);
     CHECK_EQ(topsync_rcl_runtime_destroy(rt), 0);
 
+    /* every entry point refuses NULL with a message */
+    rt = new_runtime();
+    topsync_rcl_server_stats_t sst;
+    topsync_rcl_alloc_stats_t ast;
+    unsigned core;
+    pthread_t tid;
+    CHECK_EQ(topsync_rcl_runtime_create(NULL, NULL), -EINVAL);
+    CHECK_MSG("out is NULL");
+    CHECK_EQ(topsync_rcl_runtime_destroy(NULL), 0);
+    CHECK_EQ(topsync_rcl_server_start(NULL, 0, &s), -EINVAL);
+    CHECK_EQ(topsync_rcl_server_start(rt, 0, NULL), -EINVAL);
+    CHECK_EQ(topsync_rcl_server_stop(NULL), -EINVAL);
+    CHECK_EQ(topsync_rcl_server_core(NULL), -EINVAL);
+    CHECK_EQ(topsync_rcl_server_stats(NULL, &sst), -EINVAL);
+    CHECK_EQ(topsync_rcl_lock_create(NULL, &l), -EINVAL);
+    CHECK_EQ(topsync_rcl_lock_destroy(NULL), -EINVAL);
+    CHECK_EQ(topsync_rcl_alloc_stats(NULL, &ast), -EINVAL);
+    CHECK_EQ(topsync_rcl_alloc_stats(rt, NULL), -EINVAL);
+    CHECK_EQ(topsync_rcl_worker_pin(NULL, &core), -EINVAL);
+    CHECK_EQ(topsync_rcl_worker_pin(rt, NULL), -EINVAL);
+    CHECK_EQ(topsync_rcl_worker_unpin(NULL, 0), -EINVAL);
+    CHECK_EQ(topsync_rcl_worker_unpin(rt, 0), -EINVAL); /* nobody pinned there */
+    CHECK_MSG("nothing to remove");
+    CHECK_EQ(topsync_rcl_thread_create(NULL, &tid, NULL, add_one, NULL), -EINVAL);
+    CHECK_EQ(topsync_rcl_thread_create(rt, &tid, NULL, add_one, NULL), -EAGAIN); /* no server */
+    CHECK(topsync_rcl_malloc(NULL, 10) == NULL && errno == EINVAL);
+    CHECK(topsync_rcl_runtime_topology(NULL) == NULL);
+    topsync_rcl_options_init(NULL); /* accepted, does nothing */
+    o.max_clients = 1u << 30;
+    CHECK_EQ(topsync_rcl_runtime_create(&small, &o), -EINVAL);
+    CHECK_MSG("max_clients");
+    topsync_rcl_options_init(&o);
+    o.wait = (topsync_wait_policy_t)42;
+    CHECK_EQ(topsync_rcl_runtime_create(&small, &o), -EINVAL);
+    CHECK_MSG("valid: spin, yield, block");
+    topsync_rcl_options_init(&o);
+    o.placement = (topsync_rcl_policy_t)42;
+    CHECK_EQ(topsync_rcl_runtime_create(&small, &o), -EINVAL);
+    CHECK_MSG("valid: pack, spread, default");
+    CHECK_EQ(topsync_rcl_runtime_destroy(rt), 0);
+
     /* configuration */
     setenv("TOPSYNC_RCL_PLACEMENT", "nearest", 1);
     CHECK_EQ(topsync_rcl_runtime_create(&rt, NULL), -EINVAL);
