@@ -7,7 +7,8 @@
  *   peer:ttas            test-and-test-and-set spinlock with a pause loop
  *   peer:ck-mcs          Concurrency Kit ck_spinlock_mcs
  *   peer:ck-cohort       Concurrency Kit ck_cohort of ticket locks, one
- *                        local lock per NUMA node (from hwloc), ticket global
+ *                        local lock per NUMA node (from hwloc), ticket global;
+ *                        a thread joins the cohort of its core's node
  *   peer:flat-combining  a flat-combining lock (Hendler et al. 2010): each
  *                        thread publishes its request in its own line; the
  *                        thread holding the combiner lock runs every
@@ -251,8 +252,18 @@ static void *cohort_create(unsigned nthreads, const topsync_topology_t *t)
         CK_COHORT_INIT(ticket, &l->nodes[i].cohort, &l->global, &l->nodes[i].local,
                        CK_COHORT_DEFAULT_LOCAL_PASS_LIMIT);
     }
-    for (unsigned i = 0; i < nthreads; i++)
-        l->node_of_thread[i] = i % l->nnodes;
+    /* Thread i runs on core i mod cores when pinned (rcl_bench.c): its
+     * cohort is that core's NUMA node. */
+    hwloc_topology_t h = topsync_topology_hwloc(t);
+    unsigned ncores = topsync_topology_ncores(t);
+    for (unsigned i = 0; i < nthreads; i++) {
+        hwloc_obj_t core = hwloc_get_obj_by_type(h, HWLOC_OBJ_CORE, i % ncores);
+        l->node_of_thread[i] = 0;
+        for (unsigned n = 0; core && nodes > 0 && n < l->nnodes; n++)
+            if (hwloc_bitmap_isincluded(core->cpuset, topsync_topology_level_unit_cpuset(
+                                                          t, TOPSYNC_LEVEL_NUMA, n)))
+                l->node_of_thread[i] = n;
+    }
     return l;
 }
 static void *cohort_run(void *p, unsigned tid, rcl_bench_cs_t cs, void *ctx)
