@@ -43,14 +43,10 @@
  * before the sleep is not lost.
  */
 #include <errno.h>
-#include <limits.h>
-#include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -114,7 +110,7 @@ struct topsync_rcl_server {
     uint64_t uid;
     size_t line, stride;
     hwloc_bitmap_t cpuset;
-    ts_wait wait_normal, wait_short_spin, wait_oversubscribed, publish;
+    ts_wait wait_normal, wait_short_spin, wait_oversubscribed;
     unsigned takeover_us, idle_spin, max_slots, cpus;
     unsigned nlocks; /* under rt->mutex */
 
@@ -144,18 +140,6 @@ static_assert(sizeof(struct server_control) <= 64, "server control words share o
 
 /* ---------------------------------------------------------------------- */
 /* Small helpers                                                            */
-
-static void futex_wait_timeout(_Atomic uint32_t *w, uint32_t expected, unsigned us)
-{
-    struct timespec ts = {.tv_sec = us / 1000000u, .tv_nsec = (long)(us % 1000000u) * 1000};
-    /* EAGAIN, EINTR, ETIMEDOUT, spurious wake-ups: callers recheck */
-    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT_PRIVATE, expected, us ? &ts : NULL, NULL, 0);
-}
-
-static void futex_wake_all(_Atomic uint32_t *w)
-{
-    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-}
 
 static size_t round_up(size_t v, size_t to)
 {
@@ -225,7 +209,6 @@ static void runtime_free(topsync_rcl_runtime_t *rt)
     for (unsigned i = 0; i < rt->quarantine_len; i++)
         free(rt->quarantine[i]);
     free(rt->quarantine);
-    ts_rcl_alloc_destroy(rt);
     hwloc_bitmap_free(rt->process_cpuset);
     topsync_rcl_usage_destroy(rt->usage);
     topsync_topology_destroy(rt->topo);
@@ -251,7 +234,6 @@ int topsync_rcl_runtime_create(topsync_rcl_runtime_t **out, const topsync_rcl_op
         return ts_fail(ENOMEM, "out of memory");
     rt->options = o;
     atomic_init(&rt->memory_node, -1);
-    rt->stats.memory_node = -1;
     pthread_mutex_init(&rt->mutex, NULL);
     pthread_mutex_init(&rt->alloc_mutex, NULL);
     rc = topsync_topology_load(&rt->topo);
@@ -364,7 +346,9 @@ static bool run_request(topsync_rcl_server_t *s, struct rcl_slot *slot, uint32_t
     slot->result = slot->fn(slot->arg);
     tl_running_lock = NULL;
     /* release: pairs with the client's acquire in ts_wait_reach() */
-    ts_publish(&slot->done, episode, &s->publish);
+    /* the policy's kind says whether to exchange and wake: all three client
+     * policies share it */
+    ts_publish(&slot->done, episode, &s->wait_normal);
     /* release: pairs with the acquire CAS above (of the next claimer), and
      * with the acquire load in topsync_rcl_lock_destroy() */
     atomic_store_explicit(busy, 0, memory_order_release);
@@ -413,7 +397,7 @@ static void wake_server(topsync_rcl_server_t *s)
 {
     _Atomic uint32_t *door = &s->doorbell_line->doorbell;
     if (atomic_exchange_explicit(door, DOOR_AWAKE, memory_order_relaxed) == DOOR_SLEEPING)
-        futex_wake_all(door);
+        ts_futex_wake(door, false);
 }
 
 static void sleep_idle(topsync_rcl_server_t *s, uint32_t self)
@@ -430,7 +414,7 @@ static void sleep_idle(topsync_rcl_server_t *s, uint32_t self)
         atomic_store_explicit(door, DOOR_AWAKE, memory_order_relaxed);
         return;
     }
-    futex_wait_timeout(door, DOOR_SLEEPING, 0);
+    ts_futex_wait(door, DOOR_SLEEPING, false, 0);
     atomic_store_explicit(door, DOOR_AWAKE, memory_order_relaxed);
 }
 
@@ -494,7 +478,7 @@ static bool become_standby(topsync_rcl_server_t *s)
         uint32_t word = atomic_load_explicit(&c->park_word, memory_order_relaxed);
         atomic_fetch_add(&c->parked, 1); /* seq_cst: see above */
         if (atomic_load(&c->standbys) != 0 && !atomic_load(&c->stop))
-            futex_wait_timeout(&c->park_word, word, 0);
+            ts_futex_wait(&c->park_word, word, false, 0);
         atomic_fetch_sub(&c->parked, 1);
     }
     return false;
@@ -508,7 +492,7 @@ static void leave_standby(topsync_rcl_server_t *s)
         return;
     if (atomic_load(&c->parked)) {
         atomic_fetch_add_explicit(&c->park_word, 1, memory_order_relaxed);
-        futex_wake_all(&c->park_word);
+        ts_futex_wake(&c->park_word, false);
     } else {
         spawn_servicing_thread(s); /* on failure: no takeover until one returns */
     }
@@ -527,12 +511,12 @@ static void standby(topsync_rcl_server_t *s, uint32_t self)
         _Atomic uint32_t *door = &s->doorbell_line->doorbell;
         if (atomic_load_explicit(door, memory_order_relaxed) == DOOR_SLEEPING) {
             /* the active thread sleeps: no critical section runs */
-            futex_wait_timeout(door, DOOR_SLEEPING, 0);
+            ts_futex_wait(door, DOOR_SLEEPING, false, 0);
             last = atomic_load_explicit(&c->cs_seq, memory_order_acquire);
             continue;
         }
         uint32_t word = atomic_load_explicit(&c->standby_word, memory_order_relaxed);
-        futex_wait_timeout(&c->standby_word, word, s->takeover_us);
+        ts_futex_wait(&c->standby_word, word, false, (uint64_t)s->takeover_us * 1000);
         /* acquire: pairs with the release stores of cs_seq in run_request() */
         uint32_t seq = atomic_load_explicit(&c->cs_seq, memory_order_acquire);
         if (seq == last && (seq & 1u)) {
@@ -637,11 +621,11 @@ static void server_join_all(topsync_rcl_server_t *s)
 {
     atomic_store_explicit(&s->control->stop, 1, memory_order_release);
     wake_server(s);
-    futex_wake_all(&s->doorbell_line->doorbell);
+    ts_futex_wake(&s->doorbell_line->doorbell, false);
     atomic_fetch_add_explicit(&s->control->standby_word, 1, memory_order_relaxed);
-    futex_wake_all(&s->control->standby_word);
+    ts_futex_wake(&s->control->standby_word, false);
     atomic_fetch_add_explicit(&s->control->park_word, 1, memory_order_relaxed);
-    futex_wake_all(&s->control->park_word);
+    ts_futex_wake(&s->control->park_word, false);
     for (unsigned joined = 0;;) {
         pthread_mutex_lock(&s->threads_mutex);
         bool more = joined < s->nthreads;
@@ -667,7 +651,6 @@ static void init_waits(topsync_rcl_server_t *s, topsync_wait_policy_t p)
                                        .yield_iterations = RCL_CLIENT_YIELDS_OVERSUBSCRIBED};
     s->wait_short_spin = (ts_wait){.kind = kind, .spin_iterations = RCL_CLIENT_SHORT_SPIN,
                                    .yield_iterations = RCL_CLIENT_YIELDS_OVERSUBSCRIBED};
-    s->publish = s->wait_normal;
 }
 
 int topsync_rcl_server_start(topsync_rcl_runtime_t *rt, int core, topsync_rcl_server_t **out)

@@ -92,7 +92,6 @@ void ts_rcl_alloc_servers_changed(topsync_rcl_runtime_t *rt)
     /* relaxed: allocations only need some recent value; the blocks they get
      * are correct either way (bound or not) */
     atomic_store_explicit(&rt->memory_node, node, memory_order_relaxed);
-    rt->stats.memory_node = node;
     rt->nservers_alloc = rt->nservers;
     if (rt->nservers && node >= 0) {
         hwloc_const_cpuset_t set = ts_rcl_node_cpuset(rt, node);
@@ -105,11 +104,6 @@ void ts_rcl_alloc_servers_changed(topsync_rcl_runtime_t *rt)
         }
     }
     pthread_mutex_unlock(&rt->alloc_mutex);
-}
-
-void ts_rcl_alloc_destroy(topsync_rcl_runtime_t *rt)
-{
-    (void)rt; /* live blocks make topsync_rcl_runtime_destroy fail first */
 }
 
 size_t ts_rcl_alloc_live(topsync_rcl_runtime_t *rt)
@@ -239,6 +233,8 @@ int topsync_rcl_alloc_stats(topsync_rcl_runtime_t *rt, topsync_rcl_alloc_stats_t
         return ts_fail(EINVAL, "topsync_rcl_alloc_stats: NULL argument");
     pthread_mutex_lock(&rt->alloc_mutex);
     *out = rt->stats;
+    /* relaxed: under alloc_mutex, which its writer holds too */
+    out->memory_node = atomic_load_explicit(&rt->memory_node, memory_order_relaxed);
     pthread_mutex_unlock(&rt->alloc_mutex);
     return 0;
 }

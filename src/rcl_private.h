@@ -35,7 +35,7 @@ struct topsync_rcl_runtime {
     unsigned nservers_alloc; /* rt->nservers, as the allocator last saw it */
     size_t live_blocks;
     struct ts_alloc_header *recorded; /* doubly linked */
-    topsync_rcl_alloc_stats_t stats;
+    topsync_rcl_alloc_stats_t stats; /* memory_node: filled from the atomic */
 };
 
 /* The cpuset of NUMA node `node` as topsync_rcl_memory_node() numbers them. */
@@ -43,8 +43,6 @@ hwloc_const_cpuset_t ts_rcl_node_cpuset(const topsync_rcl_runtime_t *rt, int nod
 /* Called with rt->mutex held after the set of servers changed: recompute
  * the allocation node, and migrate the recorded blocks at the first start. */
 void ts_rcl_alloc_servers_changed(topsync_rcl_runtime_t *rt);
-/* Called by topsync_rcl_runtime_destroy. */
-void ts_rcl_alloc_destroy(topsync_rcl_runtime_t *rt);
 /* Blocks of topsync_rcl_malloc() not freed yet. */
 size_t ts_rcl_alloc_live(topsync_rcl_runtime_t *rt);
 

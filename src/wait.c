@@ -33,26 +33,21 @@ static inline bool expired(uint64_t deadline)
     return deadline && now_ns() >= deadline;
 }
 
-static void futex_wait(_Atomic uint32_t *addr, uint32_t expected, bool process_shared,
-                       uint64_t deadline)
+void ts_futex_wait(_Atomic uint32_t *addr, uint32_t expected, bool process_shared,
+                   uint64_t timeout_ns)
 {
     int op = process_shared ? FUTEX_WAIT : FUTEX_WAIT_PRIVATE;
-    struct timespec rel, *timeout = NULL;
-    if (deadline) {
-        uint64_t now = now_ns(), left = deadline > now ? deadline - now : 1;
-        rel.tv_sec = (time_t)(left / 1000000000u);
-        rel.tv_nsec = (long)(left % 1000000000u);
-        timeout = &rel;
-    }
+    struct timespec rel = {.tv_sec = (time_t)(timeout_ns / 1000000000u),
+                           .tv_nsec = (long)(timeout_ns % 1000000000u)};
     /* EAGAIN (value changed), EINTR, ETIMEDOUT, spurious wake-ups: the
-     * caller rechecks the value and the deadline. */
-    syscall(SYS_futex, (uint32_t *)addr, op, expected, timeout, NULL, 0);
+     * caller rechecks the value (and its deadline). */
+    syscall(SYS_futex, (uint32_t *)addr, op, expected, timeout_ns ? &rel : NULL, NULL, 0);
 }
 
-void ts_wake_all(ts_word *w, bool process_shared)
+void ts_futex_wake(_Atomic uint32_t *addr, bool process_shared)
 {
     int op = process_shared ? FUTEX_WAKE : FUTEX_WAKE_PRIVATE;
-    syscall(SYS_futex, (uint32_t *)&w->value, op, INT_MAX, NULL, NULL, 0);
+    syscall(SYS_futex, (uint32_t *)addr, op, INT_MAX, NULL, NULL, 0);
 }
 
 static inline bool reached_now(ts_word *w, uint32_t episode)
@@ -107,6 +102,11 @@ void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
                 continue;
             v |= TS_SLEEPING;
         }
-        futex_wait(&w->value, v, policy->process_shared, deadline);
+        uint64_t left = 0;
+        if (deadline) {
+            uint64_t now = now_ns();
+            left = deadline > now ? deadline - now : 1;
+        }
+        ts_futex_wait(&w->value, v, policy->process_shared, left);
     }
 }

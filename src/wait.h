@@ -92,8 +92,13 @@ static inline void ts_cpu_relax(void)
 
 /* Slow path of ts_wait_reach (out of line: it is the cold part). */
 void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy);
-/* Wake every sleeper of w. */
-void ts_wake_all(ts_word *w, bool process_shared);
+/* Sleep on *addr while it holds `expected`, for at most timeout_ns (0: no
+ * limit). Returns on a wake-up, a changed value, a signal or the timeout:
+ * callers recheck. The one futex_wait of topsync (barriers and RCL). */
+void ts_futex_wait(_Atomic uint32_t *addr, uint32_t expected, bool process_shared,
+                   uint64_t timeout_ns);
+/* Wake every sleeper on *addr. */
+void ts_futex_wake(_Atomic uint32_t *addr, bool process_shared);
 
 /*
  * Wait until w has reached `episode`. Acquire: pairs with the release in the
@@ -125,7 +130,7 @@ static inline void ts_publish(ts_word *w, uint32_t episode, const ts_wait *polic
      * ordered against the waiter's CAS by the word's modification order */
     uint32_t old = atomic_exchange_explicit(&w->value, v, memory_order_release);
     if (old & TS_SLEEPING)
-        ts_wake_all(w, policy->process_shared);
+        ts_futex_wake(&w->value, policy->process_shared);
 }
 
 /* Resolve TOPSYNC_WAIT_DEFAULT (TOPSYNC_WAIT, else block) and validate a
