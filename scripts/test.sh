@@ -21,6 +21,7 @@ if [ "${TOPSYNC_SANITIZERS:-1}" != 0 ]; then
     echo "== libFuzzer (clang, ASan + UBSan): the parsers =="
     CC=clang BUILD_DIR=build-fuzz BUILD_TYPE=Debug scripts/build.sh -DTOPSYNC_FUZZ=ON \
         -DTOPSYNC_SANITIZE=address,undefined -DTOPSYNC_BUILD_MPI=OFF \
-        -DTOPSYNC_FUZZ_SECONDS="${TOPSYNC_FUZZ_SECONDS:-60}" >/dev/null
+        -DTOPSYNC_FUZZ_SECONDS="${TOPSYNC_FUZZ_SECONDS:-60}" \
+        -DTOPSYNC_FUZZ_SEED="${TOPSYNC_FUZZ_SEED:-1}" >/dev/null
     (cd build-fuzz && ctest --output-on-failure -L fuzz)
 fi

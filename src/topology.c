@@ -88,45 +88,184 @@ static int finish_load(topsync_topology_t *t)
 }
 
 /*
- * Objects an hwloc synthetic description asks for (the sum over levels of
- * the product of the arities so far; ULLONG_MAX past the limit). hwloc
- * builds every one of them: "core:777777776" would take minutes and
- * gigabytes before failing (found by the fuzzer), so topsync refuses
- * descriptions beyond any real machine first (and levels wider than
- * TS_SYNTHETIC_MAX_ARITY: "22252" alone took hwloc four minutes). Every
- * number that follows a ':' or starts a word counts as an arity (hwloc
- * needs no space between "pack:92l3:4"), attributes and index lists in
- * brackets aside: an over-estimate only refuses absurd sizes.
+ * Synthetic descriptions are checked against a grammar of topsync's own
+ * before hwloc sees them. hwloc builds every object a description asks
+ * for, with an insertion quadratic in a level's width, and its parser is
+ * lenient: the fuzzer found "core:777777776" (minutes and gigabytes before
+ * failing), "22252" (four minutes), and, once topsync counted objects with
+ * a heuristic, glued or bracketed forms such as "pack[:92l3\x1a1c:422 pu:3"
+ * that hwloc read as more levels than the heuristic saw. So topsync accepts
+ * exactly what hwloc writes with `lstopo --of synthetic`, and the short
+ * forms of the documentation, counts the objects of that parse, and refuses
+ * anything else with the position of the first unexpected character:
+ *
+ *   description := level { blank level }
+ *   level       := { memory } [ type ":" ] count [ attributes ]
+ *   memory      := "[" type [ attributes ] "]"      one per parent object
+ *   type        := letter { letter | digit }       hwloc then checks the name
+ *   count       := 1 .. TS_SYNTHETIC_MAX_ARITY
+ *   attributes  := "(" attribute { blank attribute } ")"
+ *   attribute   := ("memory" | "size") "=" digits { letter }
+ *                | "indexes=" { digit | "," | "*" | ":" }   each number
+ *                                                  <= TS_SYNTHETIC_MAX_INDEX
+ *
+ * The limits: at most TS_SYNTHETIC_MAX_OBJECTS objects in all (8 packages
+ * of 512 PUs fit) and PU/NUMA indexes below TS_SYNTHETIC_MAX_INDEX (each
+ * object's cpuset is a bitmap as wide as the largest index).
  */
-#define TS_SYNTHETIC_MAX_OBJECTS 8192 /* 8 packages x 512 PUs, with room */
-#define TS_SYNTHETIC_MAX_ARITY 1024 /* hwloc's insertion is quadratic in it */
+#define TS_SYNTHETIC_MAX_OBJECTS 8192
+#define TS_SYNTHETIC_MAX_ARITY 1024
+#define TS_SYNTHETIC_MAX_INDEX 65535
 
-static unsigned long long synthetic_objects(const char *d)
+struct synthetic_scan {
+    const char *start, *at;
+    unsigned long long objects, product;
+};
+
+static int synthetic_refuse(const struct synthetic_scan *s, const char *what)
 {
-    unsigned long long product = 1, total = 0;
-    int depth = 0; /* inside attributes "(...)" or index lists "[...]" */
-    for (const char *c = d; *c; c++) {
-        if (*c == '(' || *c == '[')
-            depth++;
-        else if ((*c == ')' || *c == ']') && depth > 0)
-            depth--;
-        bool starts_arity = depth == 0 && isdigit((unsigned char)*c) &&
-                            (c == d || c[-1] == ':' || isspace((unsigned char)c[-1]));
-        if (!starts_arity)
-            continue;
-        unsigned long long arity = 0;
-        for (; isdigit((unsigned char)*c); c++) {
-            arity = arity * 10 + (unsigned long long)(*c - '0');
-            if (arity > TS_SYNTHETIC_MAX_ARITY)
-                return ULLONG_MAX;
-        }
-        c--;
-        product *= arity ? arity : 1;
-        total += product;
-        if (product > TS_SYNTHETIC_MAX_OBJECTS || total > TS_SYNTHETIC_MAX_OBJECTS)
-            return ULLONG_MAX;
+    size_t len = strlen(s->start);
+    return ts_fail(EINVAL,
+                   "synthetic topology '%.64s%s': %s at character %zu; expected levels "
+                   "'TYPE:COUNT' separated by spaces, e.g. 'pack:2 numa:2 l3:1 core:32 pu:1' "
+                   "(attributes '(memory=|size=|indexes=...)' and '[NUMANode]' as lstopo "
+                   "--of synthetic writes them)",
+                   s->start, len > 64 ? "..." : "", what, (size_t)(s->at - s->start) + 1);
+}
+
+static int synthetic_too_large(const struct synthetic_scan *s)
+{
+    size_t len = strlen(s->start);
+    return ts_fail(EINVAL,
+                   "synthetic topology '%.64s%s' is too large: more than %d objects, or a "
+                   "level of more than %d (limits of topsync: hwloc would build every object)",
+                   s->start, len > 64 ? "..." : "", TS_SYNTHETIC_MAX_OBJECTS,
+                   TS_SYNTHETIC_MAX_ARITY);
+}
+
+static bool scan_number(struct synthetic_scan *s, unsigned long long limit,
+                        unsigned long long *value)
+{
+    if (!isdigit((unsigned char)*s->at))
+        return false;
+    unsigned long long v = 0;
+    for (; isdigit((unsigned char)*s->at); s->at++) {
+        unsigned digit = (unsigned)(*s->at - '0');
+        if (v > (limit - digit) / 10)
+            v = limit; /* saturate: "too large" is all the caller needs */
+        else
+            v = v * 10 + digit;
     }
-    return total;
+    *value = v;
+    return true;
+}
+
+static int scan_attributes(struct synthetic_scan *s)
+{
+    s->at++; /* '(' */
+    for (;;) {
+        while (*s->at == ' ' || *s->at == '\t')
+            s->at++;
+        if (*s->at == ')') {
+            s->at++;
+            return 0;
+        }
+        unsigned long long v;
+        if (!strncasecmp(s->at, "memory=", 7) || !strncasecmp(s->at, "size=", 5)) {
+            s->at = strchr(s->at, '=') + 1;
+            if (!scan_number(s, ULLONG_MAX, &v))
+                return synthetic_refuse(s, "a size must be a number");
+            while (isalpha((unsigned char)*s->at))
+                s->at++; /* unit: kB, MiB, GB... (hwloc checks it) */
+        } else if (!strncasecmp(s->at, "indexes=", 8)) {
+            s->at += 8;
+            while (isdigit((unsigned char)*s->at) || *s->at == ',' || *s->at == '*' ||
+                   *s->at == ':') {
+                if (isdigit((unsigned char)*s->at)) {
+                    scan_number(s, TS_SYNTHETIC_MAX_INDEX + 1ULL, &v);
+                    if (v > TS_SYNTHETIC_MAX_INDEX)
+                        return synthetic_refuse(s, "an index above 65535");
+                } else {
+                    s->at++;
+                }
+            }
+        } else {
+            return synthetic_refuse(s, *s->at ? "an unknown attribute (valid: memory=, size=, "
+                                                "indexes=)"
+                                              : "an unclosed '('");
+        }
+        if (*s->at != ' ' && *s->at != '\t' && *s->at != ')')
+            return synthetic_refuse(s, *s->at ? "an unexpected character in the attributes"
+                                              : "an unclosed '('");
+    }
+}
+
+static bool scan_type(struct synthetic_scan *s)
+{
+    if (!isalpha((unsigned char)*s->at))
+        return false;
+    while (isalnum((unsigned char)*s->at))
+        s->at++;
+    return true;
+}
+
+static int synthetic_check(const char *description)
+{
+    struct synthetic_scan s = {.start = description, .at = description, .product = 1};
+    bool any_level = false;
+    for (;;) {
+        while (*s.at == ' ' || *s.at == '\t' || *s.at == '\n')
+            s.at++;
+        if (!*s.at)
+            break;
+        while (*s.at == '[') { /* memory attached to each object of the level above */
+            s.at++;
+            if (!scan_type(&s))
+                return synthetic_refuse(&s, "a memory object type expected after '['");
+            int rc = *s.at == '(' ? scan_attributes(&s) : 0;
+            if (rc < 0)
+                return rc;
+            if (*s.at != ']')
+                return synthetic_refuse(&s, "']' expected");
+            s.at++;
+            s.objects += s.product;
+            if (s.objects > TS_SYNTHETIC_MAX_OBJECTS)
+                return synthetic_too_large(&s);
+            while (*s.at == ' ' || *s.at == '\t')
+                s.at++;
+        }
+        const char *level = s.at;
+        if (scan_type(&s)) {
+            if (*s.at != ':')
+                return synthetic_refuse(&s, "':' expected after the type");
+            s.at++;
+        }
+        unsigned long long count;
+        if (!scan_number(&s, TS_SYNTHETIC_MAX_ARITY + 1ULL, &count)) {
+            if (!*s.at && s.at == level)
+                break; /* trailing memory objects only */
+            return synthetic_refuse(&s, "a count expected");
+        }
+        if (count == 0)
+            return synthetic_refuse(&s, "a level needs at least one object");
+        if (count > TS_SYNTHETIC_MAX_ARITY)
+            return synthetic_too_large(&s);
+        s.product *= count;
+        s.objects += s.product;
+        if (s.objects > TS_SYNTHETIC_MAX_OBJECTS)
+            return synthetic_too_large(&s);
+        any_level = true;
+        if (*s.at == '(') {
+            int rc = scan_attributes(&s);
+            if (rc < 0)
+                return rc;
+        }
+        if (*s.at && *s.at != ' ' && *s.at != '\t' && *s.at != '\n')
+            return synthetic_refuse(&s, "a space expected between levels");
+    }
+    if (!any_level)
+        return synthetic_refuse(&s, "no level");
+    return 0;
 }
 
 static int load_common(topsync_topology_t **out, const char *synthetic, const char *xml)
@@ -144,16 +283,8 @@ static int load_common(topsync_topology_t **out, const char *synthetic, const ch
     int rc = 0;
     if (synthetic) {
         snprintf(t->source, sizeof t->source, "synthetic: %s", synthetic);
-        unsigned long long objects = synthetic_objects(synthetic);
-        if (objects > TS_SYNTHETIC_MAX_OBJECTS)
-            rc = ts_fail(EINVAL, "synthetic topology '%.64s%s' is too large: %s%llu objects "
-                                 "(limit %d, and %d children per object)", synthetic,
-                         strlen(synthetic) > 64 ? "..." : "",
-                         objects == ULLONG_MAX ? "more than " : "",
-                         objects == ULLONG_MAX ? (unsigned long long)TS_SYNTHETIC_MAX_OBJECTS
-                                               : objects,
-                         TS_SYNTHETIC_MAX_OBJECTS, TS_SYNTHETIC_MAX_ARITY);
-        else if (hwloc_topology_set_synthetic(t->hwloc, synthetic) < 0)
+        rc = synthetic_check(synthetic);
+        if (rc == 0 && hwloc_topology_set_synthetic(t->hwloc, synthetic) < 0)
             rc = ts_fail(EINVAL,
                          "invalid hwloc synthetic topology '%s' (expected e.g. "
                          "'pack:2 numa:2 l3:1 core:32 pu:1')",

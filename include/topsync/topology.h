@@ -46,7 +46,14 @@ typedef struct topsync_topology topsync_topology_t;
 
 /* Load this machine's topology (hwloc discovery). */
 int topsync_topology_load(topsync_topology_t **out);
-/* Load an hwloc synthetic description, e.g. "pack:2 numa:2 l3:1 core:32 pu:1". */
+/*
+ * Load an hwloc synthetic description, e.g. "pack:2 numa:2 l3:1 core:32 pu:1",
+ * or what `lstopo --of synthetic` writes (attached "[NUMANode(memory=...)]",
+ * "(size=...)", "(indexes=...)"). topsync checks the text before hwloc does:
+ * levels separated by blanks, at most 1024 objects per level, 8192 in all,
+ * indexes up to 65535; anything else is -EINVAL with the position of the
+ * first unexpected character in topsync_error_message().
+ */
 int topsync_topology_load_synthetic(topsync_topology_t **out, const char *description);
 /* Load an hwloc XML export (lstopo --of xml). */
 int topsync_topology_load_xml(topsync_topology_t **out, const char *path);

@@ -48,7 +48,8 @@ PY
 "$info" --list-algorithms | grep -qx "dissemination" && ok || ko "--list-algorithms"
 "$info" >/dev/null && ok || ko "this machine"
 
-expect_error "invalid hwloc synthetic topology" "$info" --topology "pack:x"
+expect_error "synthetic topology 'pack:x': a count expected at character 6" "$info" --topology "pack:x"
+expect_error "invalid hwloc synthetic topology 'bogus:3'" "$info" --topology "bogus:3"
 expect_error "cannot use '/nonexistent.xml'" "$info" --xml /nonexistent.xml
 expect_error "unknown level 'l9'" "$info" --topology "$K" --levels numa,l9
 expect_error "unknown mapping 'diagonal'" "$info" --map-by diagonal

@@ -149,8 +149,41 @@ static void test_bad_input(void)
     CHECK_EQ(topsync_topology_load_synthetic(&t, "l3:9 core:777777776 1"), -EINVAL);
     CHECK_MSG("is too large");
     CHECK_EQ(topsync_topology_load_synthetic(&t, "pack:16 numa:16 core:64 pu:4"), -EINVAL);
-    CHECK_MSG("objects (limit 8192, and 1024 children per object)");
+    CHECK_MSG("more than 8192 objects, or a level of more than 1024");
     CHECK_EQ(topsync_topology_load_synthetic(&t, "22252"), -EINVAL);
+    CHECK_EQ(topsync_topology_load_synthetic(&t, "core:1024 pu:8"), -EINVAL);
+    CHECK_MSG("more than 8192 objects");
+    CHECK_EQ(topsync_topology_load_synthetic(&t, "core:1024 pu:7"), 0); /* the limit */
+    topsync_topology_destroy(t);
+    /* what hwloc's lenient parser reads as more levels than meet the eye
+     * (fuzzer finds, each minutes of hwloc): refused by topsync's grammar */
+    const char *malformed[][2] = {
+        {"pack:33l3:1c:422 pu:3", "a space expected between levels at character 8"},
+        {"pack[:92l3\x1a" "1c:422 pu:3", "':' expected after the type at character 5"},
+        {"pack:92l3\x1a" "1(c:422 pu:3", "a space expected between levels at character 8"},
+        {"pack:2 [numa", "']' expected at character 13"},
+        {"pu:4(size=1", "an unclosed '('"},
+        {"pu:4(foo=1)", "an unknown attribute (valid: memory=, size=, indexes=)"},
+        {"pu:4(indexes=70000,1,2,3)", "an index above 65535"},
+        {"core:0", "a level needs at least one object"},
+        {"pack:-1 core:2", "a count expected at character 6"},
+    };
+    for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++) {
+        CHECK_EQ(topsync_topology_load_synthetic(&t, malformed[i][0]), -EINVAL);
+        CHECK(t == NULL);
+        CHECK_MSG(malformed[i][1]);
+    }
+    /* what lstopo --of synthetic writes is accepted: memory attached in
+     * brackets, sizes, non-contiguous PU indexes */
+    CHECK_EQ(topsync_topology_load_synthetic(
+                 &t, "Package:2 L3Cache:2(size=16777216) [NUMANode(memory=1073741824)] "
+                     "Core:4 PU:2(indexes=0,16,1,17,2,18,3,19,4,20,5,21,6,22,7,23,"
+                     "8,24,9,25,10,26,11,27,12,28,13,29,14,30,15,31)"),
+             0);
+    CHECK_EQ(topsync_topology_ncores(t), 16u);
+    hwloc_obj_t second_pu = hwloc_get_obj_by_type(topsync_topology_hwloc(t), HWLOC_OBJ_PU, 1);
+    CHECK(second_pu && second_pu->os_index == 16); /* SMT siblings 16 apart */
+    topsync_topology_destroy(t);
     CHECK_EQ(topsync_topology_load_synthetic(&t, "pack:2 numa:2 l3:1 core:32 pu:1"), 0);
     topsync_topology_destroy(t);
     CHECK_EQ(topsync_topology_load_synthetic(&t, "bogus:3"), -EINVAL);
