@@ -209,10 +209,65 @@ static bool scan_type(struct synthetic_scan *s)
     return true;
 }
 
+/*
+ * The rules hwloc 2.x checks once it has parsed every level. Checked here
+ * first for two reasons: the message can say which rule, and hwloc returns
+ * from these checks without freeing what it parsed (its "[NUMANode]" and
+ * "(indexes=)" records: 32 bytes and more per refused description, which
+ * LeakSanitizer reports in topsync's fuzzer). A type hwloc cannot name is
+ * left to hwloc, whose parser refuses it on a path that frees.
+ */
+static int synthetic_hierarchy_check(const struct synthetic_scan *s, const char *const *types,
+                                     unsigned nlevels, unsigned attached_numa)
+{
+    unsigned count[HWLOC_OBJ_TYPE_MAX] = {0}, bare = 0;
+    for (unsigned i = 0; i < nlevels; i++) {
+        if (!types[i]) {
+            bare += i + 1 < nlevels; /* hwloc does not count the last level */
+            continue;
+        }
+        hwloc_obj_type_t type;
+        union hwloc_obj_attr_u attr;
+        if (hwloc_type_sscanf(types[i], &type, &attr, sizeof attr) < 0) {
+            if (strncmp(types[i], "Tile", 4) && strncmp(types[i], "Module", 6))
+                return 0; /* hwloc refuses it, and frees */
+            type = HWLOC_OBJ_GROUP; /* as hwloc reads these two */
+        }
+        if (i + 1 == nlevels && type != HWLOC_OBJ_PU)
+            return ts_fail(EINVAL, "synthetic topology '%.64s%s': the last level must be PUs "
+                                   "(e.g. '... core:4 pu:2')",
+                           s->start, strlen(s->start) > 64 ? "..." : "");
+        if ((int)type >= 0 && type < HWLOC_OBJ_TYPE_MAX)
+            count[type]++;
+    }
+    static const struct {
+        hwloc_obj_type_t type;
+        const char *name;
+    } unique[] = {{HWLOC_OBJ_PU, "PU"},       {HWLOC_OBJ_PACKAGE, "package"},
+                  {HWLOC_OBJ_DIE, "die"},     {HWLOC_OBJ_NUMANODE, "NUMA node"},
+                  {HWLOC_OBJ_CORE, "core"}};
+    for (size_t u = 0; u < sizeof unique / sizeof unique[0]; u++)
+        if (count[unique[u].type] > 1)
+            return ts_fail(EINVAL, "synthetic topology '%.64s%s': several %s levels",
+                           s->start, strlen(s->start) > 64 ? "..." : "", unique[u].name);
+    if (count[HWLOC_OBJ_NUMANODE] && attached_numa)
+        return ts_fail(EINVAL, "synthetic topology '%.64s%s': NUMA nodes both as a level and "
+                               "attached ('[NUMANode]')",
+                       s->start, strlen(s->start) > 64 ? "..." : "");
+    if (bare && bare != nlevels - 1)
+        return ts_fail(EINVAL, "synthetic topology '%.64s%s': bare counts mixed with "
+                               "'TYPE:COUNT' levels (use one form)",
+                       s->start, strlen(s->start) > 64 ? "..." : "");
+    return 0;
+}
+
+#define TS_SYNTHETIC_MAX_LEVELS 64 /* hwloc's limit is 128 */
+
 static int synthetic_check(const char *description)
 {
     struct synthetic_scan s = {.start = description, .at = description, .product = 1};
-    bool any_level = false;
+    const char *types[TS_SYNTHETIC_MAX_LEVELS]; /* NULL: a bare count */
+    unsigned nlevels = 0, attached_numa = 0;
     for (;;) {
         while (*s.at == ' ' || *s.at == '\t' || *s.at == '\n')
             s.at++;
@@ -229,13 +284,17 @@ static int synthetic_check(const char *description)
                 return synthetic_refuse(&s, "']' expected");
             s.at++;
             s.objects += s.product;
+            attached_numa++;
             if (s.objects > TS_SYNTHETIC_MAX_OBJECTS)
                 return synthetic_too_large(&s);
             while (*s.at == ' ' || *s.at == '\t')
                 s.at++;
         }
         const char *level = s.at;
-        if (scan_type(&s)) {
+        if (nlevels == TS_SYNTHETIC_MAX_LEVELS)
+            return synthetic_refuse(&s, "more than 64 levels");
+        types[nlevels] = scan_type(&s) ? level : NULL;
+        if (types[nlevels]) {
             if (*s.at != ':')
                 return synthetic_refuse(&s, "':' expected after the type");
             s.at++;
@@ -254,7 +313,7 @@ static int synthetic_check(const char *description)
         s.objects += s.product;
         if (s.objects > TS_SYNTHETIC_MAX_OBJECTS)
             return synthetic_too_large(&s);
-        any_level = true;
+        nlevels++;
         if (*s.at == '(') {
             int rc = scan_attributes(&s);
             if (rc < 0)
@@ -263,9 +322,9 @@ static int synthetic_check(const char *description)
         if (*s.at && *s.at != ' ' && *s.at != '\t' && *s.at != '\n')
             return synthetic_refuse(&s, "a space expected between levels");
     }
-    if (!any_level)
+    if (!nlevels)
         return synthetic_refuse(&s, "no level");
-    return 0;
+    return synthetic_hierarchy_check(&s, types, nlevels, attached_numa);
 }
 
 static int load_common(topsync_topology_t **out, const char *synthetic, const char *xml)

@@ -167,6 +167,12 @@ static void test_bad_input(void)
         {"pu:4(indexes=70000,1,2,3)", "an index above 65535"},
         {"core:0", "a level needs at least one object"},
         {"pack:-1 core:2", "a count expected at character 6"},
+        /* hwloc's own rules, checked first: hwloc leaks on these paths */
+        {"Package:4 L3Cache:2(size=7216) [NUMANode(memory=1073741824)]",
+         "the last level must be PUs"},
+        {"pack:2 [numa] core:2 core:1 pu:1", "several core levels"},
+        {"pack:2 [numa] numa:2 pu:1", "NUMA nodes both as a level and attached"},
+        {"pack:2 2 2", "bare counts mixed with 'TYPE:COUNT' levels"},
     };
     for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++) {
         CHECK_EQ(topsync_topology_load_synthetic(&t, malformed[i][0]), -EINVAL);
