@@ -209,6 +209,12 @@ static bool scan_type(struct synthetic_scan *s)
     return true;
 }
 
+static int synthetic_rule(const struct synthetic_scan *s, const char *rule)
+{
+    return ts_fail(EINVAL, "synthetic topology '%.64s%s': %s", s->start,
+                   strlen(s->start) > 64 ? "..." : "", rule);
+}
+
 /*
  * The rules hwloc 2.x checks once it has parsed every level. Checked here
  * first for two reasons: the message can say which rule, and hwloc returns
@@ -234,30 +240,25 @@ static int synthetic_hierarchy_check(const struct synthetic_scan *s, const char 
             type = HWLOC_OBJ_GROUP; /* as hwloc reads these two */
         }
         if (i + 1 == nlevels && type != HWLOC_OBJ_PU)
-            return ts_fail(EINVAL, "synthetic topology '%.64s%s': the last level must be PUs "
-                                   "(e.g. '... core:4 pu:2')",
-                           s->start, strlen(s->start) > 64 ? "..." : "");
+            return synthetic_rule(s, "the last level must be PUs (e.g. '... core:4 pu:2')");
         if ((int)type >= 0 && type < HWLOC_OBJ_TYPE_MAX)
             count[type]++;
     }
     static const struct {
         hwloc_obj_type_t type;
-        const char *name;
-    } unique[] = {{HWLOC_OBJ_PU, "PU"},       {HWLOC_OBJ_PACKAGE, "package"},
-                  {HWLOC_OBJ_DIE, "die"},     {HWLOC_OBJ_NUMANODE, "NUMA node"},
-                  {HWLOC_OBJ_CORE, "core"}};
+        const char *several;
+    } unique[] = {{HWLOC_OBJ_PU, "several PU levels"},
+                  {HWLOC_OBJ_PACKAGE, "several package levels"},
+                  {HWLOC_OBJ_DIE, "several die levels"},
+                  {HWLOC_OBJ_NUMANODE, "several NUMA node levels"},
+                  {HWLOC_OBJ_CORE, "several core levels"}};
     for (size_t u = 0; u < sizeof unique / sizeof unique[0]; u++)
         if (count[unique[u].type] > 1)
-            return ts_fail(EINVAL, "synthetic topology '%.64s%s': several %s levels",
-                           s->start, strlen(s->start) > 64 ? "..." : "", unique[u].name);
+            return synthetic_rule(s, unique[u].several);
     if (count[HWLOC_OBJ_NUMANODE] && attached_numa)
-        return ts_fail(EINVAL, "synthetic topology '%.64s%s': NUMA nodes both as a level and "
-                               "attached ('[NUMANode]')",
-                       s->start, strlen(s->start) > 64 ? "..." : "");
+        return synthetic_rule(s, "NUMA nodes both as a level and attached ('[NUMANode]')");
     if (bare && bare != nlevels - 1)
-        return ts_fail(EINVAL, "synthetic topology '%.64s%s': bare counts mixed with "
-                               "'TYPE:COUNT' levels (use one form)",
-                       s->start, strlen(s->start) > 64 ? "..." : "");
+        return synthetic_rule(s, "bare counts mixed with 'TYPE:COUNT' levels (use one form)");
     return 0;
 }
 
