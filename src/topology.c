@@ -119,28 +119,41 @@ static int finish_load(topsync_topology_t *t)
 
 struct synthetic_scan {
     const char *start, *at;
-    unsigned long long objects, product;
 };
+
+/* Every refusal names the description (its first 64 characters), then why. */
+static int synthetic_fail(const struct synthetic_scan *s, const char *why)
+{
+    return ts_fail(EINVAL, "synthetic topology '%.64s%s'%s", s->start,
+                   strlen(s->start) > 64 ? "..." : "", why);
+}
 
 static int synthetic_refuse(const struct synthetic_scan *s, const char *what)
 {
-    size_t len = strlen(s->start);
-    return ts_fail(EINVAL,
-                   "synthetic topology '%.64s%s': %s at character %zu; expected levels "
-                   "'TYPE:COUNT' separated by spaces, e.g. 'pack:2 numa:2 l3:1 core:32 pu:1' "
-                   "(attributes '(memory=|size=|indexes=...)' and '[NUMANode]' as lstopo "
-                   "--of synthetic writes them)",
-                   s->start, len > 64 ? "..." : "", what, (size_t)(s->at - s->start) + 1);
+    char why[384];
+    snprintf(why, sizeof why,
+             ": %s at character %zu; expected levels 'TYPE:COUNT' separated by spaces, e.g. "
+             "'pack:2 numa:2 l3:1 core:32 pu:1' (attributes '(memory=|size=|indexes=...)' and "
+             "'[NUMANode]' as lstopo --of synthetic writes them)",
+             what, (size_t)(s->at - s->start) + 1);
+    return synthetic_fail(s, why);
 }
 
 static int synthetic_too_large(const struct synthetic_scan *s)
 {
-    size_t len = strlen(s->start);
-    return ts_fail(EINVAL,
-                   "synthetic topology '%.64s%s' is too large: more than %d objects, or a "
-                   "level of more than %d (limits of topsync: hwloc would build every object)",
-                   s->start, len > 64 ? "..." : "", TS_SYNTHETIC_MAX_OBJECTS,
-                   TS_SYNTHETIC_MAX_ARITY);
+    char why[192];
+    snprintf(why, sizeof why,
+             " is too large: more than %d objects, or a level of more than %d (limits of "
+             "topsync: hwloc would build every object)",
+             TS_SYNTHETIC_MAX_OBJECTS, TS_SYNTHETIC_MAX_ARITY);
+    return synthetic_fail(s, why);
+}
+
+static int synthetic_rule(const struct synthetic_scan *s, const char *rule)
+{
+    char why[160];
+    snprintf(why, sizeof why, ": %s", rule);
+    return synthetic_fail(s, why);
 }
 
 static bool scan_number(struct synthetic_scan *s, unsigned long long limit,
@@ -209,12 +222,6 @@ static bool scan_type(struct synthetic_scan *s)
     return true;
 }
 
-static int synthetic_rule(const struct synthetic_scan *s, const char *rule)
-{
-    return ts_fail(EINVAL, "synthetic topology '%.64s%s': %s", s->start,
-                   strlen(s->start) > 64 ? "..." : "", rule);
-}
-
 /*
  * The rules hwloc 2.x checks once it has parsed every level. Checked here
  * first for two reasons: the message can say which rule, and hwloc returns
@@ -266,7 +273,8 @@ static int synthetic_hierarchy_check(const struct synthetic_scan *s, const char 
 
 static int synthetic_check(const char *description)
 {
-    struct synthetic_scan s = {.start = description, .at = description, .product = 1};
+    struct synthetic_scan s = {.start = description, .at = description};
+    unsigned long long objects = 0, product = 1; /* objects so far; those of the last level */
     const char *types[TS_SYNTHETIC_MAX_LEVELS]; /* NULL: a bare count */
     unsigned nlevels = 0, attached_numa = 0;
     for (;;) {
@@ -284,9 +292,9 @@ static int synthetic_check(const char *description)
             if (*s.at != ']')
                 return synthetic_refuse(&s, "']' expected");
             s.at++;
-            s.objects += s.product;
+            objects += product;
             attached_numa++;
-            if (s.objects > TS_SYNTHETIC_MAX_OBJECTS)
+            if (objects > TS_SYNTHETIC_MAX_OBJECTS)
                 return synthetic_too_large(&s);
             while (*s.at == ' ' || *s.at == '\t')
                 s.at++;
@@ -310,9 +318,9 @@ static int synthetic_check(const char *description)
             return synthetic_refuse(&s, "a level needs at least one object");
         if (count > TS_SYNTHETIC_MAX_ARITY)
             return synthetic_too_large(&s);
-        s.product *= count;
-        s.objects += s.product;
-        if (s.objects > TS_SYNTHETIC_MAX_OBJECTS)
+        product *= count;
+        objects += product;
+        if (objects > TS_SYNTHETIC_MAX_OBJECTS)
             return synthetic_too_large(&s);
         nlevels++;
         if (*s.at == '(') {
