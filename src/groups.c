@@ -20,6 +20,8 @@ struct topsync_groups {
     int hierarchical;
     unsigned nlevels;
     topsync_level_t levels[TOPSYNC_MAX_LEVELS];
+    unsigned nnotes;
+    topsync_level_note_t notes[TOPSYNC_MAX_LEVELS];
     unsigned ngroups;
     topsync_group_info_t *groups;
     unsigned *member_storage;
@@ -39,6 +41,32 @@ void topsync_groups_destroy(topsync_groups_t *g)
     free(g);
 }
 
+struct unit_rank {
+    int unit; /* -1: in no unit, alone */
+    unsigned rank;
+};
+
+static int by_unit_then_rank(const void *pa, const void *pb)
+{
+    const struct unit_rank *x = pa, *y = pb;
+    /* participants in no unit sort as units of their own, by rank */
+    long ux = x->unit >= 0 ? x->unit : -1 - (long)x->rank;
+    long uy = y->unit >= 0 ? y->unit : -1 - (long)y->rank;
+    if (ux != uy)
+        return ux < uy ? -1 : 1;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+struct run {
+    unsigned leader, first, end; /* sorted[first .. end) */
+};
+
+static int by_leader(const void *pa, const void *pb)
+{
+    const struct run *x = pa, *y = pb;
+    return x->leader < y->leader ? -1 : x->leader > y->leader;
+}
+
 static int build(topsync_groups_t **out, unsigned n, unsigned nlevels,
                  const topsync_level_t *level_ids, const int *loc, int hierarchical)
 {
@@ -56,17 +84,19 @@ static int build(topsync_groups_t **out, unsigned n, unsigned nlevels,
      * most one group, so there are fewer than n groups and at most
      * n + ngroups < 2n member slots. */
     unsigned *climbing = malloc((size_t)n * sizeof *climbing);
-    unsigned *bucket = malloc((size_t)n * sizeof *bucket);
+    struct unit_rank *sorted = malloc((size_t)n * sizeof *sorted);
+    struct run *runs = malloc((size_t)n * sizeof *runs);
     if (g) {
         g->groups = calloc(n, sizeof *g->groups);
         g->member_storage = calloc((size_t)2 * n, sizeof *g->member_storage);
         g->rank_groups = malloc((size_t)n * per_rank * sizeof *g->rank_groups);
         g->rank_ngroups = calloc(n, sizeof *g->rank_ngroups);
     }
-    if (!g || !climbing || !bucket || !g->groups || !g->member_storage || !g->rank_groups ||
-        !g->rank_ngroups) {
+    if (!g || !climbing || !sorted || !runs || !g->groups || !g->member_storage ||
+        !g->rank_groups || !g->rank_ngroups) {
         free(climbing);
-        free(bucket);
+        free(sorted);
+        free(runs);
         topsync_groups_destroy(g);
         return ts_fail(ENOMEM, "groups: out of memory");
     }
@@ -80,56 +110,50 @@ static int build(topsync_groups_t **out, unsigned n, unsigned nlevels,
     for (unsigned r = 0; r < n; r++)
         climbing[r] = r;
 
+    /* Each level: the climbing ranks sorted by (unit, rank), so that each
+     * unit is a run whose first rank is its leader; runs are then taken in
+     * the order of their leaders. O(n log n) per level. */
     for (unsigned l = 0; l <= nlevels; l++) {
         int top = l == nlevels;
-        unsigned kept = 0;
-        /* climbing[] is ascending, so the first of each unit is its leader. */
-        unsigned char *done = calloc(nclimbing ? nclimbing : 1, 1);
-        if (!done) {
-            free(climbing);
-            free(bucket);
-            topsync_groups_destroy(g);
-            return ts_fail(ENOMEM, "groups: out of memory");
-        }
         for (unsigned a = 0; a < nclimbing; a++) {
-            if (done[a])
-                continue;
-            unsigned leader = climbing[a];
-            int unit = top ? 0 : loc[(size_t)l * n + leader];
-            unsigned nb = 0;
-            bucket[nb++] = leader;
-            done[a] = 1;
-            if (top || unit >= 0) {
-                for (unsigned b = a + 1; b < nclimbing; b++) {
-                    if (done[b])
-                        continue;
-                    if (top || loc[(size_t)l * n + climbing[b]] == unit) {
-                        bucket[nb++] = climbing[b];
-                        done[b] = 1;
-                    }
-                }
-            }
-            climbing[kept++] = leader;
+            sorted[a].rank = climbing[a];
+            sorted[a].unit = top ? 0 : loc[(size_t)l * n + climbing[a]];
+        }
+        qsort(sorted, nclimbing, sizeof *sorted, by_unit_then_rank);
+        unsigned nruns = 0;
+        for (unsigned a = 0; a < nclimbing;) {
+            unsigned b = a + 1;
+            if (sorted[a].unit >= 0)
+                while (b < nclimbing && sorted[b].unit == sorted[a].unit)
+                    b++;
+            runs[nruns++] = (struct run){sorted[a].rank, a, b};
+            a = b;
+        }
+        qsort(runs, nruns, sizeof *runs, by_leader);
+        for (unsigned k = 0; k < nruns; k++) {
+            const struct run *run = &runs[k];
+            climbing[k] = run->leader;
+            unsigned nb = run->end - run->first;
             if (nb < 2)
                 continue; /* a group of one is skipped */
             topsync_group_info_t *gi = &g->groups[g->ngroups];
             gi->level = top ? TOPSYNC_GROUP_TOP : (unsigned)level_ids[l];
-            gi->leader = leader;
+            gi->leader = run->leader;
             gi->nmembers = nb;
             gi->members = &g->member_storage[used];
-            memcpy(&g->member_storage[used], bucket, nb * sizeof *bucket);
-            used += nb;
             for (unsigned m = 0; m < nb; m++) {
-                unsigned r = bucket[m];
+                unsigned r = sorted[run->first + m].rank;
+                g->member_storage[used + m] = r;
                 g->rank_groups[(size_t)r * per_rank + g->rank_ngroups[r]++] = g->ngroups;
             }
+            used += nb;
             g->ngroups++;
         }
-        free(done);
-        nclimbing = kept;
+        nclimbing = nruns;
     }
     free(climbing);
-    free(bucket);
+    free(sorted);
+    free(runs);
     *out = g;
     return 0;
 }
@@ -174,31 +198,45 @@ int topsync_groups_build(topsync_groups_t **out, const topsync_topology_t *t, un
         if (!hwloc_bitmap_isincluded(cpusets[i], machine))
             return ts_fail(EINVAL,
                            "groups: participant %u is bound to CPUs outside the topology", i);
-        if (t->ncores > 1 && hwloc_bitmap_isequal(cpusets[i], machine))
+        /* bound to every allowed core (or wider): not bound at all */
+        if (t->ncores > 1 && hwloc_bitmap_isincluded(t->allowed, cpusets[i]))
             unbound = 1;
     }
     if (unbound)
         return build(out, n, 0, NULL, NULL, 0);
 
-    topsync_level_t levels[TOPSYNC_MAX_LEVELS];
-    int nlevels = topsync_topology_active_levels(t, level_mask, levels);
-    if (nlevels < 0)
-        return nlevels;
-    int *loc = malloc((size_t)(nlevels ? nlevels : 1) * n * sizeof *loc);
-    if (!loc)
+    if (level_mask & ~(unsigned)TOPSYNC_LEVELS_ALL)
+        return ts_fail(EINVAL, "groups: level mask 0x%x has unknown bits", level_mask);
+
+    /* Every participant's unit at every level (-1: bound wider, or in none);
+     * then the levels in the order their partitions of the participants nest. */
+    int *unit_of = malloc((size_t)TOPSYNC_MAX_LEVELS * n * sizeof *unit_of);
+    if (!unit_of)
         return ts_fail(ENOMEM, "groups: out of memory");
-    for (int l = 0; l < nlevels; l++) {
-        const struct ts_level_units *u = &t->levels[ts_level_index(levels[l])];
-        for (unsigned i = 0; i < n; i++) {
-            int unit = -1;
-            for (unsigned k = 0; k < u->count && unit < 0; k++)
-                if (hwloc_bitmap_isincluded(cpusets[i], u->cpusets[k]))
-                    unit = (int)k;
-            loc[(size_t)l * n + i] = unit;
-        }
+    for (int l = 0; l < TOPSYNC_MAX_LEVELS; l++)
+        for (unsigned i = 0; i < n; i++)
+            unit_of[(size_t)l * n + i] = ts_topology_unit_of_set(t, l, cpusets[i]);
+    topsync_level_t levels[TOPSYNC_MAX_LEVELS];
+    topsync_level_note_t notes[TOPSYNC_MAX_LEVELS];
+    unsigned nnotes = 0;
+    int nlevels = ts_levels_order(t, level_mask, n, unit_of, levels, notes, &nnotes);
+    int *loc = nlevels < 0 ? NULL : malloc((size_t)(nlevels ? nlevels : 1) * n * sizeof *loc);
+    if (nlevels >= 0 && !loc)
+        nlevels = ts_fail(ENOMEM, "groups: out of memory");
+    if (nlevels < 0) {
+        free(unit_of);
+        return nlevels;
     }
+    for (int l = 0; l < nlevels; l++)
+        memcpy(loc + (size_t)l * n, unit_of + (size_t)ts_level_index(levels[l]) * n,
+               n * sizeof *loc);
+    free(unit_of);
     int rc = build(out, n, (unsigned)nlevels, levels, loc, 1);
     free(loc);
+    if (rc == 0) {
+        (*out)->nnotes = nnotes;
+        memcpy((*out)->notes, notes, nnotes * sizeof *notes);
+    }
     return rc;
 }
 
@@ -219,6 +257,15 @@ unsigned topsync_groups_levels(const topsync_groups_t *g, topsync_level_t levels
     for (unsigned l = 0; l < g->nlevels; l++)
         levels[l] = g->levels[l];
     return g->nlevels;
+}
+
+unsigned topsync_groups_level_notes(const topsync_groups_t *g,
+                                    topsync_level_note_t notes[TOPSYNC_MAX_LEVELS])
+{
+    if (!g || !notes)
+        return 0;
+    memcpy(notes, g->notes, g->nnotes * sizeof *notes);
+    return g->nnotes;
 }
 
 unsigned topsync_groups_count(const topsync_groups_t *g)

@@ -6,6 +6,7 @@
 #include "topology_private.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -40,16 +41,177 @@ const char *topsync_level_name(topsync_level_t level)
     return i < 0 ? NULL : hwloc_obj_type_string(level_type[i]);
 }
 
+topsync_level_t ts_level_of_index(int l)
+{
+    return level_order[l];
+}
+
+int ts_topology_pu_core(const topsync_topology_t *t, unsigned os_index)
+{
+    return os_index < t->pu_limit ? t->pu_core[os_index] : -1;
+}
+
+int ts_topology_unit_of_set(const topsync_topology_t *t, int l, hwloc_const_cpuset_t set)
+{
+    const struct ts_level_units *u = &t->levels[l];
+    int first = hwloc_bitmap_first(set);
+    int core = first < 0 ? -1 : ts_topology_pu_core(t, (unsigned)first);
+    int unit = core < 0 ? -1 : u->core_unit[core];
+    if (unit < 0 || !hwloc_bitmap_isincluded(set, u->cpusets[unit]))
+        return -1;
+    return unit;
+}
+
+/* The allowed cores, in logical order, and the map from PU to core. */
+static int load_cores(topsync_topology_t *t)
+{
+    hwloc_topology_t h = t->hwloc;
+    hwloc_const_cpuset_t allowed = hwloc_topology_get_allowed_cpuset(h);
+    t->core_type = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE
+                                                                  : HWLOC_OBJ_PU;
+    int nobjs = hwloc_get_nbobjs_by_type(h, t->core_type);
+    int last = hwloc_bitmap_last(hwloc_topology_get_complete_cpuset(h));
+    if (nobjs <= 0 || last < 0)
+        return ts_fail(EINVAL, "topology %s has no cores or PUs", t->source);
+    t->pu_limit = (unsigned)last + 1;
+    t->cores = calloc((size_t)nobjs, sizeof *t->cores);
+    t->core_sets = calloc((size_t)nobjs, sizeof *t->core_sets);
+    t->pu_core = malloc(t->pu_limit * sizeof *t->pu_core);
+    t->allowed = hwloc_bitmap_alloc();
+    if (!t->cores || !t->core_sets || !t->pu_core || !t->allowed)
+        return ts_fail(ENOMEM, "out of memory loading the topology");
+    for (unsigned i = 0; i < t->pu_limit; i++)
+        t->pu_core[i] = -1;
+    unsigned n = 0;
+    for (int i = 0; i < nobjs; i++) {
+        hwloc_obj_t o = hwloc_get_obj_by_type(h, t->core_type, (unsigned)i);
+        if (!o->cpuset || !hwloc_bitmap_intersects(o->cpuset, allowed))
+            continue; /* offline or disallowed: no participant may go there */
+        hwloc_bitmap_t set = hwloc_bitmap_alloc();
+        if (!set)
+            return ts_fail(ENOMEM, "out of memory loading the topology");
+        hwloc_bitmap_and(set, o->cpuset, allowed);
+        t->cores[n] = o;
+        t->core_sets[n] = set;
+        hwloc_bitmap_or(t->allowed, t->allowed, set);
+        int pu;
+        hwloc_bitmap_foreach_begin(pu, set)
+            if ((unsigned)pu < t->pu_limit)
+                t->pu_core[pu] = (int)n;
+        hwloc_bitmap_foreach_end();
+        n++;
+    }
+    if (n == 0)
+        return ts_fail(EINVAL, "topology %s has no allowed core", t->source);
+    t->ncores = n;
+    return 0;
+}
+
+struct weighted_obj {
+    hwloc_obj_t obj;
+    unsigned cores;
+};
+
+static int by_cores_then_index(const void *a, const void *b)
+{
+    const struct weighted_obj *x = a, *y = b;
+    if (x->cores != y->cores)
+        return x->cores < y->cores ? -1 : 1;
+    return x->obj->logical_index < y->obj->logical_index ? -1
+           : x->obj->logical_index > y->obj->logical_index;
+}
+
+/*
+ * Units: every core goes to the smallest object of the level's type that
+ * holds it (ties: the lowest logical index), so that twins with the same
+ * cores (MCDRAM beside DDR) are one unit, a root-attached node keeps only
+ * the cores no smaller node holds, and coreless nodes are no unit at all.
+ * The result is a partition of the cores that some object holds, each unit
+ * inside one object. O(objects log objects + PUs).
+ */
+static int load_level_units(topsync_topology_t *t, int l)
+{
+    hwloc_topology_t h = t->hwloc;
+    struct ts_level_units *u = &t->levels[l];
+    int nb = hwloc_get_nbobjs_by_type(h, level_type[l]);
+    u->core_unit = malloc(t->ncores * sizeof *u->core_unit);
+    if (!u->core_unit)
+        return ts_fail(ENOMEM, "out of memory loading the topology");
+    for (unsigned c = 0; c < t->ncores; c++)
+        u->core_unit[c] = -1;
+    if (nb <= 0)
+        return 0;
+    struct weighted_obj *objs = calloc((size_t)nb, sizeof *objs);
+    int *obj_unit = malloc((size_t)nb * sizeof *obj_unit);
+    u->cpusets = calloc((size_t)nb, sizeof *u->cpusets);
+    if (!objs || !obj_unit || !u->cpusets) {
+        free(objs);
+        free(obj_unit);
+        return ts_fail(ENOMEM, "out of memory loading the topology");
+    }
+    for (int i = 0; i < nb; i++) {
+        objs[i].obj = hwloc_get_obj_by_type(h, level_type[l], (unsigned)i);
+        objs[i].cores = objs[i].obj->cpuset
+                            ? (unsigned)hwloc_bitmap_weight(objs[i].obj->cpuset) : 0;
+        obj_unit[i] = -1;
+    }
+    qsort(objs, (size_t)nb, sizeof *objs, by_cores_then_index);
+    /* Assign cores to the smallest objects first; remember who got any. */
+    int *claimed_by = malloc(t->ncores * sizeof *claimed_by);
+    if (!claimed_by) {
+        free(objs);
+        free(obj_unit);
+        return ts_fail(ENOMEM, "out of memory loading the topology");
+    }
+    for (unsigned c = 0; c < t->ncores; c++)
+        claimed_by[c] = -1;
+    for (int k = 0; k < nb; k++) {
+        hwloc_obj_t o = objs[k].obj;
+        if (!o->cpuset)
+            continue;
+        int pu;
+        hwloc_bitmap_foreach_begin(pu, o->cpuset)
+            int core = ts_topology_pu_core(t, (unsigned)pu);
+            /* a core belongs to an object only when all of its PUs do */
+            if (core >= 0 && claimed_by[core] < 0 &&
+                hwloc_bitmap_isincluded(t->core_sets[core], o->cpuset))
+                claimed_by[core] = (int)o->logical_index;
+        hwloc_bitmap_foreach_end();
+    }
+    /* Number the units in the objects' logical order. */
+    for (unsigned c = 0; c < t->ncores; c++)
+        if (claimed_by[c] >= 0)
+            obj_unit[claimed_by[c]] = 0;
+    for (int i = 0; i < nb; i++)
+        if (obj_unit[i] == 0)
+            obj_unit[i] = (int)u->count++ + 1; /* 1-based while marking */
+    unsigned *sizes = calloc(u->count ? u->count : 1, sizeof *sizes);
+    int rc = sizes ? 0 : ts_fail(ENOMEM, "out of memory loading the topology");
+    for (unsigned k = 0; k < u->count && rc == 0; k++)
+        if (!(u->cpusets[k] = hwloc_bitmap_alloc()))
+            rc = ts_fail(ENOMEM, "out of memory loading the topology");
+    for (unsigned c = 0; c < t->ncores && rc == 0; c++) {
+        if (claimed_by[c] < 0)
+            continue;
+        int unit = obj_unit[claimed_by[c]] - 1;
+        u->core_unit[c] = unit;
+        hwloc_bitmap_or(u->cpusets[unit], u->cpusets[unit], t->core_sets[c]);
+        if (++sizes[unit] > u->max_unit_cores)
+            u->max_unit_cores = sizes[unit];
+    }
+    free(sizes);
+    free(claimed_by);
+    free(objs);
+    free(obj_unit);
+    return rc;
+}
+
 static int finish_load(topsync_topology_t *t)
 {
     hwloc_topology_t h = t->hwloc;
-
-    t->core_type = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE
-                                                                  : HWLOC_OBJ_PU;
-    int ncores = hwloc_get_nbobjs_by_type(h, t->core_type);
-    if (ncores <= 0)
-        return ts_fail(EINVAL, "topology %s has no cores or PUs", t->source);
-    t->ncores = (unsigned)ncores;
+    int rc = load_cores(t);
+    if (rc < 0)
+        return rc;
 
     unsigned line = 0;
     int depth = hwloc_topology_get_depth(h);
@@ -63,27 +225,9 @@ static int finish_load(topsync_topology_t *t)
     }
     t->line_size = line ? line : TS_FALLBACK_LINE_SIZE;
 
-    for (int l = 0; l < TOPSYNC_MAX_LEVELS; l++) {
-        int nb = hwloc_get_nbobjs_by_type(h, level_type[l]);
-        struct ts_level_units *u = &t->levels[l];
-        u->count = 0;
-        u->cpusets = NULL;
-        if (nb <= 0)
-            continue;
-        u->cpusets = calloc((size_t)nb, sizeof *u->cpusets);
-        if (!u->cpusets)
-            return ts_fail(ENOMEM, "out of memory loading the topology");
-        for (int i = 0; i < nb; i++) {
-            hwloc_obj_t o = hwloc_get_obj_by_type(h, level_type[l], (unsigned)i);
-            /* Memory-only NUMA nodes (no cores) cannot hold a participant. */
-            if (!o->cpuset || hwloc_bitmap_iszero(o->cpuset))
-                continue;
-            u->cpusets[u->count] = hwloc_bitmap_dup(o->cpuset);
-            if (!u->cpusets[u->count])
-                return ts_fail(ENOMEM, "out of memory loading the topology");
-            u->count++;
-        }
-    }
+    for (int l = 0; l < TOPSYNC_MAX_LEVELS; l++)
+        if ((rc = load_level_units(t, l)) < 0)
+            return rc;
     return 0;
 }
 
@@ -336,7 +480,124 @@ static int synthetic_check(const char *description)
     return synthetic_hierarchy_check(&s, types, nlevels, attached_numa);
 }
 
-static int load_common(topsync_topology_t **out, const char *synthetic, const char *xml)
+/*
+ * XML. hwloc 2.9's loader dereferences a missing root complete_cpuset when a
+ * format-2 file has no NUMANode (it then invents one): SIGSEGV in any
+ * program that loads such a file, lstopo included. Format 2 always holds
+ * NUMA nodes (hwloc writes at least one), so such a file is refused here,
+ * before hwloc sees it. topsync reads the file itself and hands hwloc the
+ * same bytes it checked.
+ */
+#define TS_XML_MAX_BYTES (256u << 20)
+
+/* The value of attribute `name` in the tag starting at `tag`, or NULL. */
+static const char *xml_attribute(const char *tag, const char *name, size_t *len)
+{
+    const char *end = strchr(tag, '>');
+    size_t nlen = strlen(name);
+    for (const char *p = tag; p && end && p < end; p++) {
+        if (strncmp(p, name, nlen) || !isspace((unsigned char)p[-1]))
+            continue;
+        const char *q = p + nlen;
+        while (isspace((unsigned char)*q))
+            q++;
+        if (*q != '=')
+            continue;
+        q++;
+        while (isspace((unsigned char)*q))
+            q++;
+        if (*q != '"' && *q != '\'')
+            return NULL;
+        const char *close = strchr(q + 1, *q);
+        if (!close || close > end)
+            return NULL;
+        *len = (size_t)(close - q - 1);
+        return q + 1;
+    }
+    return NULL;
+}
+
+/*
+ * What hwloc's own export always writes and 2.9's loader relies on without
+ * checking: at least one NUMANode in format 2, and beside every cpuset or
+ * nodeset attribute its complete_ counterpart (a PU without
+ * complete_cpuset, or a NUMANode without complete_nodeset: SIGSEGV).
+ */
+static int xml_check(const char *text, const char *name)
+{
+    const char *root = strstr(text, "<topology");
+    if (!root)
+        return ts_fail(EINVAL, "%s is not an hwloc XML topology (no <topology> element)", name);
+    size_t len = 0;
+    const char *version = xml_attribute(root, "version", &len);
+    int format = version && len > 0 ? version[0] - '0' : 1;
+    int numa = 0;
+    for (const char *p = strstr(text, "<object"); p; p = strstr(p + 1, "<object")) {
+        size_t n;
+        const char *type = xml_attribute(p, "type", &n);
+        if (type && n == 8 && !strncmp(type, "NUMANode", 8))
+            numa = 1;
+        static const char *const pairs[][2] = {{"cpuset", "complete_cpuset"},
+                                               {"nodeset", "complete_nodeset"}};
+        for (int k = 0; k < 2; k++)
+            if (xml_attribute(p, pairs[k][0], &n) && !xml_attribute(p, pairs[k][1], &n))
+                return ts_fail(EINVAL,
+                               "%s: an object with a %s but no %s at byte %zu (hwloc always "
+                               "writes both; hwloc 2.9 crashes loading such a file)",
+                               name, pairs[k][0], pairs[k][1], (size_t)(p - text));
+    }
+    if (format >= 2 && !numa)
+        return ts_fail(EINVAL,
+                       "%s: an hwloc XML topology of format %.*s without a NUMANode object "
+                       "(hwloc writes at least one; hwloc 2.9 crashes loading such a file)",
+                       name, (int)len, version);
+    return 0;
+}
+
+static int read_xml_file(const char *path, char **text, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ts_fail(EINVAL, "cannot use '%s' as an hwloc XML topology: %s", path,
+                       strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (n < cap)
+            break;
+        if (cap >= TS_XML_MAX_BYTES) {
+            free(buf);
+            fclose(f);
+            return ts_fail(EINVAL, "'%s': an XML topology larger than %u MiB", path,
+                           TS_XML_MAX_BYTES >> 20);
+        }
+        char *bigger = realloc(buf, cap * 2 + 1);
+        if (!bigger) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = bigger;
+        cap *= 2;
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (!buf)
+        return ts_fail(ENOMEM, "out of memory reading '%s'", path);
+    if (err) {
+        free(buf);
+        return ts_fail(EINVAL, "cannot read '%s'", path);
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *size = n;
+    return 0;
+}
+
+static int load_common(topsync_topology_t **out, const char *synthetic, const char *xml_name,
+                       const char *xml_text, size_t xml_size)
 {
     if (!out)
         return ts_fail(EINVAL, "topsync_topology_load: out is NULL");
@@ -357,12 +618,29 @@ static int load_common(topsync_topology_t **out, const char *synthetic, const ch
                          "invalid hwloc synthetic topology '%s' (expected e.g. "
                          "'pack:2 numa:2 l3:1 core:32 pu:1')",
                          synthetic);
-    } else if (xml) {
-        snprintf(t->source, sizeof t->source, "xml: %s", xml);
-        if (hwloc_topology_set_xml(t->hwloc, xml) < 0)
-            rc = ts_fail(EINVAL, "cannot use '%s' as an hwloc XML topology", xml);
+    } else if (xml_text) {
+        snprintf(t->source, sizeof t->source, "xml: %s", xml_name);
+        rc = xml_check(xml_text, xml_name);
+        if (rc == 0 && (xml_size >= INT_MAX ||
+                        hwloc_topology_set_xmlbuffer(t->hwloc, xml_text, (int)xml_size + 1) < 0))
+            rc = ts_fail(EINVAL, "cannot use %s as an hwloc XML topology", xml_name);
     } else {
+        /* hwloc obeys these variables in place of discovery: check what they
+         * name as topsync's own loaders would, and say where it came from */
         snprintf(t->source, sizeof t->source, "this machine");
+        const char *env_xml = getenv("HWLOC_XMLFILE"), *env_syn = getenv("HWLOC_SYNTHETIC");
+        if (env_syn && *env_syn) {
+            snprintf(t->source, sizeof t->source, "synthetic: %s (HWLOC_SYNTHETIC)", env_syn);
+            rc = synthetic_check(env_syn);
+        } else if (env_xml && *env_xml) {
+            snprintf(t->source, sizeof t->source, "xml: %s (HWLOC_XMLFILE)", env_xml);
+            char *text = NULL;
+            size_t size = 0;
+            rc = read_xml_file(env_xml, &text, &size);
+            if (rc == 0)
+                rc = xml_check(text, env_xml);
+            free(text);
+        }
     }
     if (rc == 0 && hwloc_topology_load(t->hwloc) < 0)
         rc = ts_fail(EINVAL, "hwloc could not load the topology (%s)", t->source);
@@ -378,7 +656,7 @@ static int load_common(topsync_topology_t **out, const char *synthetic, const ch
 
 int topsync_topology_load(topsync_topology_t **out)
 {
-    return load_common(out, NULL, NULL);
+    return load_common(out, NULL, NULL, NULL, 0);
 }
 
 int topsync_topology_load_synthetic(topsync_topology_t **out, const char *description)
@@ -387,7 +665,7 @@ int topsync_topology_load_synthetic(topsync_topology_t **out, const char *descri
         *out = NULL;
     if (!description || !*description)
         return ts_fail(EINVAL, "empty synthetic topology description");
-    return load_common(out, description, NULL);
+    return load_common(out, description, NULL, NULL, 0);
 }
 
 int topsync_topology_load_xml(topsync_topology_t **out, const char *path)
@@ -396,7 +674,32 @@ int topsync_topology_load_xml(topsync_topology_t **out, const char *path)
         *out = NULL;
     if (!path || !*path)
         return ts_fail(EINVAL, "empty XML topology path");
-    return load_common(out, NULL, path);
+    char *text = NULL;
+    size_t size = 0;
+    int rc = read_xml_file(path, &text, &size);
+    if (rc < 0)
+        return rc;
+    rc = load_common(out, NULL, path, text, size);
+    free(text);
+    return rc;
+}
+
+int topsync_topology_load_xml_buffer(topsync_topology_t **out, const char *buffer, size_t size)
+{
+    if (out)
+        *out = NULL;
+    if (!buffer || size == 0)
+        return ts_fail(EINVAL, "empty XML topology buffer");
+    if (size > TS_XML_MAX_BYTES)
+        return ts_fail(EINVAL, "an XML topology larger than %u MiB", TS_XML_MAX_BYTES >> 20);
+    char *text = malloc(size + 1); /* hwloc and the check want it NUL-terminated */
+    if (!text)
+        return ts_fail(ENOMEM, "out of memory");
+    memcpy(text, buffer, size);
+    text[size] = '\0';
+    int rc = load_common(out, NULL, "(buffer)", text, strlen(text));
+    free(text);
+    return rc;
 }
 
 void topsync_topology_destroy(topsync_topology_t *t)
@@ -407,7 +710,15 @@ void topsync_topology_destroy(topsync_topology_t *t)
         for (unsigned i = 0; i < t->levels[l].count; i++)
             hwloc_bitmap_free(t->levels[l].cpusets[i]);
         free(t->levels[l].cpusets);
+        free(t->levels[l].core_unit);
     }
+    if (t->core_sets)
+        for (unsigned i = 0; i < t->ncores; i++)
+            hwloc_bitmap_free(t->core_sets[i]);
+    free(t->core_sets);
+    free(t->cores);
+    free(t->pu_core);
+    hwloc_bitmap_free(t->allowed);
     if (t->hwloc)
         hwloc_topology_destroy(t->hwloc);
     free(t);
@@ -450,58 +761,43 @@ hwloc_const_cpuset_t topsync_topology_level_unit_cpuset(const topsync_topology_t
     return t->levels[l].cpusets[index];
 }
 
-static unsigned cores_in(const topsync_topology_t *t, hwloc_const_cpuset_t set)
-{
-    return (unsigned)hwloc_get_nbobjs_inside_cpuset_by_type(t->hwloc, set, t->core_type);
-}
-
-/* Same partition of the cores: same units with the same cpusets. */
-static int same_partition(const struct ts_level_units *a, const struct ts_level_units *b)
-{
-    if (a->count != b->count)
-        return 0;
-    for (unsigned i = 0; i < a->count; i++) {
-        unsigned j;
-        for (j = 0; j < b->count; j++)
-            if (hwloc_bitmap_isequal(a->cpusets[i], b->cpusets[j]))
-                break;
-        if (j == b->count)
-            return 0;
-    }
-    return 1;
-}
-
-int topsync_topology_active_levels(const topsync_topology_t *t, unsigned mask,
-                                   topsync_level_t levels[TOPSYNC_MAX_LEVELS])
+/* Every core is a point: the machine-wide order of the selected levels. */
+static int machine_levels(const topsync_topology_t *t, unsigned mask,
+                          topsync_level_t levels[TOPSYNC_MAX_LEVELS],
+                          topsync_level_note_t notes[TOPSYNC_MAX_LEVELS], unsigned *nnotes)
 {
     if (!t || !levels)
         return ts_fail(EINVAL, "topsync_topology_active_levels: NULL argument");
     if (mask & ~(unsigned)TOPSYNC_LEVELS_ALL)
         return ts_fail(EINVAL, "level mask 0x%x has unknown bits", mask);
-
-    int shared[TOPSYNC_MAX_LEVELS], nshared = 0;
-    for (int l = 0; l < TOPSYNC_MAX_LEVELS; l++) {
-        const struct ts_level_units *u = &t->levels[l];
-        if (!(mask & level_order[l]) || u->count == 0)
-            continue;
-        int is_shared = 0;
-        for (unsigned i = 0; i < u->count && !is_shared; i++)
-            is_shared = cores_in(t, u->cpusets[i]) >= 2;
-        /* One unit holding every core is the machine: the implicit top. */
-        if (u->count == 1 && cores_in(t, u->cpusets[0]) == t->ncores)
-            is_shared = 0;
-        if (is_shared)
-            shared[nshared++] = l;
-    }
-    int n = 0;
-    for (int k = 0; k < nshared; k++) {
-        /* A level repeating the next selected one adds nothing: keep the upper. */
-        if (k + 1 < nshared &&
-            same_partition(&t->levels[shared[k]], &t->levels[shared[k + 1]]))
-            continue;
-        levels[n++] = level_order[shared[k]];
-    }
+    int *unit_of = malloc((size_t)TOPSYNC_MAX_LEVELS * t->ncores * sizeof *unit_of);
+    if (!unit_of)
+        return ts_fail(ENOMEM, "out of memory");
+    for (int l = 0; l < TOPSYNC_MAX_LEVELS; l++)
+        memcpy(unit_of + (size_t)l * t->ncores, t->levels[l].core_unit,
+               t->ncores * sizeof *unit_of);
+    int n = ts_levels_order(t, mask, t->ncores, unit_of, levels, notes, nnotes);
+    free(unit_of);
     return n;
+}
+
+int topsync_topology_active_levels(const topsync_topology_t *t, unsigned mask,
+                                   topsync_level_t levels[TOPSYNC_MAX_LEVELS])
+{
+    topsync_level_note_t notes[TOPSYNC_MAX_LEVELS];
+    unsigned nnotes;
+    return machine_levels(t, mask, levels, notes, &nnotes);
+}
+
+int topsync_topology_level_notes(const topsync_topology_t *t, unsigned mask,
+                                 topsync_level_note_t notes[TOPSYNC_MAX_LEVELS])
+{
+    topsync_level_t levels[TOPSYNC_MAX_LEVELS];
+    unsigned nnotes = 0;
+    if (!notes)
+        return ts_fail(EINVAL, "topsync_topology_level_notes: NULL argument");
+    int rc = machine_levels(t, mask, levels, notes, &nnotes);
+    return rc < 0 ? rc : (int)nnotes;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -580,69 +876,5 @@ int topsync_bind_to_parse(const char *w, topsync_bind_to_t *out)
         *out = TOPSYNC_BIND_TO_NONE;
     else
         return ts_fail(EINVAL, "unknown binding '%s'; valid: core, numa, package, none", w);
-    return 0;
-}
-
-/* The k-th core (mod their count) among those inside `set`, in logical order. */
-static hwloc_obj_t nth_core_inside(const topsync_topology_t *t, hwloc_const_cpuset_t set,
-                                   unsigned k)
-{
-    unsigned count = cores_in(t, set);
-    if (count == 0)
-        return NULL;
-    return hwloc_get_obj_inside_cpuset_by_type(t->hwloc, set, t->core_type, k % count);
-}
-
-/* The unit of `type` containing `core`, or the machine when there is none. */
-static hwloc_const_cpuset_t enclosing(const topsync_topology_t *t, hwloc_obj_t core, int l)
-{
-    const struct ts_level_units *u = &t->levels[l];
-    for (unsigned i = 0; i < u->count; i++)
-        if (hwloc_bitmap_isincluded(core->cpuset, u->cpusets[i]))
-            return u->cpusets[i];
-    return hwloc_topology_get_topology_cpuset(t->hwloc);
-}
-
-int topsync_placement_compute(const topsync_topology_t *t, unsigned n,
-                              topsync_map_by_t map_by, topsync_bind_to_t bind_to,
-                              hwloc_bitmap_t *cpusets)
-{
-    if (!t || !cpusets)
-        return ts_fail(EINVAL, "topsync_placement_compute: NULL argument");
-    if (n == 0)
-        return ts_fail(EINVAL, "topsync_placement_compute: no participants (n = 0)");
-    hwloc_const_cpuset_t all = hwloc_topology_get_topology_cpuset(t->hwloc);
-    for (unsigned r = 0; r < n; r++) {
-        hwloc_obj_t core = NULL;
-        int domain_level = -1;
-        if (map_by == TOPSYNC_MAP_BY_NUMA)
-            domain_level = ts_level_index(TOPSYNC_LEVEL_NUMA);
-        else if (map_by == TOPSYNC_MAP_BY_SOCKET)
-            domain_level = ts_level_index(TOPSYNC_LEVEL_PACKAGE);
-        if (domain_level >= 0 && t->levels[domain_level].count > 0) {
-            const struct ts_level_units *u = &t->levels[domain_level];
-            core = nth_core_inside(t, u->cpusets[r % u->count], r / u->count);
-        } else {
-            core = nth_core_inside(t, all, r);
-        }
-        if (!core) {
-            for (unsigned i = 0; i < r; i++)
-                hwloc_bitmap_free(cpusets[i]);
-            return ts_fail(EINVAL, "cannot place participant %u on this topology", r);
-        }
-        hwloc_const_cpuset_t set = core->cpuset;
-        if (bind_to == TOPSYNC_BIND_TO_NUMA)
-            set = enclosing(t, core, ts_level_index(TOPSYNC_LEVEL_NUMA));
-        else if (bind_to == TOPSYNC_BIND_TO_PACKAGE)
-            set = enclosing(t, core, ts_level_index(TOPSYNC_LEVEL_PACKAGE));
-        else if (bind_to == TOPSYNC_BIND_TO_NONE)
-            set = all;
-        cpusets[r] = hwloc_bitmap_dup(set);
-        if (!cpusets[r]) {
-            for (unsigned i = 0; i < r; i++)
-                hwloc_bitmap_free(cpusets[i]);
-            return ts_fail(ENOMEM, "out of memory");
-        }
-    }
     return 0;
 }

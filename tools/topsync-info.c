@@ -154,6 +154,22 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    /* Placement as the user sees it: ranks beyond one per core share one. */
+    unsigned doubled = 0;
+    {
+        hwloc_bitmap_t seen = hwloc_bitmap_alloc();
+        for (unsigned i = 0; i < np && seen; i++) {
+            if (bind_to == TOPSYNC_BIND_TO_CORE && hwloc_bitmap_intersects(seen, sets[i]))
+                doubled++;
+            hwloc_bitmap_or(seen, seen, sets[i]);
+        }
+        hwloc_bitmap_free(seen);
+    }
+    topsync_level_t group_levels[TOPSYNC_MAX_LEVELS];
+    unsigned ngl = topsync_groups_levels(groups, group_levels);
+    topsync_level_note_t notes[TOPSYNC_MAX_LEVELS], machine_notes[TOPSYNC_MAX_LEVELS];
+    unsigned nnotes = topsync_groups_level_notes(groups, notes);
+    int nmachine_notes = topsync_topology_level_notes(topo, mask, machine_notes);
     unsigned ngroups = topsync_groups_count(groups);
     unsigned *selected = calloc(ngroups ? ngroups : 1, sizeof *selected);
     unsigned nsel = 0;
@@ -172,6 +188,24 @@ int main(int argc, char **argv)
             printf("%s\"%s\"", l ? ", " : "", topsync_level_name(levels[l]));
         printf("], \"np\": %u, \"map_by\": \"%s\", \"bind_to\": \"%s\", \"hierarchical\": %s", np,
                map_arg, bind_arg, topsync_groups_hierarchical(groups) ? "true" : "false");
+        printf(", \"group_levels\": [");
+        for (unsigned l = 0; l < ngl; l++)
+            printf("%s\"%s\"", l ? ", " : "", topsync_level_name(group_levels[l]));
+        printf("], \"dropped_levels\": [");
+        for (unsigned k = 0; k < nnotes; k++)
+            printf("%s{\"level\": \"%s\", \"reason\": \"%s\"}", k ? ", " : "",
+                   topsync_level_name(notes[k].level), notes[k].reason);
+        printf("], \"shared_cores\": %u, \"ranks\": [", doubled);
+        for (unsigned i = 0; i < np; i++) {
+            printf("%s{\"rank\": %u, \"pus\": [", i ? ", " : "", i);
+            int pu, first = 1;
+            hwloc_bitmap_foreach_begin(pu, sets[i])
+                printf("%s%d", first ? "" : ", ", pu);
+                first = 0;
+            hwloc_bitmap_foreach_end();
+            printf("]}");
+        }
+        printf("]");
         if (has_rank)
             printf(", \"rank\": %u", rank);
         printf(", \"groups\": [");
@@ -195,8 +229,26 @@ int main(int argc, char **argv)
         for (int l = 0; l < nlevels; l++)
             printf(" %s (%d units)", topsync_level_name(levels[l]),
                    topsync_topology_level_units(topo, levels[l]));
-        printf("\n\nGroups for %u participants, map-by %s, bind-to %s, levels %s%s:\n", np,
-               map_arg, bind_arg, levels_arg, has_rank ? "" : "");
+        printf("\n");
+        for (int k = 0; k < nmachine_notes; k++)
+            printf("               (%s dropped: %s)\n", topsync_level_name(machine_notes[k].level),
+                   machine_notes[k].reason);
+        printf("\nGroups for %u participants, map-by %s, bind-to %s, levels %s:\n", np,
+               map_arg, bind_arg, levels_arg);
+        if (doubled)
+            printf("note: %u ranks share a core with another (%u ranks, %u allowed cores)\n",
+                   doubled, np, topsync_topology_ncores(topo));
+        if (topsync_groups_hierarchical(groups)) {
+            printf("levels used:");
+            for (unsigned l = 0; l < ngl; l++)
+                printf(" %s", topsync_level_name(group_levels[l]));
+            if (ngl == 0)
+                printf(" none");
+            for (unsigned k = 0; k < nnotes; k++)
+                printf("%s%s: %s", k ? "; " : " (dropped ", topsync_level_name(notes[k].level),
+                       notes[k].reason);
+            printf("%s\n", nnotes ? ")" : "");
+        }
         if (has_rank)
             printf("(only the groups of rank %u)\n", rank);
         if (!topsync_groups_hierarchical(groups))

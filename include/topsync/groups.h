@@ -31,7 +31,10 @@ typedef struct topsync_groups topsync_groups_t;
 /*
  * Build the groups of n participants whose binding cpusets are cpusets[0..n-1]
  * (NULL means: no participant is bound). level_mask selects the levels
- * (TOPSYNC_LEVELS_ALL for the plain "topo" algorithm).
+ * (TOPSYNC_LEVELS_ALL for the plain "topo" algorithm); the selected levels
+ * are ordered by containment on the participants' cores, and a level that
+ * partitions the participants as another does is dropped (topology.h).
+ * Runs in O(n log n) after the topology's O(cores) setup.
  * Returns 0 or a negative errno (-EINVAL: n == 0, empty cpuset, or a cpuset
  * outside the topology).
  */
@@ -62,6 +65,13 @@ int topsync_groups_hierarchical(const topsync_groups_t *groups);
 /* The active levels the groups were built on (lowest first); returns their count. */
 unsigned topsync_groups_levels(const topsync_groups_t *groups,
                                topsync_level_t levels[TOPSYNC_MAX_LEVELS]);
+/*
+ * The selected levels the groups were not built on, with the reason of each
+ * (ordered by containment on the participants' cores: see topology.h);
+ * returns their count.
+ */
+unsigned topsync_groups_level_notes(const topsync_groups_t *groups,
+                                    topsync_level_note_t notes[TOPSYNC_MAX_LEVELS]);
 
 /* Number of groups (groups of one excluded), ordered by level then leader. */
 unsigned topsync_groups_count(const topsync_groups_t *groups);

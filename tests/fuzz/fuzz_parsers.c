@@ -4,7 +4,8 @@
  * topo options), level lists, wait and RCL placement policies, map-by and
  * bind-to words, the TOPSYNC_* variables through topsync_environment_check
  * and topsync_rcl_runtime_create's validation, and hwloc synthetic topology
- * strings through topsync_topology_load_synthetic. The first byte picks the
+ * strings and XML (text starting with '<') through the topology loaders,
+ * then placement and groups on what loaded. The first byte picks the
  * parser, the rest is the text. Checked beyond "no crash, no leak, no UB":
  * a failure always leaves a message, and a name accepted once is accepted
  * again (parsers are pure).
@@ -90,15 +91,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         unsetenv("TOPSYNC_RCL_PLACEMENT");
         break;
     }
-    case 7: { /* synthetic topologies, then levels and groups on them */
-        if (size > 96)
-            break; /* hwloc builds every object: keep machines small */
+    case 7: { /* synthetic or XML topologies, then levels, placement, groups */
         topsync_topology_t *t = NULL;
-        rc = topsync_topology_load_synthetic(&t, text);
+        if (text[0] == '<') {
+            rc = topsync_topology_load_xml_buffer(&t, text, size - 1);
+        } else {
+            if (size > 96)
+                break; /* hwloc builds every object: keep machines small */
+            rc = topsync_topology_load_synthetic(&t, text);
+        }
         check_result(rc, text);
         if (rc == 0) {
             topsync_level_t levels[TOPSYNC_MAX_LEVELS];
             check_result(topsync_topology_active_levels(t, 0xfu, levels), text);
+            unsigned n = topsync_topology_ncores(t) + 3;
+            hwloc_bitmap_t sets[64];
+            topsync_groups_t *g = NULL;
+            if (n <= 64 && topsync_placement_compute(t, n, (topsync_map_by_t)(size % 3),
+                                                     TOPSYNC_BIND_TO_CORE, sets) == 0) {
+                rc = topsync_groups_build(&g, t, n, (const hwloc_const_bitmap_t *)sets, 0xfu);
+                check_result(rc, text);
+                topsync_groups_destroy(g);
+                for (unsigned i = 0; i < n; i++)
+                    hwloc_bitmap_free(sets[i]);
+            }
             topsync_topology_destroy(t);
         }
         break;

@@ -1,0 +1,170 @@
+/*
+ * Which levels the hierarchy is built on, and in what order.
+ *
+ * The paper's machine nests L2 < L3 < NUMA node < package, and so does most
+ * hardware, but not all of it: with Intel's sub-NUMA clustering one L3 spans
+ * the package and holds several NUMA nodes; on Itanium a NUMA node holds
+ * several packages; an L3 may hold exactly the cores of a package. So the
+ * order is taken from the machine at hand, on the points that matter (every
+ * core for the machine-wide answer, the participants for groups):
+ *
+ *  1. A selected level is a candidate when one of its units holds two or
+ *     more cores and no unit holds every core (that unit is the machine,
+ *     the implicit top).
+ *  2. Each candidate partitions the points (a point in no unit is a block
+ *     of its own). Candidates with the same partition are one level. The
+ *     one with more units on the machine is kept, since it says more about
+ *     where the points are (8 ranks map-by socket on Kunpeng 920 sit in one
+ *     NUMA node per package: NUMA is kept); between levels that are equal
+ *     on the whole machine, the one highest in the usual order (L3 == NUMA
+ *     keeps NUMA, as the paper does on Kunpeng 920; L3 == package keeps
+ *     package).
+ *  3. The rest are ordered finest first (most blocks; ties in the usual
+ *     order), and each joins the chain only when every level already in it
+ *     refines it: a level that cuts across a lower one does not nest and is
+ *     dropped.
+ *
+ * On machines that nest in the usual order this gives exactly the levels of
+ * the paper (the test vectors of docs/design.md hold). Partitions are
+ * compared through canonical labels (the first point of each block), so
+ * each comparison is O(points).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "topology_private.h"
+
+/* label[i]: the first point in i's block. first_of is scratch of one slot per unit. */
+static void canonical_labels(unsigned n, const int *unit_of, unsigned nunits, int *first_of,
+                             unsigned *label, unsigned *nblocks)
+{
+    for (unsigned k = 0; k < nunits; k++)
+        first_of[k] = -1;
+    unsigned blocks = 0;
+    for (unsigned i = 0; i < n; i++) {
+        int u = unit_of[i];
+        if (u < 0 || (unsigned)u >= nunits) {
+            label[i] = i;
+            blocks++;
+        } else if (first_of[u] < 0) {
+            first_of[u] = (int)i;
+            label[i] = i;
+            blocks++;
+        } else {
+            label[i] = (unsigned)first_of[u];
+        }
+    }
+    *nblocks = blocks;
+}
+
+/* Every block of a lies inside one block of b. */
+static int refines(unsigned n, const unsigned *a, const unsigned *b)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (b[a[i]] != b[i])
+            return 0;
+    return 1;
+}
+
+static int same_partition(unsigned n, const unsigned *a, const unsigned *b)
+{
+    return memcmp(a, b, n * sizeof *a) == 0;
+}
+
+static void note(topsync_level_note_t *notes, unsigned *nnotes, int l, const char *fmt,
+                 const char *other)
+{
+    topsync_level_note_t *x = &notes[(*nnotes)++];
+    x->level = ts_level_of_index(l);
+    snprintf(x->reason, sizeof x->reason, fmt, other);
+}
+
+int ts_levels_order(const topsync_topology_t *t, unsigned mask, unsigned n, const int *unit_of,
+                    topsync_level_t levels[TOPSYNC_MAX_LEVELS],
+                    topsync_level_note_t notes[TOPSYNC_MAX_LEVELS], unsigned *nnotes)
+{
+    *nnotes = 0;
+    int candidate[TOPSYNC_MAX_LEVELS], ncand = 0;
+    for (int l = 0; l < TOPSYNC_MAX_LEVELS; l++) {
+        const struct ts_level_units *u = &t->levels[l];
+        if (!(mask & ts_level_of_index(l)))
+            continue;
+        if (u->count == 0)
+            note(notes, nnotes, l, "%sthe topology has no such object with a core", "");
+        else if (u->max_unit_cores < 2)
+            note(notes, nnotes, l, "%sno unit is shared by two cores", "");
+        else if (u->count == 1 && u->max_unit_cores == t->ncores)
+            note(notes, nnotes, l, "%sone unit holds every core: the machine, the top", "");
+        else
+            candidate[ncand++] = l;
+    }
+    if (ncand == 0)
+        return 0;
+
+    unsigned *label[TOPSYNC_MAX_LEVELS] = {0}, nblocks[TOPSYNC_MAX_LEVELS];
+    unsigned maxunits = 1;
+    for (int k = 0; k < ncand; k++)
+        if (t->levels[candidate[k]].count > maxunits)
+            maxunits = t->levels[candidate[k]].count;
+    int *first_of = malloc(maxunits * sizeof *first_of);
+    int rc = first_of ? 0 : ts_fail(ENOMEM, "out of memory ordering the levels");
+    for (int k = 0; k < ncand && rc == 0; k++) {
+        int l = candidate[k];
+        label[k] = malloc((n ? n : 1) * sizeof *label[k]);
+        if (!label[k]) {
+            rc = ts_fail(ENOMEM, "out of memory ordering the levels");
+            break;
+        }
+        canonical_labels(n, unit_of + (size_t)l * n, t->levels[l].count, first_of, label[k],
+                         &nblocks[k]);
+    }
+    free(first_of);
+
+    int n_out = 0;
+    if (rc == 0) {
+        /* 2: equal partitions collapse onto one level */
+        int alive[TOPSYNC_MAX_LEVELS];
+        for (int k = 0; k < ncand; k++)
+            alive[k] = 1;
+        for (int k = 0; k < ncand; k++)
+            for (int j = k + 1; j < ncand && alive[k]; j++) {
+                if (!alive[j] || !same_partition(n, label[k], label[j]))
+                    continue;
+                int drop = t->levels[candidate[k]].count > t->levels[candidate[j]].count ? j : k;
+                int keep = drop == k ? j : k;
+                alive[drop] = 0;
+                note(notes, nnotes, candidate[drop], "same cores as %s",
+                     topsync_level_name(ts_level_of_index(candidate[keep])));
+            }
+        /* 3: finest first, stable in the usual order */
+        int order[TOPSYNC_MAX_LEVELS], norder = 0;
+        for (int k = 0; k < ncand; k++)
+            if (alive[k]) {
+                int at = norder++;
+                while (at > 0 && nblocks[order[at - 1]] < nblocks[k]) {
+                    order[at] = order[at - 1];
+                    at--;
+                }
+                order[at] = k;
+            }
+        int chain[TOPSYNC_MAX_LEVELS];
+        for (int o = 0; o < norder; o++) {
+            int k = order[o], cut = -1;
+            for (int c = 0; c < n_out && cut < 0; c++)
+                if (!refines(n, label[chain[c]], label[k]))
+                    cut = chain[c];
+            if (cut >= 0) {
+                note(notes, nnotes, candidate[k], "does not nest with %s (its units cut across)",
+                     topsync_level_name(ts_level_of_index(candidate[cut])));
+                continue;
+            }
+            chain[n_out] = k;
+            levels[n_out++] = ts_level_of_index(candidate[k]);
+        }
+    }
+    for (int k = 0; k < ncand; k++)
+        free(label[k]);
+    return rc < 0 ? rc : n_out;
+}

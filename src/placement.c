@@ -1,0 +1,134 @@
+/*
+ * Placement: where mpirun's --map-by / --bind-to would put n ranks, on the
+ * allowed cores of a topology.
+ *
+ * Open MPI's mapper deals ranks round robin over the objects of the mapping
+ * level and never gives a core a second rank while an allowed core has
+ * none: an object whose cores are all taken is skipped, and only when every
+ * core holds a rank does a new round (oversubscription) start. Objects may
+ * be of unequal size (offline, disallowed or cgroup-restricted CPUs), NUMA
+ * nodes may have no cores (memory only) or the same cores as another (DDR
+ * and HBM twins), and cores may lie in no NUMA node: the units of
+ * topology.c already account for the first three, and the cores in no unit
+ * form one more domain of the deal, after the units.
+ *
+ * The domains that still have a free core in this round form a circular
+ * list, so that each rank costs O(1): the whole placement is O(cores + n).
+ */
+#include <stdlib.h>
+
+#include "error.h"
+#include "topology_private.h"
+
+struct deal {
+    unsigned ndomains;
+    unsigned *start;  /* [ndomains + 1]: domain d's cores are cores[start[d] .. start[d+1]) */
+    unsigned *cores;  /* [ncores], logical order inside each domain */
+    unsigned *used;   /* [ndomains]: cores taken in this round */
+    unsigned *next;   /* [ndomains]: circular list of domains with a free core */
+};
+
+static void deal_free(struct deal *d)
+{
+    free(d->start);
+    free(d->cores);
+    free(d->used);
+    free(d->next);
+}
+
+/* Domains: the units of level l (or one domain of every core when l < 0). */
+static int deal_init(struct deal *d, const topsync_topology_t *t, int l)
+{
+    const int *unit = l >= 0 ? t->levels[l].core_unit : NULL;
+    unsigned nunits = l >= 0 ? t->levels[l].count : 0;
+    unsigned spare = 0;
+    for (unsigned c = 0; c < t->ncores; c++)
+        spare += !unit || unit[c] < 0;
+    d->ndomains = nunits + (spare > 0);
+    d->start = calloc(d->ndomains + 1, sizeof *d->start);
+    d->cores = malloc(t->ncores * sizeof *d->cores);
+    d->used = calloc(d->ndomains, sizeof *d->used);
+    d->next = malloc(d->ndomains * sizeof *d->next);
+    if (!d->start || !d->cores || !d->used || !d->next) {
+        deal_free(d);
+        return ts_fail(ENOMEM, "placement: out of memory");
+    }
+    /* counting sort of the cores by domain, stable (logical order kept) */
+    for (unsigned c = 0; c < t->ncores; c++) {
+        unsigned dom = unit && unit[c] >= 0 ? (unsigned)unit[c] : nunits;
+        d->start[dom + 1]++;
+    }
+    for (unsigned k = 0; k < d->ndomains; k++)
+        d->start[k + 1] += d->start[k];
+    for (unsigned c = 0; c < t->ncores; c++) {
+        unsigned dom = unit && unit[c] >= 0 ? (unsigned)unit[c] : nunits;
+        d->cores[d->start[dom] + d->used[dom]++] = c;
+    }
+    return 0;
+}
+
+static void deal_new_round(struct deal *d)
+{
+    for (unsigned k = 0; k < d->ndomains; k++) {
+        d->used[k] = 0;
+        d->next[k] = (k + 1) % d->ndomains;
+    }
+}
+
+int topsync_placement_compute(const topsync_topology_t *t, unsigned n, topsync_map_by_t map_by,
+                              topsync_bind_to_t bind_to, hwloc_bitmap_t *cpusets)
+{
+    if (!t || !cpusets)
+        return ts_fail(EINVAL, "topsync_placement_compute: NULL argument");
+    if (n == 0)
+        return ts_fail(EINVAL, "topsync_placement_compute: no participants (n = 0)");
+    if ((unsigned)map_by > TOPSYNC_MAP_BY_SOCKET)
+        return ts_fail(EINVAL, "topsync_placement_compute: map_by %u out of range "
+                       "(valid: core, numa, socket)", (unsigned)map_by);
+    if ((unsigned)bind_to > TOPSYNC_BIND_TO_NONE)
+        return ts_fail(EINVAL, "topsync_placement_compute: bind_to %u out of range "
+                       "(valid: core, numa, package, none)", (unsigned)bind_to);
+    int map_level = map_by == TOPSYNC_MAP_BY_NUMA     ? ts_level_index(TOPSYNC_LEVEL_NUMA)
+                    : map_by == TOPSYNC_MAP_BY_SOCKET ? ts_level_index(TOPSYNC_LEVEL_PACKAGE)
+                                                      : -1;
+    int bind_level = bind_to == TOPSYNC_BIND_TO_NUMA      ? ts_level_index(TOPSYNC_LEVEL_NUMA)
+                     : bind_to == TOPSYNC_BIND_TO_PACKAGE ? ts_level_index(TOPSYNC_LEVEL_PACKAGE)
+                                                          : -1;
+    struct deal d;
+    int rc = deal_init(&d, t, map_level);
+    if (rc < 0)
+        return rc;
+    deal_new_round(&d);
+    unsigned at = 0, prev = d.ndomains - 1, free_cores = t->ncores;
+    for (unsigned r = 0; r < n; r++) {
+        if (free_cores == 0) { /* every core has a rank: the next round */
+            deal_new_round(&d);
+            free_cores = t->ncores;
+            prev = (at + d.ndomains - 1) % d.ndomains;
+        }
+        unsigned dom = at;
+        unsigned core = d.cores[d.start[dom] + d.used[dom]++];
+        free_cores--;
+        if (d.start[dom] + d.used[dom] == d.start[dom + 1] && free_cores > 0) {
+            d.next[prev] = d.next[dom]; /* full: out of the deal for this round */
+        } else {
+            prev = dom;
+        }
+        at = d.next[dom];
+
+        hwloc_const_cpuset_t set = t->core_sets[core];
+        if (bind_level >= 0 && t->levels[bind_level].core_unit[core] >= 0)
+            set = t->levels[bind_level].cpusets[t->levels[bind_level].core_unit[core]];
+        else if (bind_to == TOPSYNC_BIND_TO_NONE)
+            set = t->allowed;
+        cpusets[r] = hwloc_bitmap_dup(set);
+        if (!cpusets[r]) {
+            for (unsigned i = 0; i < r; i++)
+                hwloc_bitmap_free(cpusets[i]);
+            deal_free(&d);
+            return ts_fail(ENOMEM, "placement: out of memory");
+        }
+    }
+    deal_free(&d);
+    return 0;
+}
