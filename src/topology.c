@@ -490,13 +490,12 @@ static int synthetic_check(const char *description)
  */
 #define TS_XML_MAX_BYTES (256u << 20)
 
-/* The value of attribute `name` in the tag starting at `tag`, or NULL. */
-static const char *xml_attribute(const char *tag, const char *name, size_t *len)
+/* The value of attribute `name` in the tag [tag, end), or NULL. */
+static const char *xml_attribute(const char *tag, const char *end, const char *name, size_t *len)
 {
-    const char *end = strchr(tag, '>');
     size_t nlen = strlen(name);
-    for (const char *p = tag; p && end && p < end; p++) {
-        if (strncmp(p, name, nlen) || !isspace((unsigned char)p[-1]))
+    for (const char *p = tag + 1; p + nlen < end; p++) {
+        if (*p != name[0] || !isspace((unsigned char)p[-1]) || strncmp(p, name, nlen))
             continue;
         const char *q = p + nlen;
         while (isspace((unsigned char)*q))
@@ -508,8 +507,8 @@ static const char *xml_attribute(const char *tag, const char *name, size_t *len)
             q++;
         if (*q != '"' && *q != '\'')
             return NULL;
-        const char *close = strchr(q + 1, *q);
-        if (!close || close > end)
+        const char *close = memchr(q + 1, *q, (size_t)(end - q - 1));
+        if (!close)
             return NULL;
         *len = (size_t)(close - q - 1);
         return q + 1;
@@ -529,18 +528,22 @@ static int xml_check(const char *text, const char *name)
     if (!root)
         return ts_fail(EINVAL, "%s is not an hwloc XML topology (no <topology> element)", name);
     size_t len = 0;
-    const char *version = xml_attribute(root, "version", &len);
+    const char *root_end = strchr(root, '>');
+    const char *version = root_end ? xml_attribute(root, root_end, "version", &len) : NULL;
     int format = version && len > 0 ? version[0] - '0' : 1;
     int numa = 0;
     for (const char *p = strstr(text, "<object"); p; p = strstr(p + 1, "<object")) {
         size_t n;
-        const char *type = xml_attribute(p, "type", &n);
+        const char *end = strchr(p, '>');
+        if (!end)
+            break; /* hwloc refuses the truncated tag */
+        const char *type = xml_attribute(p, end, "type", &n);
         if (type && n == 8 && !strncmp(type, "NUMANode", 8))
             numa = 1;
         static const char *const pairs[][2] = {{"cpuset", "complete_cpuset"},
                                                {"nodeset", "complete_nodeset"}};
         for (int k = 0; k < 2; k++)
-            if (xml_attribute(p, pairs[k][0], &n) && !xml_attribute(p, pairs[k][1], &n))
+            if (xml_attribute(p, end, pairs[k][0], &n) && !xml_attribute(p, end, pairs[k][1], &n))
                 return ts_fail(EINVAL,
                                "%s: an object with a %s but no %s at byte %zu (hwloc always "
                                "writes both; hwloc 2.9 crashes loading such a file)",
@@ -560,7 +563,14 @@ static int read_xml_file(const char *path, char **text, size_t *size)
     if (!f)
         return ts_fail(EINVAL, "cannot use '%s' as an hwloc XML topology: %s", path,
                        strerror(errno));
+    /* one allocation of the file's size (plus one, to see it end) */
     size_t cap = 1 << 16, n = 0;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long end = ftell(f);
+        if (end > 0 && (unsigned long)end < TS_XML_MAX_BYTES)
+            cap = (size_t)end + 1;
+        rewind(f);
+    }
     char *buf = malloc(cap + 1);
     while (buf) {
         size_t got = fread(buf + n, 1, cap - n, f);

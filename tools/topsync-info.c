@@ -244,10 +244,18 @@ int main(int argc, char **argv)
                 printf(" %s", topsync_level_name(group_levels[l]));
             if (ngl == 0)
                 printf(" none");
-            for (unsigned k = 0; k < nnotes; k++)
-                printf("%s%s: %s", k ? "; " : " (dropped ", topsync_level_name(notes[k].level),
-                       notes[k].reason);
-            printf("%s\n", nnotes ? ")" : "");
+            /* what the participants' placement drops beyond the machine's notes */
+            unsigned shown = 0;
+            for (unsigned k = 0; k < nnotes; k++) {
+                int known = 0;
+                for (int m = 0; m < nmachine_notes; m++)
+                    known |= machine_notes[m].level == notes[k].level &&
+                             !strcmp(machine_notes[m].reason, notes[k].reason);
+                if (!known)
+                    printf("%s%s: %s", shown++ ? "; " : " (for these participants, dropped ",
+                           topsync_level_name(notes[k].level), notes[k].reason);
+            }
+            printf("%s\n", shown ? ")" : "");
         }
         if (has_rank)
             printf("(only the groups of rank %u)\n", rank);
