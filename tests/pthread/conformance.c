@@ -1,0 +1,351 @@
+/*
+ * POSIX barrier conformance, written against <pthread.h> only: the same
+ * binary runs on glibc's barrier, under LD_PRELOAD=libtopsync-pthread.so,
+ * and linked with -ltopsync-pthread.
+ *
+ *   conformance [THREADS] [EPISODES]
+ *
+ * TOPSYNC_EXPECT=topsync|glibc says which implementation must be running
+ * (asked through topsync_pthread_barrier_implementation, found with dlsym so
+ * that the binary needs no topsync header); unset, either is accepted and
+ * only POSIX behaviour is checked.
+ *
+ * Checked:
+ *  - exactly one PTHREAD_BARRIER_SERIAL_THREAD per episode, the others 0,
+ *    over EPISODES episodes (default 10^5);
+ *  - memory ordering after every episode (validate style): each thread
+ *    writes its slot of the episode before waiting and reads every slot
+ *    after, with no other synchronization;
+ *  - rotating thread pools: more threads than the count taking waits from
+ *    shared work, and fresh threads each round, on one barrier;
+ *  - several barriers at once, and one thread alternating between two;
+ *  - destroy right after the serial thread's wait returns (others may still
+ *    be leaving), 2000 times: 0, never a use after free;
+ *  - PTHREAD_PROCESS_SHARED across fork;
+ *  - count 0 is EINVAL; with topsync, destroy while a thread is blocked in
+ *    an unfinished episode is EBUSY (glibc would wait forever: not run).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../unit/check.h"
+
+#ifdef TS_OLD_GLIBC_ABI
+/* Bind to the versions a binary built on glibc < 2.34 references. */
+__asm__(".symver pthread_barrier_init,pthread_barrier_init@GLIBC_2.2.5");
+__asm__(".symver pthread_barrier_wait,pthread_barrier_wait@GLIBC_2.2.5");
+__asm__(".symver pthread_barrier_destroy,pthread_barrier_destroy@GLIBC_2.2.5");
+#endif
+
+static const char *(*implementation)(pthread_barrier_t *);
+
+static const char *impl_of(pthread_barrier_t *b)
+{
+    return implementation ? implementation(b) : "glibc";
+}
+
+/* ---- serial thread and memory ordering --------------------------------- */
+
+struct ordering {
+    pthread_barrier_t barrier;
+    unsigned threads;
+    unsigned long episodes;
+    unsigned *slots; /* [2][threads], written plainly: the barrier orders them */
+    atomic_ulong serial;
+    atomic_ulong bad_reads;
+    atomic_ulong bad_returns;
+};
+
+struct worker {
+    struct ordering *o;
+    unsigned id;
+};
+
+static void *ordering_worker(void *arg)
+{
+    struct worker *w = arg;
+    struct ordering *o = w->o;
+    unsigned long bad = 0, serial = 0;
+    for (unsigned long e = 1; e <= o->episodes; e++) {
+        unsigned *slot = o->slots + (e & 1) * o->threads;
+        slot[w->id] = (unsigned)e;
+        int rc = pthread_barrier_wait(&o->barrier);
+        if (rc == PTHREAD_BARRIER_SERIAL_THREAD)
+            serial++;
+        else if (rc != 0)
+            atomic_fetch_add(&o->bad_returns, 1);
+        for (unsigned t = 0; t < o->threads; t++)
+            bad += slot[t] != (unsigned)e;
+        /* the next write to this slot (episode e + 2) is behind episode
+         * e + 1's barrier, which every reader of episode e has passed */
+    }
+    atomic_fetch_add(&o->serial, serial);
+    atomic_fetch_add(&o->bad_reads, bad);
+    return NULL;
+}
+
+static void test_serial_and_ordering(unsigned threads, unsigned long episodes)
+{
+    struct ordering o = {.threads = threads, .episodes = episodes};
+    o.slots = calloc(2 * threads, sizeof *o.slots);
+    CHECK_EQ(pthread_barrier_init(&o.barrier, NULL, threads), 0);
+    const char *impl = impl_of(&o.barrier);
+    const char *expect = getenv("TOPSYNC_EXPECT");
+    if (expect && *expect)
+        CHECK(strncmp(impl, expect, strlen(expect)) == 0);
+    pthread_t *tid = calloc(threads, sizeof *tid);
+    struct worker *w = calloc(threads, sizeof *w);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (unsigned t = 0; t < threads; t++) {
+        w[t] = (struct worker){&o, t};
+        pthread_create(&tid[t], NULL, ordering_worker, &w[t]);
+    }
+    for (unsigned t = 0; t < threads; t++)
+        pthread_join(tid[t], NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double us = ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / 1e3 / episodes;
+    printf("%u threads, %lu episodes on %s: %.2f us per episode\n", threads, episodes, impl, us);
+    CHECK_EQ(atomic_load(&o.serial), episodes); /* exactly one per episode */
+    CHECK_EQ(atomic_load(&o.bad_reads), 0);
+    CHECK_EQ(atomic_load(&o.bad_returns), 0);
+    CHECK_EQ(pthread_barrier_destroy(&o.barrier), 0);
+    free(tid);
+    free(w);
+    free(o.slots);
+}
+
+/* ---- rotating pools ------------------------------------------------------ */
+
+struct pool {
+    pthread_barrier_t *barrier;
+    atomic_ulong work; /* waits left to hand out: a multiple of the count */
+    atomic_ulong serial;
+    atomic_ulong per_thread_max;
+};
+
+/* Take one wait at a time from the shared work: exactly `work` waits happen
+ * in all (whole episodes), by whichever threads take them, so that a pool
+ * larger than the count ends with no thread left waiting alone. */
+static void *pool_worker(void *arg)
+{
+    struct pool *p = arg;
+    unsigned long mine = 0;
+    for (;;) {
+        unsigned long left = atomic_load(&p->work);
+        if (left == 0)
+            break;
+        if (!atomic_compare_exchange_weak(&p->work, &left, left - 1))
+            continue;
+        mine++;
+        if (pthread_barrier_wait(p->barrier) == PTHREAD_BARRIER_SERIAL_THREAD)
+            atomic_fetch_add(&p->serial, 1);
+    }
+    unsigned long max = atomic_load(&p->per_thread_max);
+    while (mine > max && !atomic_compare_exchange_weak(&p->per_thread_max, &max, mine))
+        ;
+    return NULL;
+}
+
+static void test_rotating_pools(void)
+{
+    pthread_barrier_t b;
+    CHECK_EQ(pthread_barrier_init(&b, NULL, 4), 0);
+    /* 12 threads on a barrier of 4: 900 episodes, any 4 threads in each */
+    struct pool p = {.barrier = &b};
+    atomic_init(&p.work, 3600);
+    atomic_init(&p.serial, 0);
+    atomic_init(&p.per_thread_max, 0);
+    pthread_t tid[12];
+    for (int t = 0; t < 12; t++)
+        pthread_create(&tid[t], NULL, pool_worker, &p);
+    for (int t = 0; t < 12; t++)
+        pthread_join(tid[t], NULL);
+    CHECK_EQ(atomic_load(&p.serial), 900);
+    /* fresh threads each round: 20 rounds of 6 new threads sharing 200 waits */
+    atomic_store(&p.serial, 0);
+    for (int round = 0; round < 20; round++) {
+        atomic_store(&p.work, 200);
+        for (int t = 0; t < 6; t++)
+            pthread_create(&tid[t], NULL, pool_worker, &p);
+        for (int t = 0; t < 6; t++)
+            pthread_join(tid[t], NULL);
+    }
+    CHECK_EQ(atomic_load(&p.serial), 20 * 50);
+    CHECK_EQ(pthread_barrier_destroy(&b), 0);
+}
+
+/* ---- many barriers --------------------------------------------------------- */
+
+struct pair_arg {
+    pthread_barrier_t *a, *b;
+    unsigned rounds;
+    atomic_ulong *serial_a, *serial_b;
+};
+
+static void *alternating(void *arg)
+{
+    struct pair_arg *p = arg;
+    for (unsigned k = 0; k < p->rounds; k++) {
+        if (pthread_barrier_wait(p->a) == PTHREAD_BARRIER_SERIAL_THREAD)
+            atomic_fetch_add(p->serial_a, 1);
+        if (pthread_barrier_wait(p->b) == PTHREAD_BARRIER_SERIAL_THREAD)
+            atomic_fetch_add(p->serial_b, 1);
+    }
+    return NULL;
+}
+
+static void test_many_barriers(void)
+{
+    /* three groups of 2, 3 and 4 threads, each alternating between two
+     * barriers of its own count: six barriers in use at once */
+    enum { NG = 3, ROUNDS = 400 };
+    pthread_barrier_t bars[2 * NG];
+    atomic_ulong serial[2 * NG];
+    pthread_t tid[9];
+    struct pair_arg args[9];
+    unsigned nt = 0;
+    for (unsigned g = 0; g < NG; g++) {
+        for (int k = 0; k < 2; k++) {
+            CHECK_EQ(pthread_barrier_init(&bars[2 * g + k], NULL, 2 + g), 0);
+            atomic_init(&serial[2 * g + k], 0);
+        }
+        for (unsigned t = 0; t < 2 + g; t++, nt++) {
+            args[nt] = (struct pair_arg){&bars[2 * g], &bars[2 * g + 1], ROUNDS, &serial[2 * g],
+                                         &serial[2 * g + 1]};
+            pthread_create(&tid[nt], NULL, alternating, &args[nt]);
+        }
+    }
+    for (unsigned t = 0; t < nt; t++)
+        pthread_join(tid[t], NULL);
+    for (int i = 0; i < 2 * NG; i++) {
+        CHECK_EQ(atomic_load(&serial[i]), ROUNDS);
+        CHECK_EQ(pthread_barrier_destroy(&bars[i]), 0);
+    }
+}
+
+/* ---- destroy while others leave ----------------------------------------- */
+
+static void *wait_once(void *arg)
+{
+    pthread_barrier_wait(arg);
+    return NULL;
+}
+
+static void test_destroy_while_leaving(void)
+{
+    int bad = 0;
+    for (int k = 0; k < 2000; k++) {
+        pthread_barrier_t *b = malloc(sizeof *b); /* freed at once: ASan sees any late use */
+        pthread_t tid[3];
+        if (pthread_barrier_init(b, NULL, 4) != 0) {
+            bad++;
+            free(b);
+            continue;
+        }
+        for (int t = 0; t < 3; t++)
+            pthread_create(&tid[t], NULL, wait_once, b);
+        pthread_barrier_wait(b);
+        bad += pthread_barrier_destroy(b) != 0; /* others may still be inside */
+        for (int t = 0; t < 3; t++)
+            pthread_join(tid[t], NULL);
+        free(b);
+    }
+    CHECK_EQ(bad, 0);
+}
+
+/* ---- process-shared across fork ---------------------------------------- */
+
+static void test_process_shared(void)
+{
+    pthread_barrier_t *b = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                                -1, 0);
+    CHECK(b != MAP_FAILED);
+    if (b == MAP_FAILED)
+        return;
+    atomic_ulong *serial = (atomic_ulong *)(b + 1);
+    pthread_barrierattr_t attr;
+    pthread_barrierattr_init(&attr);
+    CHECK_EQ(pthread_barrierattr_setpshared(&attr, PTHREAD_PROCESS_SHARED), 0);
+    CHECK_EQ(pthread_barrier_init(b, &attr, 2), 0);
+    pthread_barrierattr_destroy(&attr);
+    CHECK_STR(impl_of(b), "glibc"); /* a pointer means nothing in another process */
+    enum { EPISODES = 2000 };
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (int e = 0; e < EPISODES; e++)
+            if (pthread_barrier_wait(b) == PTHREAD_BARRIER_SERIAL_THREAD)
+                atomic_fetch_add(serial, 1);
+        _exit(0);
+    }
+    for (int e = 0; e < EPISODES; e++)
+        if (pthread_barrier_wait(b) == PTHREAD_BARRIER_SERIAL_THREAD)
+            atomic_fetch_add(serial, 1);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK_EQ(atomic_load(serial), EPISODES);
+    CHECK_EQ(pthread_barrier_destroy(b), 0);
+    munmap(b, 4096);
+}
+
+/* ---- invalid arguments --------------------------------------------------- */
+
+static void *wait_blocked(void *arg)
+{
+    pthread_barrier_wait(arg);
+    return NULL;
+}
+
+static void test_invalid(void)
+{
+    pthread_barrier_t b;
+    CHECK_EQ(pthread_barrier_init(&b, NULL, 0), EINVAL);
+    CHECK_EQ(pthread_barrier_init(&b, NULL, 1), 0);
+    CHECK_EQ(pthread_barrier_wait(&b), PTHREAD_BARRIER_SERIAL_THREAD); /* count 1 */
+    CHECK_EQ(pthread_barrier_wait(&b), PTHREAD_BARRIER_SERIAL_THREAD);
+    CHECK_EQ(pthread_barrier_destroy(&b), 0);
+    if (!implementation)
+        return;
+    /* topsync only: a thread blocked in an unfinished episode makes destroy
+     * EBUSY (glibc would wait forever) and the barrier stays usable */
+    CHECK_EQ(pthread_barrier_init(&b, NULL, 2), 0);
+    if (strncmp(impl_of(&b), "topsync", 7) == 0) {
+        pthread_t t;
+        pthread_create(&t, NULL, wait_blocked, &b);
+        usleep(20000);
+        CHECK_EQ(pthread_barrier_destroy(&b), EBUSY);
+        pthread_barrier_wait(&b);
+        pthread_join(t, NULL);
+    }
+    CHECK_EQ(pthread_barrier_destroy(&b), 0);
+}
+
+int main(int argc, char **argv)
+{
+    implementation = (const char *(*)(pthread_barrier_t *))dlsym(
+        RTLD_DEFAULT, "topsync_pthread_barrier_implementation");
+    unsigned threads = argc > 1 ? (unsigned)atoi(argv[1]) : 4;
+    unsigned long episodes = argc > 2 ? strtoul(argv[2], NULL, 10) : 100000;
+    if (threads == 0 || episodes == 0) {
+        fprintf(stderr, "usage: conformance [THREADS] [EPISODES]\n");
+        return 2;
+    }
+    test_serial_and_ordering(threads, episodes);
+    test_rotating_pools();
+    test_many_barriers();
+    test_destroy_while_leaving();
+    test_process_shared();
+    test_invalid();
+    return check_summary();
+}
