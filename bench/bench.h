@@ -47,4 +47,14 @@ int bench_ck_peers(const bench_barrier **out);
 int bench_omp_runs(unsigned n, uint64_t warmup, uint64_t iterations, unsigned runs,
                    void (*bind)(unsigned rank, void *ctx), void *ctx, double *latency_ns);
 
+/*
+ * The drop-in (pthread_dropin.c): `runs` alternating processes of the same
+ * pthread program, as it is (glibc_ns[]) and with libtopsync-pthread
+ * preloaded (preload_ns[]); impl gets what the preloaded one ran
+ * ("topsync:ALGORITHM/WAIT"). Returns 0, or -1 with a message (the helper or
+ * the library not found, a run failed).
+ */
+int bench_pthread_dropin_runs(unsigned threads, uint64_t iterations, unsigned runs,
+                              double *glibc_ns, double *preload_ns, char *impl, size_t impl_len);
+
 #endif

@@ -342,7 +342,7 @@ static int cmd_barrier(int argc, char **argv)
     }
     const bench_barrier *ck;
     int nck = o.peers ? bench_ck_peers(&ck) : 0;
-    size_t ntotal = nalg + (o.peers ? 2 + (size_t)nck : 0);
+    size_t ntotal = nalg + (o.peers ? 4 + (size_t)nck : 0);
     struct result *results = calloc(ntotal, sizeof *results);
     struct topsync_arg *targs = calloc(nalg, sizeof *targs);
     size_t nres = 0;
@@ -382,6 +382,28 @@ static int cmd_barrier(int argc, char **argv)
         }
         for (int k = 0; k < nck; k++)
             measure(&ck[k], &o, &binding, ncpus, &results[nres++]);
+
+        /* the drop-in: an unmodified program, separate processes */
+        struct result *g = &results[nres], *p = &results[nres + 1];
+        snprintf(g->name, sizeof g->name, "peer:pthread-program");
+        snprintf(p->name, sizeof p->name, "preload:pthread-program");
+        g->wait = "futex";
+        p->wait = "block";
+        g->iterations = p->iterations = o.iterations;
+        g->nruns = p->nruns = o.runs;
+        if (bench_pthread_dropin_runs(o.threads, o.iterations, o.runs, g->runs, p->runs,
+                                      p->resolved, sizeof p->resolved) == 0) {
+            snprintf(g->resolved, sizeof g->resolved, "glibc");
+            g->latency_ns = bench_protocol_summary(g->runs, o.runs);
+            p->latency_ns = bench_protocol_summary(p->runs, o.runs);
+            char *slash = strrchr(p->resolved, '/'); /* "topsync:ALG/WAIT" */
+            if (slash) {
+                p->wait = !strcmp(slash + 1, "spin") ? "spin"
+                          : !strcmp(slash + 1, "yield") ? "yield" : "block";
+                *slash = '\0';
+            }
+            nres += 2;
+        }
     }
 
     double pthread_ns = 0;
@@ -418,6 +440,17 @@ static int cmd_barrier(int argc, char **argv)
                    (unsigned long long)r->iterations);
         }
     }
+    double program_ns = 0, preload_ns = 0;
+    for (size_t i = 0; i < nres; i++) {
+        if (!strcmp(results[i].name, "peer:pthread-program"))
+            program_ns = results[i].latency_ns;
+        if (!strcmp(results[i].name, "preload:pthread-program"))
+            preload_ns = results[i].latency_ns;
+    }
+    if (!o.json && program_ns > 0 && preload_ns > 0)
+        printf("\n  drop-in: the same pthread program with libtopsync-pthread preloaded takes "
+               "%.3fx glibc's barrier (%.1f ns against %.1f ns)\n",
+               preload_ns / program_ns, preload_ns, program_ns);
     for (unsigned r = 0; r < o.threads; r++)
         hwloc_bitmap_free(binding.sets[r]);
     free(binding.sets);

@@ -28,4 +28,16 @@ if nm -D --defined-only "$(dirname "$libdir")/libtopsync.so" | awk '{print $3}' 
     nm -D --defined-only "$(dirname "$libdir")/libtopsync.so" | grep -v topsync_ >&2
     exit 1
 fi
-echo "3 passed, 0 failed"
+# Installed tools start from the prefix as they are (RUNPATH), and the
+# installed drop-in binds an ordinary pthread program.
+env -u LD_LIBRARY_PATH "$tmp/prefix/bin/topsync-info" --np 2 >/dev/null
+# (a sanitized library cannot be preloaded into an unsanitized program)
+if [ -z "$sanitize" ]; then
+    pthread_lib=$(ls "$tmp/prefix"/lib*/libtopsync-pthread.so.0 | head -1)
+    out=$(env -u LD_LIBRARY_PATH LD_PRELOAD="$pthread_lib" "$tmp/prefix/bin/topsync-bench-pthread-loop" 2 100 1)
+    case "$out" in
+        *"implementation: topsync:"*) ;;
+        *) echo "FAILED: the installed libtopsync-pthread did not bind: $out" >&2; exit 1 ;;
+    esac
+fi
+echo "5 passed, 0 failed"
