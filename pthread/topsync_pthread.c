@@ -210,6 +210,9 @@ int topsync_pthread_barrier_wait(pthread_barrier_t *barrier)
     /* relaxed: the ticket only names a slot; ordering comes from the gate
      * (acquire below) and the instance's own barrier */
     uint64_t ticket = atomic_fetch_add_explicit(&s->tickets, 1, memory_order_relaxed);
+    /* a copy: once our gate is published, destroy may free the state, and
+     * ts_publish still reads the policy after its store */
+    const ts_wait policy = s->gate_policy;
     uint64_t episode = ticket / s->n;
     unsigned rank = (unsigned)(ticket % s->n);
     unsigned instance = (unsigned)(episode & 1);
@@ -219,10 +222,11 @@ int topsync_pthread_barrier_wait(pthread_barrier_t *barrier)
      * below, so its wait on the instance is over before ours begins */
     /* acquire: pairs with the release publish of the slot's previous holder
      * below, so its wait on the instance is over before ours begins */
-    ts_wait_reach(g, use, &s->gate_policy);
+    ts_wait_reach(g, use, &policy);
     topsync_barrier_wait(s->instance[instance], rank);
-    /* release: pairs with the acquire in the next holder's ts_wait_reach */
-    ts_publish(g, use + 1, &s->gate_policy);
+    /* release: pairs with the acquire in the next holder's ts_wait_reach and
+     * in destroy; nothing of the state is read after it */
+    ts_publish(g, use + 1, &policy);
     return rank == 0 ? PTHREAD_BARRIER_SERIAL_THREAD : 0;
 }
 
