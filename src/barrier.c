@@ -391,6 +391,12 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
     }
     if (timeout < 0)
         timeout = 0;
+    double idle_interval = opts->idle_interval_seconds;
+    if (idle_interval != idle_interval || idle_interval < 0 || idle_interval > 1e6)
+        return ts_fail(EINVAL, "barrier: idle_interval_seconds %g is not valid; valid: 0 "
+                               "(0.1 s) to 1000000", idle_interval);
+    if (idle_interval == 0)
+        idle_interval = 0.1;
 
     topsync_barrier_t *b = calloc(1, sizeof *b);
     if (!b)
@@ -402,6 +408,10 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
     wait_settings(&b->wait, r.wait, r.oversubscribed, opts->process_shared != 0, spin);
     b->timeout_seconds = timeout;
     b->wait.timeout_ns = timeout > 0 ? (uint64_t)(timeout * 1e9) + 1 : 0;
+    b->wait.idle = opts->idle;
+    b->wait.idle_arg = opts->idle_arg;
+    b->wait.idle_ns = opts->idle ? (uint64_t)(idle_interval * 1e9) + 1 : 0;
+    b->armed = b->wait.timeout_ns || b->wait.idle;
 
     /* Groups: needed by topo, and by auto to decide. */
     topsync_groups_t *groups = NULL;
@@ -627,18 +637,30 @@ static int report_timeout(topsync_barrier_t *b, unsigned rank)
                    list);
 }
 
-/* The algorithm's wait, with ts_wait_slow's timeout unwinding to here. */
+/* The -ECANCELED message: the idle hook gave up. */
+static int report_cancel(topsync_barrier_t *b, unsigned rank)
+{
+    unsigned shown[1];
+    int missing = topsync_barrier_missing(b, rank, shown, 1);
+    return ts_fail(ECANCELED, "topsync_barrier_wait: participant %u abandoned its wait (the idle "
+                              "hook asked to), %d participant(s) not arrived",
+                   rank, missing > 0 ? missing : 0);
+}
+
+/* The algorithm's wait, with ts_wait_slow's timeout or idle hook unwinding
+ * to here. */
 static int wait_with_timeout(topsync_barrier_t *b, unsigned rank, uint32_t episode)
 {
     if (atomic_load_explicit(&b->broken, memory_order_relaxed))
         return ts_fail(EPIPE, "topsync_barrier_wait: the barrier is broken (an earlier wait "
-                              "timed out); destroy it");
+                              "timed out or was abandoned by the idle hook); destroy it");
     jmp_buf env;
     jmp_buf *outer = ts_timeout_target;
-    if (setjmp(env)) {
+    int why = setjmp(env);
+    if (why) {
         ts_timeout_target = outer;
         atomic_store_explicit(&b->broken, true, memory_order_relaxed);
-        return report_timeout(b, rank);
+        return why == TS_UNWIND_IDLE ? report_cancel(b, rank) : report_timeout(b, rank);
     }
     ts_timeout_target = &env;
     b->algo->wait(b, rank, episode);
@@ -654,7 +676,7 @@ void topsync_barrier_wait(topsync_barrier_t *b, unsigned rank)
         abort();
     }
     uint32_t episode = enter_episode(b, rank);
-    if (__builtin_expect(b->wait.timeout_ns != 0, 0)) {
+    if (__builtin_expect(b->armed, 0)) {
         if (wait_with_timeout(b, rank, episode) < 0) {
             fprintf(stderr, "topsync: %s\n", topsync_error_message());
             abort();
@@ -672,7 +694,7 @@ int topsync_barrier_wait_checked(topsync_barrier_t *b, unsigned rank)
         return ts_fail(EINVAL, "topsync_barrier_wait: rank %u out of range (%u participants)",
                        rank, b->n);
     uint32_t episode = enter_episode(b, rank);
-    if (b->wait.timeout_ns)
+    if (b->armed)
         return wait_with_timeout(b, rank, episode);
     b->algo->wait(b, rank, episode);
     return 0;

@@ -59,6 +59,7 @@ struct topsync_barrier {
 
     void *roles; /* per-rank roles, algorithm specific, read-only after setup */
     double timeout_seconds; /* 0: none */
+    bool armed;             /* a timeout or an idle hook: waits unwind */
     _Atomic bool broken;    /* a wait on this handle timed out */
 };
 

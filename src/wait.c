@@ -18,19 +18,54 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The deadline of a wait has passed: unwind to the armed caller. */
-static _Noreturn void timed_out(void)
+/* The deadline passed or the idle hook gave up: unwind to the armed caller. */
+static _Noreturn void unwind(int why)
 {
     if (ts_timeout_target)
-        longjmp(*ts_timeout_target, 1);
-    fprintf(stderr, "topsync: a wait exceeded TOPSYNC_TIMEOUT\n");
+        longjmp(*ts_timeout_target, why);
+    fprintf(stderr, "topsync: %s\n", why == TS_UNWIND_TIMEOUT
+                                          ? "a wait exceeded TOPSYNC_TIMEOUT"
+                                          : "a wait was abandoned by its idle hook");
     abort();
 }
 
-/* Has the deadline (0: none) passed? */
-static inline bool expired(uint64_t deadline)
+/* The slow path's clock: a deadline and the idle hook's next call (0: none).
+ * Read only when the policy has either, so plain waits take no clock. */
+struct slow_clock {
+    uint64_t deadline, next_idle;
+};
+
+static inline void clock_start(struct slow_clock *c, const ts_wait *p)
 {
-    return deadline && now_ns() >= deadline;
+    c->deadline = c->next_idle = 0;
+    if (!p->timeout_ns && !p->idle)
+        return;
+    uint64_t now = now_ns();
+    if (p->timeout_ns)
+        c->deadline = now + p->timeout_ns;
+    if (p->idle)
+        c->next_idle = now + p->idle_ns;
+}
+
+/* Unwind past the deadline, call the idle hook when due; nanoseconds until
+ * the next of them (0: neither, wait without a limit). */
+static uint64_t clock_check(struct slow_clock *c, const ts_wait *p)
+{
+    if (!c->deadline && !c->next_idle)
+        return 0;
+    uint64_t now = now_ns();
+    if (c->deadline && now >= c->deadline)
+        unwind(TS_UNWIND_TIMEOUT);
+    if (c->next_idle && now >= c->next_idle) {
+        if (p->idle(p->idle_arg))
+            unwind(TS_UNWIND_IDLE);
+        now = now_ns();
+        c->next_idle = now + p->idle_ns;
+    }
+    uint64_t next = c->next_idle;
+    if (c->deadline && (!next || c->deadline < next))
+        next = c->deadline;
+    return next > now ? next - now : 1;
 }
 
 void ts_futex_wait(_Atomic uint32_t *addr, uint32_t expected, bool process_shared,
@@ -58,11 +93,13 @@ static inline bool reached_now(ts_word *w, uint32_t episode)
 
 void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
 {
-    uint64_t deadline = policy->timeout_ns ? now_ns() + policy->timeout_ns : 0;
+    struct slow_clock clock;
+    clock_start(&clock, policy);
+    bool timed = clock.deadline || clock.next_idle;
     if (policy->kind == TS_WAIT_SPIN) {
         for (uint32_t i = 1; !reached_now(w, episode); i++) {
-            if (deadline && (i & 1023u) == 0 && expired(deadline))
-                timed_out();
+            if (timed && (i & 1023u) == 0)
+                clock_check(&clock, policy);
             ts_cpu_relax();
         }
         return;
@@ -74,8 +111,7 @@ void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
     }
     if (policy->kind == TS_WAIT_YIELD) {
         while (!reached_now(w, episode)) {
-            if (expired(deadline))
-                timed_out();
+            clock_check(&clock, policy);
             sched_yield();
         }
         return;
@@ -90,8 +126,7 @@ void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
         uint32_t v = atomic_load_explicit(&w->value, memory_order_acquire);
         if (ts_reached(v, episode))
             return;
-        if (expired(deadline))
-            timed_out();
+        uint64_t left = clock_check(&clock, policy);
         if (!(v & TS_SLEEPING)) {
             /* relaxed: the CAS only has to be ordered against the publisher's
              * exchange, which the word's modification order does (see wait.h);
@@ -101,11 +136,6 @@ void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
                                                          memory_order_relaxed))
                 continue;
             v |= TS_SLEEPING;
-        }
-        uint64_t left = 0;
-        if (deadline) {
-            uint64_t now = now_ns();
-            left = deadline > now ? deadline - now : 1;
         }
         ts_futex_wait(&w->value, v, policy->process_shared, left);
     }

@@ -62,6 +62,9 @@ typedef struct ts_wait {
     uint32_t yield_iterations; /* yields before sleeping (block) */
     bool process_shared;       /* futex without FUTEX_PRIVATE_FLAG */
     uint64_t timeout_ns;       /* 0: wait forever; else see ts_timeout_target */
+    uint64_t idle_ns;          /* period of idle() in the slow path */
+    int (*idle)(void *);       /* NULL: none; non-zero return: unwind */
+    void *idle_arg;
 } ts_wait;
 
 /*
@@ -69,8 +72,10 @@ typedef struct ts_wait {
  * lasted that long, it longjmp()s to *ts_timeout_target, which the caller
  * (barrier.c, wait_with_timeout) armed around the algorithm's wait; unarmed,
  * it prints a message and aborts. The fast path is untouched: the deadline
- * is taken on entering the slow path.
+ * is taken on entering the slow path. The idle hook's non-zero return
+ * unwinds the same way, with longjmp value TS_UNWIND_IDLE.
  */
+enum { TS_UNWIND_TIMEOUT = 1, TS_UNWIND_IDLE = 2 };
 extern _Thread_local jmp_buf *ts_timeout_target;
 
 /* Has a word holding `value` reached `episode`? (31-bit wrap-safe) */

@@ -78,6 +78,19 @@ typedef struct topsync_barrier_options {
      * (seconds, 0 or unset: no timeout); negative: no timeout.
      */
     double timeout_seconds;
+    /*
+     * Idle hook: while a wait is in its slow path (never on its fast path),
+     * idle(idle_arg) is called about every idle_interval_seconds (0: 0.1)
+     * from the waiting thread. For work a runtime must keep doing while its
+     * threads wait: the MPI library drives MPI's progress engine with it, so
+     * that an MPI_Abort elsewhere reaches the waiters. Returning non-zero
+     * abandons the wait: topsync_barrier_wait_checked returns -ECANCELED
+     * and the barrier is broken (as after a timeout). NULL: no hook. The
+     * hook runs inside the wait: it must not wait on this barrier.
+     */
+    int (*idle)(void *idle_arg);
+    void *idle_arg;
+    double idle_interval_seconds;
 } topsync_barrier_options_t;
 
 /* Fill `options` with defaults (everything from the environment). */
@@ -122,6 +135,7 @@ void topsync_barrier_wait(topsync_barrier_t *barrier, unsigned rank);
  * barrier or a rank out of range (topsync_barrier_wait aborts with a message
  * on a bad rank, since it cannot return an error).
  *
+ * With an idle hook that returned non-zero: -ECANCELED, the barrier broken.
  * With a timeout (options.timeout_seconds or TOPSYNC_TIMEOUT): -ETIMEDOUT
  * when the wait lasted longer, with a message naming the participants that
  * had not arrived ("participant(s) 2, 5 have not arrived"); the barrier is
