@@ -406,8 +406,9 @@ static void sleep_idle(topsync_rcl_server_t *s, uint32_t self)
     struct server_control *c = s->control;
     atomic_store_explicit(door, DOOR_SLEEPING, memory_order_relaxed);
     /* seq_cst fence: pairs with the fence in topsync_rcl_execute_checked()
-     * (after the request store) and in leave_active() (after busy = 0):
-     * either our rescan sees their store or they see SLEEPING and wake us */
+     * (after the request store), in leave_active() (after busy = 0) and in
+     * server_join_all() (after stop = 1): either our recheck sees their
+     * store or they see SLEEPING and wake us */
     atomic_thread_fence(memory_order_seq_cst);
     if (runnable_request(s) || atomic_load_explicit(&c->stop, memory_order_relaxed) ||
         atomic_load_explicit(&c->active, memory_order_relaxed) != self) {
@@ -620,6 +621,11 @@ static void server_free(topsync_rcl_server_t *s)
 static void server_join_all(topsync_rcl_server_t *s)
 {
     atomic_store_explicit(&s->control->stop, 1, memory_order_release);
+    /* seq_cst fence: pairs with the fence in sleep_idle(), a Dekker pair
+     * (stop, doorbell): either the idle server's recheck sees stop, or our
+     * exchange in wake_server() sees SLEEPING and wakes it. Without it RC11
+     * lets both miss (GenMC found the server asleep forever, issue 13). */
+    atomic_thread_fence(memory_order_seq_cst);
     wake_server(s);
     ts_futex_wake(&s->doorbell_line->doorbell, false);
     atomic_fetch_add_explicit(&s->control->standby_word, 1, memory_order_relaxed);
