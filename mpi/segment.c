@@ -2,9 +2,13 @@
 #define _GNU_SOURCE
 #include "segment.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -31,8 +35,51 @@ int ts_segment_create(char *name, size_t name_len, size_t size)
         return -EINVAL;
     if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
         return -errno;
-    int off = snprintf(name, name_len, TS_SEGMENT_PREFIX);
+    int off = snprintf(name, name_len, TS_SEGMENT_PREFIX "%ld-", (long)getpid());
     for (size_t i = 0; i < sizeof rnd; i++)
         off += snprintf(name + off, name_len - (size_t)off, "%02x", rnd[i]);
     return ts_segment_create_named(name, size);
+}
+
+pid_t ts_segment_creator(const char *name)
+{
+    const char *prefix = TS_SEGMENT_PREFIX + 1; /* names in a directory have no '/' */
+    if (name[0] == '/')
+        name++;
+    if (strncmp(name, prefix, strlen(prefix)) != 0)
+        return -1;
+    const char *p = name + strlen(prefix);
+    char *end;
+    errno = 0;
+    long pid = strtol(p, &end, 10);
+    if (errno || end == p || *end != '-' || pid <= 0 || pid != (pid_t)pid)
+        return -1;
+    if (strlen(end + 1) != 32 || strspn(end + 1, "0123456789abcdef") != 32)
+        return -1;
+    return (pid_t)pid;
+}
+
+int ts_segment_sweep(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int removed = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        pid_t pid = ts_segment_creator(e->d_name);
+        if (pid <= 0)
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+            st.st_uid != geteuid())
+            continue;
+        /* ESRCH only: EPERM means the process exists (another user's) */
+        if (kill(pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char name[NAME_MAX + 2];
+        snprintf(name, sizeof name, "/%s", e->d_name);
+        removed += shm_unlink(name) == 0;
+    }
+    closedir(d);
+    return removed;
 }

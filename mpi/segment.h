@@ -5,20 +5,38 @@
  * with O_CREAT | O_EXCL and mode 0600, so that a file someone planted under
  * that name is never opened, truncated or reused, and no other user can
  * open ours. The library unlinks it as soon as every rank has mapped it.
+ *
+ * Residue: a job killed between creation and unlink (a few collectives
+ * during set-up) leaves the file. The name starts with the creator's pid
+ * ("/topsync-<pid>-<32 hex digits>"), so the next set-up on the node removes
+ * the files of its own user whose creator no longer exists, and only those:
+ * a live job's file names a live process. (Across pid namespaces sharing
+ * one /dev/shm the pid may name nothing here: the file of a live job could
+ * then be removed during its set-up, whose ranks then fail to open it and
+ * agree on PMPI_Barrier: a slower job, never a wrong one.)
  */
 #ifndef TOPSYNC_MPI_SEGMENT_H
 #define TOPSYNC_MPI_SEGMENT_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #define TS_SEGMENT_PREFIX "/topsync-"
-#define TS_SEGMENT_NAME_LEN 64 /* "/topsync-" + 32 hex digits + NUL fits */
+#define TS_SEGMENT_NAME_LEN 64 /* "/topsync-" + pid + "-" + 32 hex digits + NUL fits */
 
-/* Create a new segment of `size` bytes under a fresh random name (written to
+/* Create a new segment of `size` bytes under a fresh name (written to
  * name); returns its fd, or -errno. */
 int ts_segment_create(char *name, size_t name_len, size_t size);
 
 /* The same under a given name: -EEXIST when anything exists there. */
 int ts_segment_create_named(const char *name, size_t size);
+
+/* The creator's pid in a segment name, or -1 when the name is not one of
+ * ours. */
+pid_t ts_segment_creator(const char *name);
+
+/* Remove the segments in `dir` (normally "/dev/shm") owned by this user
+ * whose creator is dead; returns how many. */
+int ts_segment_sweep(const char *dir);
 
 #endif

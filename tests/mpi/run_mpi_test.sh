@@ -37,9 +37,10 @@ launch() {
         esac
         for e in "${envs[@]}"; do args+=(-genv "${e%%=*}" "${e#*=}"); done
     fi
-    timeout 300 "${args[@]}" "$@"
+    timeout "${run_timeout:-300}" "${args[@]}" "$@"
 }
 
+ms() { echo $(($(date +%s%N) / 1000000)); }
 shm_list() { ls /dev/shm 2>/dev/null | grep -i topsync | sort; }
 before=$(shm_list)
 
@@ -109,6 +110,57 @@ abort) # MPI_Abort by one rank: the job ends non-zero, nothing left behind
     rc=$?
     [ $rc -ne 0 ] && [ $rc -ne 124 ] && ok || ko "abort: exit status $rc"
     grep -q "rank 1 aborts now" <<<"$out" && ok || ko "abort: program did not run: $out" ;;
+threads) # MPI_THREAD_MULTIPLE: 4 threads per rank creating communicators and
+    # calling MPI_Barrier on each new one; preloaded, every run under a timeout
+    # (MPICH busy-polls oversubscribed: natively 3 s per round at np 8)
+    prog=$bindir/threads_comm_check_$impl runs=0 hangs=0 rounds=20
+    [ "$impl" = mpich ] && rounds=3
+    for rep in 1 2; do
+        for np_bind in "2 core" "4 none" "8 none"; do
+            for mode in create_group dup; do
+                set -- $np_bind
+                out=$(run_timeout=90 launch "$1" "$2" LD_PRELOAD=$lib -- "$prog" $mode 4 $rounds 2>&1)
+                rc=$?
+                runs=$((runs + 1))
+                [ $rc -eq 124 ] && hangs=$((hangs + 1))
+                expect_pass "$out" "threads $mode np $1 ($2), run $rep: rc $rc"
+            done
+        done
+    done
+    echo "threads: $runs runs, $hangs hung" ;;
+abort-comm) # MPI_Abort on a subcommunicator / an intercommunicator while the
+    # others wait in MPI_Barrier(MPI_COMM_WORLD): the job ends as natively (non-zero,
+    # within the native time + 2 s), in every wait policy
+    prog=$bindir/abort_comm_check_$impl
+    for kind in sub inter; do
+        start=$(ms)
+        run_timeout=60 launch 6 none -- "$prog" $kind >/dev/null 2>&1
+        native_rc=$? native=$(($(ms) - start))
+        for w in spin yield block; do
+            start=$(ms)
+            out=$(run_timeout=60 launch 6 none LD_PRELOAD=$lib TOPSYNC_WAIT=$w -- "$prog" $kind 2>&1)
+            rc=$? took=$(($(ms) - start))
+            [ $rc -ne 0 ] && [ $rc -ne 124 ] && ok || ko "abort $kind $w: rc $rc (native $native_rc)"
+            [ $took -le $((native + 2000)) ] && ok ||
+                ko "abort $kind $w: took ${took} ms, natively ${native} ms"
+            grep -q WRONG <<<"$out" && ko "abort $kind $w: $(grep WRONG <<<"$out" | head -1)" || ok
+        done
+    done ;;
+residue) # a dead job's segment (its creator's pid no longer exists) is removed
+    # by the next set-up; a live one's is not
+    sleep 120 & live=$!
+    ( exit 0 ) & dead=$!
+    wait $dead
+    dead_name=topsync-$dead-0123456789abcdef0123456789abcdef
+    live_name=topsync-$live-0123456789abcdef0123456789abcdef
+    : >/dev/shm/$dead_name && : >/dev/shm/$live_name && chmod 600 /dev/shm/$dead_name /dev/shm/$live_name
+    out=$(launch 2 core -- "$check" 10 1 2>&1)
+    expect_pass "$out" "residue run"
+    [ ! -e /dev/shm/$dead_name ] && ok || ko "residue: a dead job's segment was left: $dead_name"
+    [ -e /dev/shm/$live_name ] && ok || ko "residue: a live job's segment was removed"
+    rm -f /dev/shm/$dead_name /dev/shm/$live_name
+    kill $live 2>/dev/null
+    wait $live 2>/dev/null ;;
 bad-config) # invalid variables: a message listing the valid values, job aborted
     out=$(launch 2 core TOPSYNC_BARRIER=fastest -- "$check" 10 1 2>&1)
     rc=$?
@@ -138,8 +190,10 @@ timeout) # TOPSYNC_TIMEOUT: rank 1 dies (kill -9) or hangs (SIGSTOP) mid-run; th
         n=$(grep -cE 'topsync-mpi \(rank [023]\): MPI_Barrier timed out \(TOPSYNC_TIMEOUT\): rank\(s\) 1 of' <<<"$out")
         if [ "$n" -ge 1 ]; then
             ok
-        elif [ "$impl" = mpich ] && [ $mode = kill ] && grep -q "Killed (signal 9)" <<<"$out"; then
+        elif [ "$impl" = mpich ] && [ $mode = kill ] &&
+             grep -qE "Killed \(signal 9\)|demux engine error" <<<"$out"; then
             ok # hydra's -disable-auto-cleanup is racy: it may still end the job itself
+               # (killing the others, or its proxy failing on the dead rank's socket)
         else
             ko "timeout $mode: no timeout message naming rank 1: $(tail -5 <<<"$out")"
         fi

@@ -1,0 +1,488 @@
+/*
+ * A communicator's barrier, set up on its first MPI_Barrier (collective, so
+ * every rank takes part), with collectives on that communicator only, in
+ * the same order on every rank: it never creates a communicator (see
+ * node_map.c for why), so it is as safe under MPI_THREAD_MULTIPLE as the
+ * MPI_Barrier it sits in.
+ *
+ *   1. intercommunicators, communicators of one rank and TOPSYNC_BARRIER=mpi
+ *      pass through to PMPI_Barrier;
+ *   2. every rank's configuration is checked, and agreed on (MPI_Allreduce):
+ *      a bad TOPSYNC_* variable aborts the job with a message;
+ *   3. one MPI_Allgather of a record per rank (node, role among the world's
+ *      node leaders, thread level) tells every rank, identically, the
+ *      (pseudo-)nodes, its own node's ranks and the mode: one node, or
+ *      several nodes joined by the world's leaders' communicator (made at
+ *      MPI_Init) when the communicator is MPI_COMM_WORLD, or congruent to it
+ *      below MPI_THREAD_MULTIPLE (one thread at a time then orders every
+ *      use of that shared communicator); any other communicator spanning
+ *      nodes uses PMPI_Barrier: joining its nodes would need a communicator
+ *      of its leaders, made inside MPI_Barrier;
+ *   4. the ranks' bindings (MPI_Allgatherv) give the node's groups;
+ *   5. each node's first rank creates a shared segment (segment.h: random
+ *      name, 0600, O_EXCL, dead jobs' leftovers swept first), the names go
+ *      round with MPI_Allgather, every rank maps its node's, and it is
+ *      unlinked once all have (MPI_Allreduce): from then on nothing of it is
+ *      in /dev/shm, whatever happens to the job;
+ *   6. every rank attaches, and a last MPI_Allreduce agrees on success
+ *      (topsync everywhere) or failure (PMPI_Barrier everywhere, with a
+ *      warning), and orders every attach before any wait.
+ *
+ * While a rank waits in the node barrier, the barrier's idle hook calls
+ * MPI_Iprobe about every 0.1 s: an MPI_Abort elsewhere needs the waiters'
+ * progress engine (MPICH's abort on a communicator other than
+ * MPI_COMM_WORLD waits for it), as their native MPI_Barrier would give it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mpi_private.h"
+#include "segment.h"
+
+static pthread_mutex_t machine_lock = PTHREAD_MUTEX_INITIALIZER;
+static topsync_topology_t *machine; /* loaded once, under machine_lock */
+
+void ts_mpi_fatal(MPI_Comm comm, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    int rank = -1;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    fprintf(stderr, "topsync-mpi (rank %d): %s\n", rank, msg);
+    fflush(stderr);
+    /* Launchers forward output asynchronously and stop forwarding once a
+     * rank aborts: give the messages time to get out (an error path only). */
+    usleep(300 * 1000);
+    PMPI_Abort(comm, 1);
+    abort();
+}
+
+/* Validate every TOPSYNC_* variable; a sentence in `why` when one is wrong.
+ * The library's own variables are checked by the library itself. */
+static int check_config(char *why, size_t len)
+{
+    if (topsync_environment_check() < 0) {
+        const char *msg = topsync_error_message();
+        snprintf(why, len, "%s%s", msg,
+                 strncmp(msg, "TOPSYNC_BARRIER", 15) == 0 ? " (or mpi)" : "");
+        return 1;
+    }
+    const char *v = getenv("TOPSYNC_VERBOSE");
+    if (v && *v && strcmp(v, "0") && strcmp(v, "1")) {
+        snprintf(why, len, "TOPSYNC_VERBOSE='%s' is not valid; valid: 0, 1", v);
+        return 1;
+    }
+    if (ts_mpi_node_split() == 0) {
+        snprintf(why, len, "TOPSYNC_NODE_SPLIT='%s' is not valid; valid: a whole number >= 1",
+                 getenv("TOPSYNC_NODE_SPLIT"));
+        return 1;
+    }
+    return 0;
+}
+
+static int pmpi_mode_requested(void)
+{
+    const char *v = getenv("TOPSYNC_BARRIER");
+    return v && !strcasecmp(v, "mpi");
+}
+
+/* The machine, loaded by the first set-up of any thread. */
+static topsync_topology_t *load_machine(char *why, size_t len)
+{
+    pthread_mutex_lock(&machine_lock);
+    if (!machine && topsync_topology_load(&machine) < 0) {
+        snprintf(why, len, "hwloc: %s", topsync_error_message());
+        machine = NULL;
+    }
+    topsync_topology_t *m = machine;
+    pthread_mutex_unlock(&machine_lock);
+    return m;
+}
+
+/* calloc or abort the job: set-up allocations are small, and a rank that
+ * cannot allocate them cannot take part in the collectives either. */
+static void *xcalloc(MPI_Comm comm, size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p)
+        ts_mpi_fatal(comm, "out of memory during the barrier's set-up");
+    return p;
+}
+
+/* The bindings of my node's ranks (node_members order), from every rank's
+ * binding gathered over comm; NULL when one cannot be read. m may be NULL
+ * (hwloc failed here): this rank then sends an empty binding. */
+static hwloc_bitmap_t *gather_bindings(MPI_Comm comm, int size, const struct comm_state *s,
+                                       topsync_topology_t *m)
+{
+    char *text = NULL;
+    if (m) {
+        hwloc_topology_t topo = topsync_topology_hwloc(m);
+        hwloc_bitmap_t mine = hwloc_bitmap_alloc();
+        if (mine) {
+            if (hwloc_get_cpubind(topo, mine, HWLOC_CPUBIND_PROCESS) < 0)
+                hwloc_bitmap_copy(mine, hwloc_topology_get_topology_cpuset(topo));
+            if (hwloc_bitmap_asprintf(&text, mine) < 0)
+                text = NULL;
+            hwloc_bitmap_free(mine);
+        }
+    }
+    int len = text ? (int)strlen(text) + 1 : 1;
+    int *lens = xcalloc(comm, (size_t)size, sizeof *lens);
+    int *displs = xcalloc(comm, (size_t)size, sizeof *displs);
+    PMPI_Allgather(&len, 1, MPI_INT, lens, 1, MPI_INT, comm);
+    long total = 0;
+    for (int i = 0; i < size; i++) {
+        displs[i] = (int)total;
+        total += lens[i];
+        if (total > 0x7fffffff)
+            ts_mpi_fatal(comm, "the ranks' bindings exceed 2 GB");
+    }
+    char *all = xcalloc(comm, (size_t)total, 1);
+    PMPI_Allgatherv(text ? text : "", len, MPI_CHAR, all, lens, displs, MPI_CHAR, comm);
+    free(text);
+    hwloc_bitmap_t *sets = xcalloc(comm, (size_t)s->node_size, sizeof *sets);
+    int bad = 0;
+    for (int i = 0; i < s->node_size; i++) {
+        sets[i] = hwloc_bitmap_alloc();
+        bad |= !sets[i] || hwloc_bitmap_sscanf(sets[i], all + displs[s->node_members[i]]) < 0 ||
+               hwloc_bitmap_iszero(sets[i]);
+    }
+    free(all);
+    free(lens);
+    free(displs);
+    if (bad) {
+        for (int i = 0; i < s->node_size; i++)
+            hwloc_bitmap_free(sets[i]);
+        free(sets);
+        return NULL;
+    }
+    return sets;
+}
+
+/* ---- the nodes, from every rank's record -------------------------------- */
+
+static const struct ts_node_record *sort_records;
+
+static int by_node_then_rank(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    const struct ts_node_record *p = &sort_records[x], *q = &sort_records[y];
+    if (p->host_hash != q->host_hash)
+        return p->host_hash < q->host_hash ? -1 : 1;
+    if (p->node_id != q->node_id)
+        return p->node_id < q->node_id ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+/*
+ * leader[r] := the comm rank leading r's (pseudo-)node, the node's ranks cut
+ * into `split` pieces by index * split / count in rank order (node_map.c
+ * cuts the world the same way). Returns the number of (pseudo-)nodes and
+ * fills my node's members (ascending) into s. Identical on every rank.
+ */
+static int find_nodes(MPI_Comm comm, const struct ts_node_record *all, int size, int me,
+                      int split, int *leader, struct comm_state *s)
+{
+    int *order = xcalloc(comm, (size_t)size, sizeof *order);
+    for (int i = 0; i < size; i++)
+        order[i] = i;
+    static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER; /* qsort has no argument */
+    pthread_mutex_lock(&sort_lock);
+    sort_records = all;
+    qsort(order, (size_t)size, sizeof *order, by_node_then_rank);
+    pthread_mutex_unlock(&sort_lock);
+    int nodes = 0;
+    for (int lo = 0; lo < size;) {
+        int hi = lo + 1;
+        while (hi < size && all[order[hi]].host_hash == all[order[lo]].host_hash &&
+               all[order[hi]].node_id == all[order[lo]].node_id)
+            hi++;
+        int count = hi - lo;
+        for (int j = 0; j < count;) {
+            int color = (int)((long)j * split / count), k = j;
+            while (k < count && (int)((long)k * split / count) == color)
+                k++;
+            nodes++;
+            for (int i = j; i < k; i++) {
+                leader[order[lo + i]] = order[lo + j];
+                if (order[lo + i] == me) {
+                    s->node_rank = i - j;
+                    s->node_size = k - j;
+                    s->node_members = xcalloc(comm, (size_t)(k - j), sizeof *s->node_members);
+                    for (int t = j; t < k; t++)
+                        s->node_members[t - j] = order[lo + t];
+                }
+            }
+            j = k;
+        }
+        lo = hi;
+    }
+    free(order);
+    return nodes;
+}
+
+/* The idle hook: drive MPI's progress engine while waiting in the node
+ * barrier (an MPI_Abort elsewhere must reach us as it would natively). A
+ * probe receives nothing, so the application's messages stay where they
+ * are; on the barrier's own communicator, because MPICH answers a probe on
+ * MPI_COMM_SELF without polling anything. */
+static int mpi_progress(void *arg)
+{
+    const struct comm_state *s = arg;
+    int flag = 0;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, s->comm, &flag, MPI_STATUS_IGNORE);
+    return 0;
+}
+
+static void describe(const struct comm_state *s, MPI_Comm comm, const char *pmpi_reason)
+{
+    int size;
+    PMPI_Comm_size(comm, &size);
+    char line[1024];
+    int off = snprintf(line, sizeof line, "topsync-mpi: comm of %d ranks, %s: ", size,
+                       s->mode == MODE_NODES ? "several nodes (node barrier + PMPI_Barrier among leaders)"
+                       : pmpi_reason         ? "several nodes"
+                                             : "one node");
+    if (s->mode == MODE_PMPI) {
+        snprintf(line + off, sizeof line - (size_t)off, "PMPI_Barrier%s%s%s",
+                 pmpi_reason ? " (" : "", pmpi_reason ? pmpi_reason : "", pmpi_reason ? ")" : "");
+    } else {
+        off += snprintf(line + off, sizeof line - (size_t)off,
+                        "%d ranks on this node, algorithm %s, wait %s", s->node_size,
+                        topsync_barrier_algorithm(s->barrier),
+                        topsync_barrier_wait_policy_name(s->barrier));
+        const topsync_groups_t *g = topsync_barrier_groups(s->barrier);
+        if (g) {
+            if (!topsync_groups_hierarchical(g))
+                off += snprintf(line + off, sizeof line - (size_t)off, ", ranks not bound: no hierarchy");
+            unsigned counts[8] = {0}, levels[8] = {0}, nlev = 0;
+            for (unsigned i = 0; i < topsync_groups_count(g); i++) {
+                topsync_group_info_t info;
+                topsync_groups_get(g, i, &info);
+                unsigned k = 0;
+                while (k < nlev && levels[k] != info.level)
+                    k++;
+                if (k == nlev && nlev < 8)
+                    levels[nlev++] = info.level;
+                if (k < 8)
+                    counts[k]++;
+            }
+            off += snprintf(line + off, sizeof line - (size_t)off, ", groups:");
+            for (unsigned k = 0; k < nlev; k++)
+                off += snprintf(line + off, sizeof line - (size_t)off, " %s=%u",
+                                topsync_group_level_name(levels[k]), counts[k]);
+        }
+    }
+    fprintf(stderr, "%s\n", line);
+}
+
+void ts_mpi_state_free(struct comm_state *s)
+{
+    if (!s)
+        return;
+    topsync_barrier_destroy(s->barrier);
+    if (s->segment)
+        munmap(s->segment, s->segment_size);
+    free(s->node_members);
+    free(s);
+}
+
+/* Map my node's segment (created by its first rank, named in names[]). */
+static int map_segment(struct comm_state *s, const char *name, size_t size, int fd, char *why,
+                       size_t len)
+{
+    if (fd < 0)
+        fd = shm_open(name, O_RDWR, 0);
+    if (fd < 0) {
+        snprintf(why, len, "shm_open(%s): %s", name, strerror(errno));
+        return -1;
+    }
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        snprintf(why, len, "mmap: %s", strerror(errno));
+        return -1;
+    }
+    s->segment = p;
+    s->segment_size = size;
+    return 0;
+}
+
+struct comm_state *ts_mpi_setup(MPI_Comm comm)
+{
+    struct comm_state *s = xcalloc(comm, 1, sizeof *s);
+    s->comm = comm;
+    s->leaders = MPI_COMM_NULL;
+    s->mode = MODE_PMPI;
+
+    int inter = 0, size = 1, rank = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (!inter)
+        PMPI_Comm_size(comm, &size);
+    PMPI_Comm_rank(comm, &rank); /* in the local group for an intercommunicator */
+    if (inter || size == 1 || pmpi_mode_requested()) {
+        if (rank == 0 && ts_mpi_verbose())
+            fprintf(stderr, "topsync-mpi: comm of %d ranks: PMPI_Barrier (%s)\n", size,
+                    inter ? "intercommunicator" : size == 1 ? "one rank" : "TOPSYNC_BARRIER=mpi");
+        return s;
+    }
+
+    /* Validate the configuration on every rank and agree before anything
+     * depends on it; print before aborting, and meet first, so that the
+     * launcher does not tear the job down before the messages are out. */
+    char config_error[512] = "";
+    int bad = check_config(config_error, sizeof config_error), any_bad = bad;
+    PMPI_Allreduce(MPI_IN_PLACE, &any_bad, 1, MPI_INT, MPI_MAX, comm);
+    if (any_bad) {
+        if (bad) {
+            fprintf(stderr, "topsync-mpi (rank %d): %s\n", rank, config_error);
+            fflush(stderr);
+        }
+        PMPI_Barrier(comm);
+        ts_mpi_fatal(comm, "invalid configuration, aborting");
+    }
+    int want_verbose = ts_mpi_verbose();
+
+    /* Who is on which node, and the mode: the same answer on every rank. */
+    struct ts_node_record mine, *all = xcalloc(comm, (size_t)size, sizeof *all);
+    ts_mpi_node_record(&mine);
+    PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE, comm);
+    int *leader = xcalloc(comm, (size_t)size, sizeof *leader);
+    int nodes = find_nodes(comm, all, size, rank, ts_mpi_node_split(), leader, s);
+    const char *pmpi_reason = NULL;
+    if (nodes > 1) {
+        int same = MPI_UNEQUAL, min_level = MPI_THREAD_MULTIPLE, roles_match = 1;
+        PMPI_Comm_compare(comm, MPI_COMM_WORLD, &same);
+        for (int r = 0; r < size; r++) {
+            if (all[r].thread_level < min_level)
+                min_level = all[r].thread_level;
+            roles_match &= all[r].world_leader == (leader[r] == r);
+        }
+        if (!(same == MPI_IDENT || (same == MPI_CONGRUENT && min_level < MPI_THREAD_MULTIPLE)))
+            pmpi_reason = same == MPI_CONGRUENT
+                              ? "congruent to MPI_COMM_WORLD under MPI_THREAD_MULTIPLE"
+                              : "joining its nodes would create a communicator inside MPI_Barrier";
+        else if (!roles_match)
+            pmpi_reason = "its nodes differ from those seen at MPI_Init";
+        else
+            s->leaders = all[rank].world_leader ? ts_mpi_world_leaders() : MPI_COMM_NULL;
+    }
+    free(all);
+    free(leader);
+    if (pmpi_reason) {
+        if (want_verbose && rank == 0)
+            describe(s, comm, pmpi_reason);
+        free(s->node_members);
+        s->node_members = NULL;
+        return s;
+    }
+
+    /* The node barrier's options; `failed` and `why` collect this rank's
+     * errors, agreed on at the end. */
+    int failed = 0;
+    char why[256] = "";
+    topsync_topology_t *m = load_machine(why, sizeof why);
+    failed |= !m;
+    hwloc_bitmap_t *sets = gather_bindings(comm, size, s, m);
+    if (!sets && !failed) {
+        failed = 1;
+        snprintf(why, sizeof why, "cannot read the ranks' bindings");
+    }
+    topsync_barrier_options_t opts;
+    topsync_barrier_options_init(&opts);
+    opts.topology = m;
+    opts.cpusets = (const hwloc_const_bitmap_t *)sets;
+    opts.process_shared = s->node_size > 1;
+    opts.idle = mpi_progress;
+    opts.idle_arg = s;
+    size_t seg_size = 0;
+    if (!failed && s->node_size > 1 &&
+        topsync_barrier_segment_size((unsigned)s->node_size, &opts, &seg_size) < 0) {
+        failed = 1;
+        snprintf(why, sizeof why, "%s", topsync_error_message());
+    }
+
+    /* The segments: each node's first rank creates one, names go round. */
+    int any_failed = failed;
+    PMPI_Allreduce(MPI_IN_PLACE, &any_failed, 1, MPI_INT, MPI_MAX, comm);
+    char name[TS_SEGMENT_NAME_LEN] = "";
+    int fd = -1;
+    if (!any_failed && s->node_size > 1 && s->node_rank == 0) {
+        ts_segment_sweep("/dev/shm");
+        fd = ts_segment_create(name, sizeof name, seg_size);
+        if (fd < 0) {
+            snprintf(why, sizeof why, "shm_open/ftruncate: %s", strerror(-fd));
+            name[0] = '\0';
+            failed = 1;
+        }
+    }
+    if (!any_failed) {
+        char *names = xcalloc(comm, (size_t)size, sizeof name);
+        PMPI_Allgather(name, sizeof name, MPI_CHAR, names, sizeof name, MPI_CHAR, comm);
+        const char *ours = names + (size_t)s->node_members[0] * sizeof name;
+        if (s->node_size > 1) {
+            if (!ours[0])
+                failed = 1; /* the node's first rank says why */
+            else if (map_segment(s, ours, seg_size, fd, why, sizeof why) < 0)
+                failed = 1;
+        }
+        free(names);
+        /* Everyone has mapped it (or failed to): unlink right away. */
+        int unused = failed;
+        PMPI_Allreduce(MPI_IN_PLACE, &unused, 1, MPI_INT, MPI_MAX, comm);
+        if (name[0])
+            shm_unlink(name);
+    }
+    if (!failed && !any_failed) {
+        int rc = s->node_size > 1
+                     ? topsync_barrier_attach(&s->barrier, (unsigned)s->node_size, &opts,
+                                              s->segment, s->segment_size, (unsigned)s->node_rank)
+                     : topsync_barrier_create(&s->barrier, 1, &opts);
+        if (rc < 0) {
+            failed = 1;
+            snprintf(why, sizeof why, "%s", topsync_error_message());
+        }
+    }
+    if (sets) {
+        for (int i = 0; i < s->node_size; i++)
+            hwloc_bitmap_free(sets[i]);
+        free(sets);
+    }
+
+    /* All ranks of comm agree: topsync everywhere, or PMPI everywhere. This
+     * reduction also orders every rank's attach before anyone's first wait
+     * (attach's contract): nobody has its result before all contributed. */
+    int any = failed;
+    PMPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm);
+    if (any) {
+        if (failed && why[0])
+            fprintf(stderr, "topsync-mpi: warning: %s; this communicator uses PMPI_Barrier\n",
+                    why);
+        topsync_barrier_destroy(s->barrier);
+        s->barrier = NULL;
+        if (s->segment)
+            munmap(s->segment, s->segment_size);
+        s->segment = NULL;
+        s->leaders = MPI_COMM_NULL;
+        s->mode = MODE_PMPI;
+    } else {
+        s->mode = nodes > 1 ? MODE_NODES : MODE_NODE;
+    }
+    if (want_verbose && s->node_rank == 0 && (s->mode != MODE_PMPI || rank == 0))
+        describe(s, comm, NULL);
+    return s;
+}

@@ -1,0 +1,111 @@
+/*
+ * Which node each process is on, learnt once at MPI_Init/MPI_Init_thread.
+ *
+ * Why at MPI_Init: it is the one point where the library may create
+ * communicators. Inside MPI_Barrier a hidden communicator creation competes,
+ * under MPI_THREAD_MULTIPLE, with the application's own creations in other
+ * threads, and the MPI's context-id agreement can then hang or mismatch
+ * (found with MPICH's threads/comm tests). MPI_Init runs once, in one
+ * thread, before the application can call MPI anywhere else, and every
+ * process calls it: there PMPI_Comm_split_type(MPI_COMM_TYPE_SHARED) on
+ * MPI_COMM_WORLD names each process's node (the world rank of its first
+ * rank), and when the world spans several (pseudo-)nodes, the communicator
+ * of their leaders is made once.
+ *
+ * Every later set-up then exchanges a small record per rank with one
+ * MPI_Allgather on the communicator being set up, and the host's name
+ * (hashed) joins the node id so that processes from different worlds
+ * (spawned, connected) are told apart. Programs whose MPI_Init the library
+ * does not see (Fortran's MPI_INIT calls the MPI's internals directly in
+ * MPICH) still work: their node id is -1, the host name alone decides.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_private.h"
+
+static int32_t my_node_id = -1;
+static int32_t my_world_leader;
+static int32_t my_thread_level = -1;
+static MPI_Comm world_leaders = MPI_COMM_NULL;
+
+int ts_mpi_node_split(void)
+{
+    const char *v = getenv("TOPSYNC_NODE_SPLIT");
+    if (!v || !*v)
+        return 1;
+    char *end;
+    long k = strtol(v, &end, 10);
+    if (*end || k < 1 || k > 1 << 20)
+        return 0;
+    return (int)k;
+}
+
+int ts_mpi_verbose(void)
+{
+    const char *v = getenv("TOPSYNC_VERBOSE");
+    return v && !strcmp(v, "1");
+}
+
+void ts_mpi_node_map_init(int provided)
+{
+    my_thread_level = provided;
+    int split = ts_mpi_node_split();
+    if (split < 1)
+        split = 1; /* reported at the first set-up, on every rank */
+    int wrank, srank, ssize, prank;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm shared, pseudo;
+    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, wrank, MPI_INFO_NULL,
+                             &shared) != MPI_SUCCESS)
+        return;
+    PMPI_Comm_rank(shared, &srank);
+    PMPI_Comm_size(shared, &ssize);
+    /* the node's id: its first world rank (the set-up cuts pseudo-nodes
+     * itself, from this id and the ranks' order) */
+    int first = wrank;
+    PMPI_Bcast(&first, 1, MPI_INT, 0, shared);
+    /* the same cut as the set-up's: index * split / count, in rank order */
+    int color = (int)((long)srank * split / ssize);
+    PMPI_Comm_split(shared, color, srank, &pseudo);
+    PMPI_Comm_rank(pseudo, &prank);
+    PMPI_Comm_free(&pseudo);
+    PMPI_Comm_free(&shared);
+    int leader = prank == 0, nodes = leader;
+    PMPI_Allreduce(MPI_IN_PLACE, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (nodes > 1)
+        PMPI_Comm_split(MPI_COMM_WORLD, leader ? 0 : MPI_UNDEFINED, wrank, &world_leaders);
+    my_node_id = first;
+    my_world_leader = world_leaders != MPI_COMM_NULL;
+}
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+void ts_mpi_node_record(struct ts_node_record *out)
+{
+    char host[MPI_MAX_PROCESSOR_NAME + 1] = "";
+    int len = 0;
+    PMPI_Get_processor_name(host, &len);
+    host[len >= 0 && len <= MPI_MAX_PROCESSOR_NAME ? len : 0] = '\0';
+    int level = my_thread_level;
+    if (level < 0)
+        PMPI_Query_thread(&level);
+    *out = (struct ts_node_record){
+        .host_hash = fnv1a(host),
+        .node_id = my_node_id,
+        .world_leader = my_world_leader,
+        .thread_level = level,
+    };
+}
+
+MPI_Comm ts_mpi_world_leaders(void)
+{
+    return world_leaders;
+}
