@@ -534,6 +534,11 @@ int cmd_rcl(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (o.patterns[STRIDED] && o.stride >= o.array) {
+        fprintf(stderr, "topsync-bench: --stride %zu must be smaller than --array %zu "
+                        "(the strided pattern steps through the array)\n", o.stride, o.array);
+        return 2;
+    }
 
     topsync_topology_t *topo;
     if (topsync_topology_load(&topo) < 0) {
@@ -554,7 +559,6 @@ int cmd_rcl(int argc, char **argv)
     size_t cap = 1024, n = 0;
     struct record *recs = calloc(cap, sizeof *recs);
     char *lock_copy = strdup(o.locks), *save = NULL;
-    int failed = 0;
     for (char *name = strtok_r(lock_copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
         const rcl_bench_peer *peer = NULL;
         for (int i = 0; i < npeers; i++)
@@ -592,8 +596,12 @@ int cmd_rcl(int argc, char **argv)
                             for (unsigned k = 0; k < o.runs; k++) {
                                 double m = run_once(&o, r, peer, topo);
                                 if (m < 0) {
-                                    failed = 1;
-                                    break;
+                                    /* the message is out; a table of what
+                                     * ran would read as a complete result */
+                                    free(lock_copy);
+                                    free(recs);
+                                    topsync_topology_destroy(topo);
+                                    return 1;
                                 }
                                 r->runs[r->nruns++] = m;
                             }
@@ -662,5 +670,5 @@ int cmd_rcl(int argc, char **argv)
     }
     free(recs);
     topsync_topology_destroy(topo);
-    return failed ? 1 : 0;
+    return 0;
 }

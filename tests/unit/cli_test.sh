@@ -79,6 +79,18 @@ PY
 
 # topsync-bench rcl: errors list the valid names; JSON records on a short run
 expect_error "unknown pattern 'zigzag'; valid: sequential, strided, random" "$bench" rcl --pattern zigzag
+expect_error "--stride 65 must be smaller than --array 64" "$bench" rcl --array 64 --stride 65 --pattern strided
+expect_error "--stride 100000000 must be smaller than --array 16777216" "$bench" rcl --stride 100000000
+# An array that cannot be allocated: the message, exit 1, and no table (a
+# partial table would read as a result). Address space capped with ulimit,
+# which sanitizer builds cannot run under.
+if ! ldd "$bench" 2>/dev/null | grep -q 'lib[at]san' && ! nm "$bench" 2>/dev/null | grep -q __asan_init; then
+    out=$( (ulimit -v 2000000; "$bench" rcl --array 4000000000 --threads 1 --pattern sequential \
+            --locks rcl --runs 1) 2>&1)
+    rc=$?
+    if [ $rc -eq 1 ] && grep -q "cannot allocate 4000000000 integers" <<<"$out" &&
+       ! grep -q "Mops" <<<"$out"; then ok; else ko "unallocatable array: rc=$rc '$out'"; fi
+fi
 expect_error "unknown lock 'peer:spin'; valid: rcl, peer:mutex" "$bench" rcl --locks peer:spin
 expect_error "unknown affinity 'far'; valid: none, hierarchical" "$bench" rcl --affinity far
 expect_error "valid: pack, spread" "$bench" rcl --placement near
