@@ -1,4 +1,6 @@
-/* A program built against an installed topsync: one barrier, two threads. */
+/* A program built against an installed topsync: one barrier, two threads,
+ * and a placement whose hwloc cpusets the caller frees (so the link line
+ * must carry hwloc: pkg-config's Requires, CMake's interface). */
 #include <pthread.h>
 #include <stdio.h>
 
@@ -29,6 +31,17 @@ int main(void)
         pthread_join(t[r], &seen[r]);
     topsync_barrier_destroy(barrier);
     int ok = seen[0] == (void *)2 && seen[1] == (void *)2;
+    topsync_topology_t *topo;
+    hwloc_bitmap_t sets[2];
+    if (topsync_topology_load(&topo) < 0 ||
+        topsync_placement_compute(topo, 2, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_CORE, sets) < 0) {
+        fprintf(stderr, "%s\n", topsync_error_message());
+        return 1;
+    }
+    ok &= !hwloc_bitmap_iszero(sets[0]);
+    hwloc_bitmap_free(sets[0]);
+    hwloc_bitmap_free(sets[1]);
+    topsync_topology_destroy(topo);
     printf("consumer %s (%s)\n", ok ? "ok" : "FAILED", TOPSYNC_VERSION_STRING);
     return ok ? 0 : 1;
 }
