@@ -68,7 +68,8 @@ typedef struct topsync_barrier_options {
     const topsync_groups_t *groups;
     /* Non-zero: the state lives in a MAP_SHARED mapping inherited by fork(). */
     int process_shared;
-    /* Cache line size in bytes (power of two, 16..1024); 0: from hwloc. */
+    /* Cache line size in bytes (power of two, 32..1024: the MCS arrival line
+     * holds four 8-byte words); 0: from hwloc. */
     size_t line_size;
     /* Episode counters start here (tests of counter wrap-around); usually 0. */
     uint64_t start_episode;
