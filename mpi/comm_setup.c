@@ -175,12 +175,11 @@ static hwloc_bitmap_t *gather_bindings(MPI_Comm comm, int size, const struct com
 
 /* ---- the nodes, from every rank's record -------------------------------- */
 
-static const struct ts_node_record *sort_records;
-
-static int by_node_then_rank(const void *a, const void *b)
+static int by_node_then_rank(const void *a, const void *b, void *records)
 {
     int x = *(const int *)a, y = *(const int *)b;
-    const struct ts_node_record *p = &sort_records[x], *q = &sort_records[y];
+    const struct ts_node_record *p = (const struct ts_node_record *)records + x,
+                                *q = (const struct ts_node_record *)records + y;
     if (p->host_hash != q->host_hash)
         return p->host_hash < q->host_hash ? -1 : 1;
     if (p->node_id != q->node_id)
@@ -200,11 +199,7 @@ static int find_nodes(MPI_Comm comm, const struct ts_node_record *all, int size,
     int *order = xcalloc(comm, (size_t)size, sizeof *order);
     for (int i = 0; i < size; i++)
         order[i] = i;
-    static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER; /* qsort has no argument */
-    pthread_mutex_lock(&sort_lock);
-    sort_records = all;
-    qsort(order, (size_t)size, sizeof *order, by_node_then_rank);
-    pthread_mutex_unlock(&sort_lock);
+    qsort_r(order, (size_t)size, sizeof *order, by_node_then_rank, (void *)all);
     int nodes = 0;
     for (int lo = 0; lo < size;) {
         int hi = lo + 1;

@@ -284,6 +284,17 @@ static topsync_groups_t *groups_of(topsync_topology_t *t, unsigned np, topsync_m
     return g;
 }
 
+/* No two of the n cpusets share a PU. */
+static void check_distinct(hwloc_bitmap_t *sets, unsigned n)
+{
+    hwloc_bitmap_t seen = hwloc_bitmap_alloc();
+    for (unsigned i = 0; i < n; i++) {
+        CHECK(!hwloc_bitmap_intersects(seen, sets[i]));
+        hwloc_bitmap_or(seen, seen, sets[i]);
+    }
+    hwloc_bitmap_free(seen);
+}
+
 static void free_sets(hwloc_bitmap_t *sets, unsigned n)
 {
     for (unsigned i = 0; i < n; i++)
@@ -363,11 +374,7 @@ static void test_expectations(const char *dir)
     expect_group(g, 8, "NUMANode", 0, 8, END);
     expect_group(g, 11, "NUMANode", 3, 11, END);
     expect_group(g, 12, "TOP", 0, 1, 2, 3, END);
-    hwloc_bitmap_t seen = hwloc_bitmap_alloc();
-    for (unsigned i = 0; i < 16; i++) {
-        CHECK(!hwloc_bitmap_intersects(seen, sets[i])); /* 16 distinct cores */
-        hwloc_bitmap_or(seen, seen, sets[i]);
-    }
+    check_distinct(sets, 16); /* 16 distinct cores */
     topsync_groups_destroy(g);
     free_sets(sets, 16);
     topsync_topology_destroy(t);
@@ -376,11 +383,7 @@ static void test_expectations(const char *dir)
      * numa on 14 distinct cores, not doubled on 7. */
     t = load(dir, "cpuid-Intel-KnightsLanding-XeonPhi-7210.xml");
     CHECK_EQ(topsync_placement_compute(t, 14, TOPSYNC_MAP_BY_NUMA, TOPSYNC_BIND_TO_CORE, sets), 0);
-    hwloc_bitmap_zero(seen);
-    for (unsigned i = 0; i < 14; i++) {
-        CHECK(!hwloc_bitmap_intersects(seen, sets[i]));
-        hwloc_bitmap_or(seen, seen, sets[i]);
-    }
+    check_distinct(sets, 14);
     free_sets(sets, 14);
     topsync_topology_destroy(t);
 
@@ -402,14 +405,9 @@ static void test_expectations(const char *dir)
      * distinct cores, 7 in the node and 6 on package 0. */
     t = load(dir, "linux-offline-cpu0-node0.xml");
     CHECK_EQ(topsync_placement_compute(t, 13, TOPSYNC_MAP_BY_NUMA, TOPSYNC_BIND_TO_CORE, sets), 0);
-    hwloc_bitmap_zero(seen);
-    for (unsigned i = 0; i < 13; i++) {
-        CHECK(!hwloc_bitmap_intersects(seen, sets[i]));
-        hwloc_bitmap_or(seen, seen, sets[i]);
-    }
+    check_distinct(sets, 13);
     free_sets(sets, 13);
     topsync_topology_destroy(t);
-    hwloc_bitmap_free(seen);
 }
 
 int main(int argc, char **argv)
