@@ -34,10 +34,11 @@ struct ts_alloc_header {
     size_t size;   /* the caller's size */
     size_t mapped; /* KIND_BOUND: bytes to give hwloc_free() */
     struct ts_alloc_header *prev, *next; /* recorded list */
+    topsync_rcl_runtime_t *owner; /* the runtime whose counters hold it */
     uint32_t kind;
     uint32_t magic;
     uint32_t recorded;
-    char pad[64 - 2 * sizeof(size_t) - 2 * sizeof(void *) - 3 * sizeof(uint32_t)];
+    char pad[64 - 2 * sizeof(size_t) - 3 * sizeof(void *) - 3 * sizeof(uint32_t)];
 };
 static_assert(sizeof(struct ts_alloc_header) == 64, "blocks stay 64-byte aligned");
 
@@ -116,11 +117,15 @@ size_t ts_rcl_alloc_live(topsync_rcl_runtime_t *rt)
 
 void *topsync_rcl_malloc(topsync_rcl_runtime_t *rt, size_t size)
 {
-    if (!rt) {
+    if (!rt || !ts_rcl_runtime_is_live(rt)) {
+        ts_fail(EINVAL, "topsync_rcl_malloc: %s", rt ? "the runtime was destroyed (or is not "
+                                                       "an RCL runtime)" : "NULL runtime");
         errno = EINVAL;
         return NULL;
     }
     if (size > SIZE_MAX - sizeof(struct ts_alloc_header) - page_size()) {
+        ts_fail(ENOMEM, "topsync_rcl_malloc: %zu bytes is more than any allocation can hold",
+                size);
         errno = ENOMEM;
         return NULL;
     }
@@ -138,6 +143,7 @@ void *topsync_rcl_malloc(topsync_rcl_runtime_t *rt, size_t size)
     }
     if (!h) {
         if (posix_memalign((void **)&h, sizeof(struct ts_alloc_header), total)) {
+            ts_fail(ENOMEM, "topsync_rcl_malloc: cannot allocate %zu bytes", size);
             errno = ENOMEM;
             return NULL;
         }
@@ -145,6 +151,7 @@ void *topsync_rcl_malloc(topsync_rcl_runtime_t *rt, size_t size)
         h->mapped = 0;
     }
     h->size = size;
+    h->owner = rt;
     h->magic = HEADER_MAGIC;
     h->prev = h->next = NULL;
     h->recorded = 0;
@@ -169,6 +176,7 @@ void *topsync_rcl_malloc(topsync_rcl_runtime_t *rt, size_t size)
 void *topsync_rcl_calloc(topsync_rcl_runtime_t *rt, size_t count, size_t size)
 {
     if (size && count > SIZE_MAX / size) {
+        ts_fail(ENOMEM, "topsync_rcl_calloc: %zu x %zu bytes overflows", count, size);
         errno = ENOMEM;
         return NULL;
     }
@@ -178,12 +186,20 @@ void *topsync_rcl_calloc(topsync_rcl_runtime_t *rt, size_t count, size_t size)
     return p;
 }
 
-static struct ts_alloc_header *header_of(void *block, const char *what)
+/* The header of a live block of runtime rt; aborts with a message on any
+ * other pointer (free and realloc return no error). */
+static struct ts_alloc_header *header_of(topsync_rcl_runtime_t *rt, void *block,
+                                         const char *what)
 {
     struct ts_alloc_header *h = (struct ts_alloc_header *)block - 1;
     if (h->magic != HEADER_MAGIC) {
         fprintf(stderr, "topsync: %s: %p was not allocated by topsync_rcl_malloc "
                         "(or was freed already)\n", what, block);
+        abort();
+    }
+    if (h->owner != rt) {
+        fprintf(stderr, "topsync: %s: block %p belongs to runtime %p, not to runtime %p\n",
+                what, block, (void *)h->owner, (void *)rt);
         abort();
     }
     return h;
@@ -197,7 +213,7 @@ void topsync_rcl_free(topsync_rcl_runtime_t *rt, void *block)
         fprintf(stderr, "topsync: topsync_rcl_free: NULL runtime\n");
         abort();
     }
-    struct ts_alloc_header *h = header_of(block, "topsync_rcl_free");
+    struct ts_alloc_header *h = header_of(rt, block, "topsync_rcl_free");
     pthread_mutex_lock(&rt->alloc_mutex);
     if (h->recorded)
         unlink_recorded(rt, h);
@@ -218,7 +234,7 @@ void *topsync_rcl_realloc(topsync_rcl_runtime_t *rt, void *block, size_t size)
         topsync_rcl_free(rt, block);
         return NULL;
     }
-    struct ts_alloc_header *h = header_of(block, "topsync_rcl_realloc");
+    struct ts_alloc_header *h = header_of(rt, block, "topsync_rcl_realloc");
     void *p = topsync_rcl_malloc(rt, size);
     if (!p)
         return NULL; /* the old block is left as it was */

@@ -137,7 +137,13 @@ int topsync_rcl_place_worker(topsync_rcl_usage_t *usage, unsigned *core);
  * way to return an error beside fn's result. Destroyed locks stay
  * recognisable (quarantined) until 1024 more locks were destroyed or the
  * runtime is destroyed; after that, using one is undefined, as with a freed
- * pthread mutex.
+ * pthread mutex. A stopped server or a destroyed runtime handed to a set-up
+ * call (a second stop or destroy, lock_create on a stopped server,
+ * server_start or malloc on a destroyed runtime) is refused with -EINVAL
+ * (malloc: NULL, errno EINVAL) and a message, as long as no new server or
+ * runtime was created at the same address; topsync_rcl_free() and
+ * topsync_rcl_realloc() abort with a message on a block that is not a live
+ * block of the runtime they are given.
  */
 
 typedef struct topsync_rcl_runtime topsync_rcl_runtime_t;
@@ -221,7 +227,9 @@ int topsync_rcl_execute_checked(topsync_rcl_lock_t *lock, topsync_rcl_fn_t fn, v
  * allocated bound to that node; otherwise (servers on several nodes, or a
  * small block) the default allocator is used. Thread-safe. Blocks are
  * aligned to 64 bytes. topsync_rcl_free() takes only blocks of these
- * functions, from the same runtime.
+ * functions, from the same runtime (any other pointer aborts with a
+ * message). On failure the allocators return NULL, set errno (EINVAL: NULL
+ * or destroyed runtime; ENOMEM) and record a message.
  */
 void *topsync_rcl_malloc(topsync_rcl_runtime_t *runtime, size_t size);
 void *topsync_rcl_calloc(topsync_rcl_runtime_t *runtime, size_t count, size_t size);

@@ -639,6 +639,80 @@ static void timed(const char *name, void (*test)(void))
 
 #define RUN(test) timed(#test, test)
 
+/* Runs fn in a child with stderr captured; the child's status, and what it
+ * printed (up to size - 1 bytes) in out. */
+static int child_status(void (*fn)(void), char *out, size_t size)
+{
+    char path[] = "/tmp/topsync-test-rcl-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return -1;
+    unlink(path);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd, 2);
+        fn();
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ssize_t n = pread(fd, out, size - 1, 0);
+    out[n > 0 ? n : 0] = '\0';
+    close(fd);
+    return status;
+}
+
+static void free_other_runtimes_block(void)
+{
+    topsync_rcl_runtime_t *a = new_runtime(), *b = new_runtime();
+    void *p = topsync_rcl_malloc(a, 100);
+    topsync_rcl_free(b, p); /* must abort, naming both runtimes */
+}
+
+/* Handles of stopped servers and destroyed runtimes are refused (issue 13
+ * item 1), as are blocks of another runtime (item 2). */
+static void test_stale_handles(void)
+{
+    topsync_rcl_runtime_t *rt = new_runtime();
+    topsync_rcl_server_t *s;
+    topsync_rcl_lock_t *l;
+    topsync_rcl_server_stats_t st;
+    CHECK_EQ(topsync_rcl_server_start(rt, 0, &s), 0);
+    CHECK_EQ(topsync_rcl_server_stop(s), 0);
+    CHECK_EQ(topsync_rcl_lock_create(s, &l), -EINVAL);
+    CHECK_MSG("was stopped");
+    CHECK_EQ(topsync_rcl_server_stop(s), -EINVAL);
+    CHECK_MSG("was stopped");
+    CHECK_EQ(topsync_rcl_server_stats(s, &st), -EINVAL);
+    CHECK_EQ(topsync_rcl_server_core(s), -EINVAL);
+    CHECK_EQ(topsync_rcl_lock_create((topsync_rcl_server_t *)&st, &l), -EINVAL);
+    CHECK_MSG("not an RCL server");
+
+    CHECK_EQ(topsync_rcl_runtime_destroy(rt), 0);
+    CHECK_EQ(topsync_rcl_runtime_destroy(rt), -EINVAL);
+    CHECK_MSG("destroyed already");
+    CHECK_EQ(topsync_rcl_server_start(rt, 0, &s), -EINVAL);
+    CHECK_MSG("was destroyed");
+    errno = 0;
+    CHECK(topsync_rcl_malloc(rt, 8) == NULL && errno == EINVAL);
+    CHECK_MSG("destroyed");
+    CHECK(topsync_rcl_runtime_topology(rt) == NULL);
+
+    rt = new_runtime();
+    errno = 0;
+    CHECK(topsync_rcl_malloc(rt, SIZE_MAX) == NULL && errno == ENOMEM);
+    CHECK_MSG("more than any allocation can hold");
+    CHECK(topsync_rcl_calloc(rt, SIZE_MAX / 2, 4) == NULL && errno == ENOMEM);
+    CHECK_MSG("overflows");
+    CHECK_EQ(topsync_rcl_runtime_destroy(rt), 0);
+
+    char out[512];
+    int status = child_status(free_other_runtimes_block, out, sizeof out);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+    CHECK(strstr(out, "belongs to runtime") != NULL);
+}
+
 int main(void)
 {
     alarm(120);
@@ -648,6 +722,7 @@ int main(void)
     RUN(test_nested);
     RUN(test_idle_server_sleeps);
     RUN(test_misuse);
+    RUN(test_stale_handles);
     RUN(test_outside_cpuset);
     RUN(test_alloc);
     RUN(test_affinity);

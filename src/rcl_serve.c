@@ -1,0 +1,220 @@
+/*
+ * RCL: the servicing loop (SPEC section 5; Lozi et al., as extended by
+ * Paznikov and Shichkina).
+ *
+ *
+ * The request line. Each client thread owns one line per server it uses
+ * (struct rcl_slot): it writes (lock, fn, arg), then publishes the request
+ * episode e in `request` with a release store; the server reads `request`
+ * with acquire, runs fn(arg), writes `result` and publishes e in `done` with
+ * ts_publish() (release), which the client awaits with ts_wait_reach()
+ * (acquire) under its wait policy. One line carries the whole exchange, so a
+ * request costs the two line transfers of the papers' design and nothing
+ * else: no atomic read-modify-write on the client side, no shared counter.
+ *
+ * The server scans the lines of its clients (slot table, grown 64 lines at a
+ * time under a mutex and published by a release store of `nslots`, read with
+ * acquire by the scanner).
+ *
+ * Mutual exclusion per lock, under every interleaving. Normally one thread
+ * (the active servicing thread) scans, so critical sections of one server
+ * never overlap. But a critical section may block, and then a standby thread
+ * takes over the scanning while the blocked one is still inside its critical
+ * section; for a moment around a takeover two threads may even scan at once.
+ * So a servicing thread runs a request only after claiming the lock's `busy`
+ * word with a CAS 0 -> 1 (acquire; pairs with the release store of 0 that
+ * ended the lock's previous critical section, so fn sees its effects) and
+ * re-checking, under that claim, that the request is still pending:
+ *
+ *
+ * Idle. An active thread that found no work for idle_spin scans yields a
+ * while, then sleeps on the `doorbell` futex. Sleeping and publishing a
+ * request form a Dekker pair: the server stores SLEEPING, fences (seq_cst),
+ * rescans; the client stores its request, fences (seq_cst), loads the
+ * doorbell. Either the rescan sees the request or the client sees SLEEPING
+ * and wakes the server; the futex compares the word in the kernel, so a wake
+ * before the sleep is not lost.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "rcl_private.h"
+
+bool ts_rcl_request_pending(struct rcl_slot *slot, uint32_t *episode)
+{
+    /* acquire: pairs with the client's release store of `request` in
+     * topsync_rcl_execute_checked(), making (lock, fn, arg) visible */
+    uint32_t req = atomic_load_explicit(&slot->request.value, memory_order_acquire);
+    uint32_t done = atomic_load_explicit(&slot->done.value, memory_order_relaxed);
+    *episode = req;
+    return ((req ^ done) & TS_EPISODE_MASK) != 0;
+}
+
+_Thread_local topsync_rcl_lock_t *ts_rcl_running_lock;
+
+/*
+ * Run one pending request, if its lock is free. Order: claim busy (acquire),
+ * re-read the request (still pending, same lock), run, publish done
+ * (release), drop busy (release). A thread that claims busy after our drop
+ * sees our done through the busy release/acquire pair, so its re-check
+ * fails: no request runs twice. A lock is only destroyed once busy is 0
+ * again (topsync_rcl_lock_destroy waits for it), so no servicing thread
+ * touches a destroyed lock.
+ */
+static bool run_request(topsync_rcl_server_t *s, struct rcl_slot *slot, uint32_t episode,
+                        uint32_t *cs_counter)
+{
+    topsync_rcl_lock_t *lock = atomic_load_explicit(&slot->lock, memory_order_relaxed);
+    _Atomic uint32_t *busy = lock_busy(lock);
+    uint32_t expected = 0;
+    /* acquire: pairs with the release store of 0 below, by whichever thread
+     * ran this lock's previous critical section */
+    if (!atomic_compare_exchange_strong_explicit(busy, &expected, 1, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return false;
+    uint32_t again;
+    if (!ts_rcl_request_pending(slot, &again) || again != episode ||
+        atomic_load_explicit(&slot->lock, memory_order_relaxed) != lock) {
+        /* release: pairs with the acquire CAS above (of the next claimer) */
+        atomic_store_explicit(busy, 0, memory_order_release);
+        return false;
+    }
+    struct server_control *c = s->control;
+    /* release: pairs with the acquire load of cs_seq in standby(), so a
+     * standby that sees this critical section running also sees busy = 1 */
+    atomic_store_explicit(&c->cs_seq, ++*cs_counter | 1u, memory_order_release);
+    ts_rcl_running_lock = lock;
+    slot->result = slot->fn(slot->arg);
+    ts_rcl_running_lock = NULL;
+    /* release: pairs with the client's acquire in ts_wait_reach() */
+    /* the policy's kind says whether to exchange and wake: all three client
+     * policies share it */
+    ts_publish(&slot->done, episode, &s->wait_normal);
+    /* release: pairs with the acquire CAS above (of the next claimer), and
+     * with the acquire load in topsync_rcl_lock_destroy() */
+    atomic_store_explicit(busy, 0, memory_order_release);
+    atomic_store_explicit(&c->cs_seq, ++*cs_counter & ~1u, memory_order_relaxed);
+    return true;
+}
+
+/* One pass over the request lines; the number of requests run. */
+static unsigned scan(topsync_rcl_server_t *s, uint32_t *cs_counter, uint32_t self)
+{
+    /* acquire: pairs with the release store of nslots in acquire_slot() */
+    unsigned n = atomic_load_explicit(&s->nslots, memory_order_acquire);
+    unsigned ran = 0;
+    for (unsigned i = 0; i < n; i++) {
+        struct rcl_slot *slot = slot_at(s, i);
+        uint32_t episode;
+        if (ts_rcl_request_pending(slot, &episode) && run_request(s, slot, episode, cs_counter)) {
+            ran++;
+            if (atomic_load_explicit(&s->control->active, memory_order_relaxed) != self)
+                break; /* taken over while we ran: stop scanning */
+        }
+    }
+    return ran;
+}
+
+/* Is there a request some thread could run now (its lock not busy)? */
+static bool runnable_request(topsync_rcl_server_t *s)
+{
+    /* acquire: pairs with the release store of nslots in acquire_slot() */
+    unsigned n = atomic_load_explicit(&s->nslots, memory_order_acquire);
+    for (unsigned i = 0; i < n; i++) {
+        struct rcl_slot *slot = slot_at(s, i);
+        uint32_t episode;
+        if (!ts_rcl_request_pending(slot, &episode))
+            continue;
+        topsync_rcl_lock_t *lock = atomic_load_explicit(&slot->lock, memory_order_relaxed);
+        /* relaxed: a stale busy = 1 only means the releasing thread's own
+         * wake-up (leave_active) comes after our sleep, see sleep_idle() */
+        if (!atomic_load_explicit(lock_busy(lock), memory_order_relaxed))
+            return true;
+    }
+    return false;
+}
+
+void ts_rcl_wake_server(topsync_rcl_server_t *s)
+{
+    _Atomic uint32_t *door = &s->doorbell_line->doorbell;
+    if (atomic_exchange_explicit(door, DOOR_AWAKE, memory_order_relaxed) == DOOR_SLEEPING)
+        ts_futex_wake(door, false);
+}
+
+static void sleep_idle(topsync_rcl_server_t *s, uint32_t self)
+{
+    _Atomic uint32_t *door = &s->doorbell_line->doorbell;
+    struct server_control *c = s->control;
+    atomic_store_explicit(door, DOOR_SLEEPING, memory_order_relaxed);
+    /* seq_cst fence: pairs with the fence in topsync_rcl_execute_checked()
+     * (after the request store), in leave_active() (after busy = 0) and in
+     * ts_rcl_signal_stop() (after stop = 1): either our recheck sees their
+     * store or they see SLEEPING and wake us */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (runnable_request(s) || atomic_load_explicit(&c->stop, memory_order_relaxed) ||
+        atomic_load_explicit(&c->active, memory_order_relaxed) != self) {
+        atomic_store_explicit(door, DOOR_AWAKE, memory_order_relaxed);
+        return;
+    }
+    ts_futex_wait(door, DOOR_SLEEPING, false, 0);
+    atomic_store_explicit(door, DOOR_AWAKE, memory_order_relaxed);
+}
+
+void ts_rcl_serve(topsync_rcl_server_t *s, uint32_t self, uint32_t *cs_counter)
+{
+    struct server_control *c = s->control;
+    unsigned empty = 0;
+    while (!atomic_load_explicit(&c->stop, memory_order_relaxed) &&
+           atomic_load_explicit(&c->active, memory_order_relaxed) == self) {
+        if (scan(s, cs_counter, self)) {
+            empty = 0;
+            continue;
+        }
+        empty++;
+        /* relaxed: a guess. With more clients than CPUs, the next request
+         * most likely waits for this very CPU: hand it over soon */
+        unsigned spin = atomic_load_explicit(&s->nclients, memory_order_relaxed) + 1 > s->cpus
+                            ? RCL_OVERSUBSCRIBED_IDLE_SPIN
+                            : s->idle_spin;
+        if (empty < spin) {
+            ts_cpu_relax();
+        } else if (empty < spin + RCL_IDLE_YIELDS) {
+            sched_yield();
+        } else {
+            sleep_idle(s, self);
+            empty = 0;
+        }
+    }
+}
+
+/* A thread whose critical section blocked lost the active role: the active
+ * one may have gone to sleep while this lock was busy. */
+void ts_rcl_leave_active(topsync_rcl_server_t *s)
+{
+    /* seq_cst fence: pairs with the fence in sleep_idle() (see there) */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&s->doorbell_line->doorbell, memory_order_relaxed) == DOOR_SLEEPING)
+        ts_rcl_wake_server(s);
+}
+
+void ts_rcl_signal_stop(topsync_rcl_server_t *s)
+{
+    atomic_store_explicit(&s->control->stop, 1, memory_order_release);
+    /* seq_cst fence: pairs with the fence in sleep_idle(), a Dekker pair
+     * (stop, doorbell): either the idle server's recheck sees stop, or our
+     * exchange in ts_rcl_wake_server() sees SLEEPING and wakes it. Without it
+     * RC11 lets both miss (GenMC found the server asleep forever, issue 13;
+     * tests/genmc/rcl_stop.c keeps it found) */
+    atomic_thread_fence(memory_order_seq_cst);
+    ts_rcl_wake_server(s);
+    ts_futex_wake(&s->doorbell_line->doorbell, false);
+    atomic_fetch_add_explicit(&s->control->standby_word, 1, memory_order_relaxed);
+    ts_futex_wake(&s->control->standby_word, false);
+    atomic_fetch_add_explicit(&s->control->park_word, 1, memory_order_relaxed);
+    ts_futex_wake(&s->control->park_word, false);
+}
