@@ -2,7 +2,9 @@
 # Install what topsync needs on Debian (12 or later). Idempotent; uses sudo
 # when not run as root. Set TOPSYNC_SETUP_MPI=0 to skip the MPI libraries,
 # TOPSYNC_SETUP_NUMA_VM=0 to skip qemu, busybox and the guest kernel of the
-# numa-vm test.
+# numa-vm test, TOPSYNC_SETUP_GENMC=0 to skip building the model checker of
+# the genmc test label (GenMC 0.9, about 3 minutes the first time, cached
+# in /var/cache/topsync-genmc).
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libck-dev python3
           python3-matplotlib spin clang libclang-rt-14-dev)
@@ -11,6 +13,9 @@ if [ "${TOPSYNC_SETUP_MPI:-1}" != 0 ]; then
 fi
 if [ "${TOPSYNC_SETUP_NUMA_VM:-1}" != 0 ]; then
     packages+=(qemu-system-x86 busybox-static cpio file)
+fi
+if [ "${TOPSYNC_SETUP_GENMC:-1}" != 0 ]; then
+    packages+=(llvm-14-dev clang-14 libclang-14-dev autoconf automake libtool libffi-dev zlib1g-dev)
 fi
 missing=()
 for p in "${packages[@]}"; do
@@ -28,4 +33,10 @@ fi
 if [ "${TOPSYNC_SETUP_NUMA_VM:-1}" != 0 ]; then
     # the guest kernel of tests/numa-vm, cached in /var/cache/topsync-numa-vm
     $sudo "$(dirname "$0")/numa-vm-kernel.sh" >/dev/null
+fi
+if [ "${TOPSYNC_SETUP_GENMC:-1}" != 0 ]; then
+    # GenMC, built once from ../shared/tools/genmc and cached; without its
+    # source the genmc label cannot run, which scripts/test.sh reports
+    $sudo "$(dirname "$0")/genmc-build.sh" >/dev/null ||
+        echo "setup: WARNING: GenMC not built (see above): the genmc tests will not run" >&2
 fi

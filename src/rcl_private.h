@@ -66,7 +66,9 @@ size_t ts_rcl_alloc_live(topsync_rcl_runtime_t *rt);
 #define RCL_DEFAULT_MAX_CLIENTS (RCL_CHUNK_SLOTS * RCL_MAX_CHUNKS)
 #define RCL_DEFAULT_TAKEOVER_US 1000u
 #define RCL_DEFAULT_IDLE_SPIN 20000u
+#ifndef RCL_IDLE_YIELDS /* tests/genmc shortens it: each pass is explored */
 #define RCL_IDLE_YIELDS 64u
+#endif
 #define RCL_OVERSUBSCRIBED_IDLE_SPIN 16u
 #define RCL_QUARANTINE 1024u
 #define RCL_CLIENT_SPIN 2048u
