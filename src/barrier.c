@@ -622,14 +622,25 @@ static int report_timeout(topsync_barrier_t *b, unsigned rank)
 {
     unsigned shown[16];
     int missing = topsync_barrier_missing(b, rank, shown, 16);
-    char list[160] = "";
+    char list[256] = "";
     size_t len = 0;
     for (int i = 0; i < missing && i < 16; i++)
         len += (size_t)snprintf(list + len, sizeof list - len, "%s%u", i ? ", " : "", shown[i]);
     if (missing > 16)
         snprintf(list + len, sizeof list - len, ", ... (%d in all)", missing);
-    if (missing <= 0)
-        snprintf(list, sizeof list, "none (they arrived since)");
+    if (missing <= 0) {
+        /* Everybody entered this episode, yet my release never came: the
+         * participant that releases me arrived and then stopped (killed?) */
+        int from = b->algo->releaser ? b->algo->releaser(b, rank) : -1;
+        if (from >= 0)
+            snprintf(list, sizeof list, "none; all arrived, but participant %d, which "
+                                        "releases participant %u, did not release it "
+                                        "(stopped or killed after arriving?)", from, rank);
+        else
+            snprintf(list, sizeof list, "none; all arrived, but the release did not reach "
+                                        "participant %u (one of them stopped or was killed "
+                                        "after arriving?)", rank);
+    }
     return ts_fail(ETIMEDOUT, "topsync_barrier_wait: participant %u waited more than %g s "
                               "(TOPSYNC_TIMEOUT) in episode %u; participant(s) not arrived: %s",
                    rank, b->timeout_seconds,

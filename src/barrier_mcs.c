@@ -73,6 +73,13 @@ static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
         ts_publish(role->wake_children[c], episode, &b->wait); /* pairs with the child's wait */
 }
 
+/* The wake-up tree is binary: children 2r + 1 and 2r + 2. */
+static int releaser(const topsync_barrier_t *b, unsigned rank)
+{
+    (void)b;
+    return rank == 0 ? -1 : (int)((rank - 1) / 2);
+}
+
 const ts_algorithm ts_algo_mcs = {
     .name = "mcs",
     .global_lines_fixed = 1,
@@ -80,4 +87,5 @@ const ts_algorithm ts_algo_mcs = {
     .setup = setup,
     .reset_counters = NULL,
     .wait = wait,
+    .releaser = releaser,
 };

@@ -78,6 +78,10 @@ struct ts_algorithm {
     void (*reset_counters)(topsync_barrier_t *b, int rank);
     /* Enter episode `episode` as `rank`. */
     void (*wait)(topsync_barrier_t *b, unsigned rank, uint32_t episode);
+    /* The participant whose publish ends rank's wait in the release phase
+     * (for the timeout report, when everybody arrived but rank was never
+     * released); -1 or NULL when no single one does. */
+    int (*releaser)(const topsync_barrier_t *b, unsigned rank);
     /* Free b->roles; NULL means free(b->roles). */
     void (*free_roles)(topsync_barrier_t *b);
 };

@@ -54,6 +54,7 @@ struct role {
     ts_word *arrival;          /* where I announce my arrival, NULL if I lead all my groups */
     ts_word *release_wait;     /* what I poll to leave (NULL for rank 0) */
     ts_word *release_publish;  /* what I publish when released (NULL: nothing) */
+    int released_by;           /* whose publish of release_wait I wait for, -1: none */
 };
 
 static void free_roles(topsync_barrier_t *b)
@@ -77,6 +78,7 @@ static int setup(topsync_barrier_t *b)
     b->roles = roles;
     for (unsigned r = 0; r < b->n; r++) {
         struct role *role = &roles[r];
+        role->released_by = -1;
         unsigned idx[TOPSYNC_MAX_LEVELS + 1];
         int count = topsync_groups_of_rank(groups, r, idx, TOPSYNC_MAX_LEVELS + 1);
         if (count < 0) {
@@ -90,6 +92,7 @@ static int setup(topsync_barrier_t *b)
                 role->arrival = ts_rank_line(b, r, LINE_ARRIVAL);
                 role->release_wait = b->tree_release ? ts_rank_line(b, info.leader, LINE_RELEASE)
                                                      : ts_global_line(b, GLOBAL_LINE_RELEASE);
+                role->released_by = b->tree_release ? (int)info.leader : 0;
                 break;
             }
             struct led_group *lg = &role->led[role->nled++];
@@ -127,6 +130,11 @@ static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
         ts_publish(role->release_publish, episode, &b->wait); /* pairs with the pollers' wait */
 }
 
+static int releaser(const topsync_barrier_t *b, unsigned rank)
+{
+    return ((const struct role *)b->roles)[rank].released_by;
+}
+
 const ts_algorithm ts_algo_topo = {
     .name = "topo",
     .global_lines_fixed = 2,
@@ -135,4 +143,5 @@ const ts_algorithm ts_algo_topo = {
     .reset_counters = NULL,
     .wait = wait,
     .free_roles = free_roles,
+    .releaser = releaser,
 };

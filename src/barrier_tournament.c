@@ -27,6 +27,7 @@ struct role {
     ts_word *won_arrival[32];   /* my arrival word of each match won */
     ts_word *won_loser_wake[32];
     ts_word *lost_to;           /* the winner's arrival word of my losing round */
+    int winner;                 /* who beat me (and wakes me), -1 for the champion */
     ts_word *wakeup;
 };
 
@@ -49,6 +50,7 @@ static int setup(topsync_barrier_t *b)
     for (unsigned r = 0; r < b->n; r++) {
         struct role *role = &roles[r];
         role->wakeup = ts_rank_line(b, r, 1 + R);
+        role->winner = -1;
         for (unsigned k = 0; k < R; k++) {
             unsigned half = 1u << k;
             if (r % (2 * half) == 0) {
@@ -59,6 +61,7 @@ static int setup(topsync_barrier_t *b)
                 }
             } else {
                 role->lost_to = ts_rank_line(b, r - half, 1 + k);
+                role->winner = (int)(r - half);
                 break;
             }
         }
@@ -80,6 +83,11 @@ static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
         ts_publish(role->won_loser_wake[m], episode, &b->wait); /* pairs with the loser's wait */
 }
 
+static int releaser(const topsync_barrier_t *b, unsigned rank)
+{
+    return ((const struct role *)b->roles)[rank].winner;
+}
+
 const ts_algorithm ts_algo_tournament = {
     .name = "tournament",
     .global_lines_fixed = 1,
@@ -87,4 +95,5 @@ const ts_algorithm ts_algo_tournament = {
     .setup = setup,
     .reset_counters = NULL,
     .wait = wait,
+    .releaser = releaser,
 };

@@ -139,7 +139,13 @@ void topsync_barrier_wait(topsync_barrier_t *barrier, unsigned rank);
  * With an idle hook that returned non-zero: -ECANCELED, the barrier broken.
  * With a timeout (options.timeout_seconds or TOPSYNC_TIMEOUT): -ETIMEDOUT
  * when the wait lasted longer, with a message naming the participants that
- * had not arrived ("participant(s) 2, 5 have not arrived"); the barrier is
+ * had not arrived ("topsync_barrier_wait: participant 0 waited more than
+ * 0.5 s (TOPSYNC_TIMEOUT) in episode 100; participant(s) not arrived: 2, 5").
+ * When all had arrived but this one was never released, the message says so
+ * and names the participant that releases it where the algorithm has one
+ * (tournament, mcs, topo): "... not arrived: none; all arrived, but
+ * participant 2, which releases participant 3, did not release it (stopped
+ * or killed after arriving?)". The barrier is
  * then broken (a participant died or hangs): every later wait on this
  * handle returns -EPIPE, and the handle should be destroyed.
  * topsync_barrier_wait prints the same message and aborts. The wait stays

@@ -150,6 +150,70 @@ static void test_processes_kill9(const char *algorithm, int use_plain_wait)
     CHECK_EQ(shm_entries(), shm_before);
 }
 
+/* Everybody arrives, but a releaser dies before releasing (issue 13 item
+ * 5): in a 4-participant tournament, 2 beats 3 and loses to 0, and wakes 3
+ * once 0 woke it. Kill 2 while it waits for 0; 0 then completes the episode
+ * with 1, and 3 must time out naming 2 as its releaser (the report used to
+ * say "none (they arrived since)"). Same for MCS (rank 3 is woken by 1). */
+static void test_dead_releaser(const char *algorithm, unsigned victim, unsigned waiter)
+{
+    topsync_barrier_options_t o;
+    topsync_barrier_options_init(&o);
+    o.algorithm = algorithm;
+    o.process_shared = 1;
+    o.timeout_seconds = 1.0;
+    topsync_barrier_t *b;
+    CHECK_EQ(topsync_barrier_create(&b, 4, &o), 0);
+    int fds[2];
+    if (pipe(fds) < 0)
+        abort();
+    fflush(NULL);
+    pid_t pids[4] = {0};
+    for (unsigned r = 1; r < 4; r++) {
+        pids[r] = fork();
+        if (pids[r] == 0) {
+            if (r == waiter)
+                dup2(fds[1], 2);
+            close(fds[0]);
+            close(fds[1]);
+            int rc = topsync_barrier_wait_checked(b, r);
+            if (rc == -ETIMEDOUT)
+                fprintf(stderr, "%s\n", topsync_error_message());
+            _exit(rc == 0 ? 0 : 1);
+        }
+    }
+    close(fds[1]);
+    /* the victim has entered the episode (and 0 has not): let it reach its
+     * wait, then kill it */
+    unsigned shown[4];
+    double start = now();
+    while (topsync_barrier_missing(b, victim, shown, 4) < 1 && now() - start < 5)
+        usleep(1000);
+    usleep(200000);
+    kill(pids[victim], SIGKILL);
+    CHECK_EQ(topsync_barrier_wait_checked(b, 0), 0);
+    char buf[1024] = "";
+    ssize_t n = read(fds[0], buf, sizeof buf - 1);
+    buf[n > 0 ? n : 0] = '\0';
+    close(fds[0]);
+    int waiter_status = 0;
+    for (unsigned r = 1; r < 4; r++) {
+        int status = 0;
+        waitpid(pids[r], &status, 0);
+        if (r == waiter)
+            waiter_status = status;
+    }
+    char expect[64];
+    snprintf(expect, sizeof expect, "participant %u, which releases participant %u", victim,
+             waiter);
+    CHECK(WIFEXITED(waiter_status) && WEXITSTATUS(waiter_status) == 1);
+    CHECK(strstr(buf, "all arrived") != NULL);
+    CHECK(strstr(buf, expect) != NULL);
+    if (!strstr(buf, expect))
+        fprintf(stderr, "%s: expected \"%s\" in: %s\n", algorithm, expect, buf);
+    topsync_barrier_destroy(b);
+}
+
 static void test_configuration(void)
 {
     topsync_barrier_t *b;
@@ -191,6 +255,8 @@ int main(void)
     test_threads("sense-reversing", TOPSYNC_WAIT_YIELD);
     test_threads("topo", TOPSYNC_WAIT_SPIN);
     test_processes_kill9("sense-reversing", 1);
+    test_dead_releaser("tournament", 2, 3);
+    test_dead_releaser("mcs", 1, 3);
     test_configuration();
     return check_summary();
 }
