@@ -22,6 +22,9 @@ double bench_protocol_summary(const double *runs, unsigned nruns);
 /* The median of the runs' figures; -1 for a bad count. */
 double bench_median(const double *runs, unsigned nruns);
 /* A decimal count in [min, max] (no sign, nothing after it): 0, else -1. */
+/* A comma-separated LIST option: 0, or -1 after a message when it is empty
+ * or has an empty element ("1,,2", ",x", "x,"). */
+int bench_check_list(const char *option, const char *list);
 int bench_parse_u64(const char *s, uint64_t *out, uint64_t min, uint64_t max);
 
 /* A barrier under test, driven by the thread harness of barrier_bench.c. */

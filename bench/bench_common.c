@@ -2,6 +2,7 @@
 /* What the benchmark drivers share: run summaries and option parsing. */
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "bench.h"
@@ -40,6 +41,20 @@ double bench_median(const double *runs, unsigned nruns)
     if (sorted_runs(runs, nruns, sorted) < 0)
         return -1;
     return nruns % 2 ? sorted[nruns / 2] : (sorted[nruns / 2 - 1] + sorted[nruns / 2]) / 2;
+}
+
+int bench_check_list(const char *option, const char *list)
+{
+    size_t n = strlen(list);
+    if (n == 0) {
+        fprintf(stderr, "topsync-bench: %s is empty\n", option);
+        return -1;
+    }
+    if (list[0] == ',' || list[n - 1] == ',' || strstr(list, ",,")) {
+        fprintf(stderr, "topsync-bench: %s '%s' has an empty element\n", option, list);
+        return -1;
+    }
+    return 0;
 }
 
 int bench_parse_u64(const char *s, uint64_t *out, uint64_t min, uint64_t max)

@@ -442,6 +442,8 @@ int cmd_rcl(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case O_THREADS: {
+            if (bench_check_list("--threads", optarg) < 0)
+                return 2;
             o.nthreads = 0;
             char *copy = strdup(optarg), *save = NULL;
             for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -479,6 +481,8 @@ int cmd_rcl(int argc, char **argv)
             o.runs = (unsigned)v;
             break;
         case O_PATTERN:
+            if (bench_check_list("--pattern", optarg) < 0)
+                return 2;
             if (parse_names("pattern", optarg, pattern_names, NPATTERNS, o.patterns) < 0)
                 return 2;
             break;
@@ -489,6 +493,8 @@ int cmd_rcl(int argc, char **argv)
             }
             break;
         case O_LOCKS: {
+            if (bench_check_list("--locks", optarg) < 0)
+                return 2;
             const char *valid[16] = {"rcl"};
             int flags[16];
             for (int i = 0; i < npeers; i++)
@@ -499,14 +505,20 @@ int cmd_rcl(int argc, char **argv)
             break;
         }
         case O_ALLOC:
+            if (bench_check_list("--alloc", optarg) < 0)
+                return 2;
             if (parse_names("allocation", optarg, alloc_valid, 2, o.alloc) < 0)
                 return 2;
             break;
         case O_INIT:
+            if (bench_check_list("--init", optarg) < 0)
+                return 2;
             if (parse_names("lock init", optarg, init_valid, 2, o.init) < 0)
                 return 2;
             break;
         case O_AFFINITY:
+            if (bench_check_list("--affinity", optarg) < 0)
+                return 2;
             if (parse_names("affinity", optarg, affinity_valid, 2, o.affinity) < 0)
                 return 2;
             break;
@@ -527,11 +539,14 @@ int cmd_rcl(int argc, char **argv)
         case O_OUTPUT: o.output = optarg; break;
         case O_CSV: o.csv = optarg; break;
         case O_HELP: usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: /* getopt named the option */
+            fprintf(stderr, "Try 'topsync-bench rcl --help'.\n");
+            return 2;
         }
     }
     if (optind < argc) {
-        usage(stderr);
+        fprintf(stderr, "topsync-bench: unexpected argument '%s'; try 'topsync-bench rcl --help'\n",
+                argv[optind]);
         return 2;
     }
     if (o.patterns[STRIDED] && o.stride >= o.array) {

@@ -118,25 +118,38 @@ int main(int argc, char **argv)
         {"output", required_argument, 0, O_OUT}, {"mpi", no_argument, 0, O_MPI},
         {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
     int c, bad = 0;
+    uint64_t v = 0;
     /* argv[1] may be "barrier" (as passed on by topsync-bench) */
     int first = argc > 1 && !strcmp(argv[1], "barrier") ? 1 : 0;
     optind = 1 + first;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        char *end;
         switch (c) {
         case O_ALG: algorithm = optarg; break;
         case O_WAIT: wait = optarg; break;
         case O_ITER:
-            iterations = strtoull(optarg, &end, 10);
-            bad |= *end || iterations == 0;
+            if (bench_parse_u64(optarg, &iterations, 1, UINT64_MAX / 2)) {
+                if (rank == 0)
+                    fprintf(stderr, "topsync-bench: --iterations takes a positive number, not "
+                                    "'%s'\n", optarg);
+                bad = 1;
+            }
             break;
         case O_RUNS:
-            runs = (unsigned)strtoul(optarg, &end, 10);
-            bad |= *end || runs == 0 || runs > MAX_RUNS;
+            if (bench_parse_u64(optarg, &v, 1, MAX_RUNS)) {
+                if (rank == 0)
+                    fprintf(stderr, "topsync-bench: --runs takes 1 to %d, not '%s'\n", MAX_RUNS,
+                            optarg);
+                bad = 1;
+            }
+            runs = (unsigned)v;
             break;
         case O_BUDGET:
-            budget_ms = strtoull(optarg, &end, 10);
-            bad |= *end || budget_ms == 0;
+            if (bench_parse_u64(optarg, &budget_ms, 1, 3600000)) {
+                if (rank == 0)
+                    fprintf(stderr, "topsync-bench: --budget-ms takes 1 to 3600000, not '%s'\n",
+                            optarg);
+                bad = 1;
+            }
             break;
         case O_PEER: peer_name = optarg; break;
         case O_LABEL: label = optarg; break;
@@ -149,8 +162,14 @@ int main(int argc, char **argv)
                 usage(stdout);
             MPI_Finalize();
             return 0;
-        default: bad = 1;
+        default: /* getopt named the option */
+            bad = 2;
         }
+    }
+    if (!bad && optind < argc) {
+        if (rank == 0)
+            fprintf(stderr, "topsync-bench: unexpected argument '%s'\n", argv[optind]);
+        bad = 1;
     }
     topsync_wait_policy_t policy;
     if (!bad && wait && topsync_wait_policy_parse(wait, &policy) < 0) {
@@ -166,7 +185,7 @@ int main(int argc, char **argv)
     }
     if (bad) {
         if (rank == 0)
-            usage(stderr);
+            fprintf(stderr, "Try 'topsync-bench barrier --mpi --help'.\n");
         MPI_Finalize();
         return 2;
     }

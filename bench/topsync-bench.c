@@ -235,7 +235,16 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: topsync-bench barrier --threads N [--algorithm NAME|all] [--wait POLICY]\n"
                "                     [--iterations K] [--runs R] [--budget-ms MS]\n"
-               "                     [--peers all|none] [--json]\n");
+               "                     [--peers all|none] [--json] [--output FILE.json]\n"
+               "  --threads N       participants (threads), 1 to 4096\n"
+               "  --algorithm NAME  a barrier algorithm or all (default all)\n"
+               "  --wait POLICY     spin, yield or block (default: TOPSYNC_WAIT, else block)\n"
+               "  --iterations K    barriers per timed run (default 1000)\n"
+               "  --runs R          timed runs; the median is reported (default 5)\n"
+               "  --budget-ms MS    time limit per algorithm (default 300)\n"
+               "  --peers all|none  also run the peers (pthread, OpenMP, CK) (default all)\n"
+               "  --json            JSON on stdout instead of the table\n"
+               "  --output FILE     also write the JSON to FILE\n");
 }
 
 static int cmd_barrier(int argc, char **argv)
@@ -303,8 +312,15 @@ static int cmd_barrier(int argc, char **argv)
             break;
         case 'h':
         case O_HELP: usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: /* getopt named the option */
+            fprintf(stderr, "Try 'topsync-bench barrier --help'.\n");
+            return 2;
         }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "topsync-bench: unexpected argument '%s'; try 'topsync-bench barrier "
+                        "--help'\n", argv[optind]);
+        return 2;
     }
     if (o.threads == 0) {
         fprintf(stderr, "topsync-bench: --threads N is required\n");
@@ -504,6 +520,10 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--mpi"))
             return exec_mpi(argv);
+    if (argc >= 2 && !strcmp(argv[1], "--version")) {
+        printf("topsync-bench (topsync) %s\n", topsync_version());
+        return 0;
+    }
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         fprintf(argc < 2 ? stderr : stdout, "usage: topsync-bench barrier [options]   (--help)\n"
                                             "       topsync-bench rcl [options]       (--help)\n");

@@ -37,7 +37,8 @@ int ts_mpi_node_split(void)
         return 1;
     char *end;
     long k = strtol(v, &end, 10);
-    if (*end || k < 1 || k > 1 << 20)
+    /* taken as written (as every TOPSYNC_* variable): no surrounding spaces */
+    if (*end || end == v || v[0] == ' ' || v[0] == '\t' || k < 1 || k > 1 << 20)
         return 0;
     return (int)k;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <topsync/barrier.h>
+#include <topsync/rcl.h>
 
 #include "barrier_private.h"
 #include "error.h"
@@ -138,8 +139,8 @@ int topsync_barrier_algorithm_validate(const char *name)
 int ts_wait_policy_resolve(topsync_wait_policy_t *policy)
 {
     if (*policy == TOPSYNC_WAIT_DEFAULT) {
-        const char *env = getenv("TOPSYNC_WAIT");
-        if (env && *env && topsync_wait_policy_parse(env, policy) < 0)
+        const char *env = ts_getenv("TOPSYNC_WAIT");
+        if (env && topsync_wait_policy_parse(env, policy) < 0)
             return ts_fail(EINVAL, "TOPSYNC_WAIT: %s", topsync_error_message());
         if (*policy == TOPSYNC_WAIT_DEFAULT)
             *policy = TOPSYNC_WAIT_BLOCK;
@@ -245,7 +246,7 @@ static int resolve(unsigned n, const topsync_barrier_options_t *o, struct resolv
     const char *name = o->algorithm;
     const char *origin = "";
     if (!name) {
-        name = getenv("TOPSYNC_BARRIER");
+        name = ts_getenv("TOPSYNC_BARRIER");
         origin = "TOPSYNC_BARRIER: ";
         if (!name)
             name = "auto";
@@ -298,14 +299,14 @@ static void wait_settings(ts_wait *w, topsync_wait_policy_t p, bool oversubscrib
 /* TOPSYNC_SPIN: spin iterations before yielding or sleeping; -1 if unset. */
 static int spin_from_env(long *out)
 {
-    const char *v = getenv("TOPSYNC_SPIN");
+    const char *v = ts_getenv("TOPSYNC_SPIN");
     *out = -1;
-    if (!v || !*v)
+    if (!v)
         return 0;
     char *end;
     errno = 0;
     long n = strtol(v, &end, 10);
-    if (errno || *end || n < 0 || n > 100000000)
+    if (errno || *end || end == v || ts_env_leading_space(v) || n < 0 || n > 100000000)
         return ts_fail(EINVAL, "TOPSYNC_SPIN='%s' is not valid; valid: a whole number of "
                                "iterations from 0 to 100000000", v);
     *out = n;
@@ -315,14 +316,14 @@ static int spin_from_env(long *out)
 /* TOPSYNC_TIMEOUT: seconds (0: none); *out is 0 when unset. */
 static int timeout_from_env(double *out)
 {
-    const char *v = getenv("TOPSYNC_TIMEOUT");
+    const char *v = ts_getenv("TOPSYNC_TIMEOUT");
     *out = 0;
-    if (!v || !*v)
+    if (!v)
         return 0;
     char *end;
     errno = 0;
     double t = strtod(v, &end);
-    if (errno || *end || end == v || !(t >= 0 && t <= 1e6))
+    if (errno || *end || end == v || ts_env_leading_space(v) || !(t >= 0 && t <= 1e6))
         return ts_fail(EINVAL, "TOPSYNC_TIMEOUT='%s' is not valid; valid: a number of seconds "
                                "from 0 (no timeout) to 1000000, e.g. 30 or 0.5", v);
     *out = t;
@@ -332,18 +333,24 @@ static int timeout_from_env(double *out)
 int topsync_environment_check(void)
 {
     struct parsed_algorithm alg;
-    const char *name = getenv("TOPSYNC_BARRIER");
+    const char *name = ts_getenv("TOPSYNC_BARRIER");
     if (name && parse_algorithm(name, &alg, "TOPSYNC_BARRIER: ") < 0)
         return -EINVAL;
-    const char *wait = getenv("TOPSYNC_WAIT");
+    const char *wait = ts_getenv("TOPSYNC_WAIT");
     topsync_wait_policy_t policy;
-    if (wait && *wait && topsync_wait_policy_parse(wait, &policy) < 0)
+    if (wait && topsync_wait_policy_parse(wait, &policy) < 0)
         return ts_fail(EINVAL, "TOPSYNC_WAIT: %s", topsync_error_message());
     long spin;
     if (spin_from_env(&spin) < 0)
         return -EINVAL;
     double timeout;
-    return timeout_from_env(&timeout);
+    if (timeout_from_env(&timeout) < 0)
+        return -EINVAL;
+    const char *placement = ts_getenv("TOPSYNC_RCL_PLACEMENT");
+    topsync_rcl_policy_t rcl_policy;
+    if (placement && topsync_rcl_policy_parse(placement, &rcl_policy) < 0)
+        return ts_fail(EINVAL, "TOPSYNC_RCL_PLACEMENT: %s", topsync_error_message());
+    return 0;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -31,8 +31,8 @@ static int resolve_options(topsync_rcl_options_t *o)
     if (rc < 0)
         return rc;
     if (o->placement == TOPSYNC_RCL_POLICY_DEFAULT) {
-        const char *env = getenv("TOPSYNC_RCL_PLACEMENT");
-        if (env && *env && topsync_rcl_policy_parse(env, &o->placement) < 0)
+        const char *env = ts_getenv("TOPSYNC_RCL_PLACEMENT");
+        if (env && topsync_rcl_policy_parse(env, &o->placement) < 0)
             return ts_fail(EINVAL, "TOPSYNC_RCL_PLACEMENT: %s", topsync_error_message());
         if (o->placement == TOPSYNC_RCL_POLICY_DEFAULT)
             o->placement = TOPSYNC_RCL_PACK;

@@ -882,9 +882,13 @@ int topsync_map_by_parse(const char *w, topsync_map_by_t *out)
 {
     if (!w || !out)
         return ts_fail(EINVAL, "topsync_map_by_parse: NULL argument");
+    if (!strcasecmp(w, "node"))
+        return ts_fail(EINVAL, "mapping 'node' is ambiguous (mpirun's --map-by node spreads "
+                               "ranks across hosts): say numa for NUMA nodes; valid: core, "
+                               "numa, socket");
     if (!strcasecmp(w, "core"))
         *out = TOPSYNC_MAP_BY_CORE;
-    else if (!strcasecmp(w, "numa") || !strcasecmp(w, "node"))
+    else if (!strcasecmp(w, "numa"))
         *out = TOPSYNC_MAP_BY_NUMA;
     else if (!strcasecmp(w, "socket") || !strcasecmp(w, "package"))
         *out = TOPSYNC_MAP_BY_SOCKET;
@@ -897,9 +901,12 @@ int topsync_bind_to_parse(const char *w, topsync_bind_to_t *out)
 {
     if (!w || !out)
         return ts_fail(EINVAL, "topsync_bind_to_parse: NULL argument");
+    if (!strcasecmp(w, "node"))
+        return ts_fail(EINVAL, "binding 'node' is ambiguous (to mpirun a node is a host): say "
+                               "numa for a NUMA node; valid: core, numa, package, none");
     if (!strcasecmp(w, "core"))
         *out = TOPSYNC_BIND_TO_CORE;
-    else if (!strcasecmp(w, "numa") || !strcasecmp(w, "node"))
+    else if (!strcasecmp(w, "numa"))
         *out = TOPSYNC_BIND_TO_NUMA;
     else if (!strcasecmp(w, "package") || !strcasecmp(w, "socket"))
         *out = TOPSYNC_BIND_TO_PACKAGE;

@@ -7,27 +7,38 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <topsync.h>
+
+/* Participants topsync-info lays out: 2^20 take about 2 s and 0.4 GB here
+ * (placement and groups are O(n log n)); more is not what it is for. */
+#define MAX_NP (1u << 20)
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: topsync-info [--topology STRING | --xml FILE] [--np N]\n"
+            "usage: topsync-info [--topology STRING | --xml FILE | -i FILE|STRING] [--np N]\n"
             "                    [--map-by core|numa|socket] [--bind-to core|numa|package|none]\n"
             "                    [--levels LIST] [--rank R] [--json] [--list-algorithms]\n"
             "\n"
             "  --topology STRING  hwloc synthetic topology, e.g. 'pack:2 numa:2 l3:1 core:32 pu:1'\n"
             "  --xml FILE         hwloc XML topology (lstopo --of xml)\n"
-            "  --np N             number of participants (default: one per core)\n"
+            "  -i FILE|STRING     as lstopo: an XML file if FILE exists, else a synthetic STRING\n"
+            "  --np N             number of participants, 1 to %u (default: one per core)\n"
             "  --map-by WHAT      placement of rank r (default core)\n"
             "  --bind-to WHAT     binding width of each rank (default core)\n"
             "  --levels LIST      levels to use: l2,l3,numa,socket or all (default all)\n"
             "  --rank R           only the groups of rank R\n"
             "  --json             machine-readable output\n"
             "  --list-algorithms  print the barrier algorithm names and exit\n"
-            "\nExit status: 0 on success, 2 on bad input, 1 on other failures.\n");
+            "  --version          print the version and exit\n"
+            "\nWithout --topology, --xml or -i: this machine (or what HWLOC_XMLFILE or\n"
+            "HWLOC_SYNTHETIC describe, which the output then names).\n"
+            "Exit status: 0 on success, 2 on bad input, 1 on other failures.\n",
+            MAX_NP);
 }
 
 static int parse_uint(const char *s, unsigned *out)
@@ -35,7 +46,7 @@ static int parse_uint(const char *s, unsigned *out)
     char *end;
     errno = 0;
     unsigned long v = strtoul(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-' || v > 1u << 24)
+    if (errno || end == s || *end || s[0] == '-' || s[0] == ' ' || v > UINT_MAX)
         return -1;
     *out = (unsigned)v;
     return 0;
@@ -66,22 +77,24 @@ int main(int argc, char **argv)
     unsigned np = 0, rank = 0;
     int json = 0, list = 0, has_rank = 0;
     enum { OPT_TOPO = 256, OPT_XML, OPT_NP, OPT_MAP, OPT_BIND, OPT_LEVELS, OPT_RANK, OPT_JSON,
-           OPT_LIST, OPT_HELP };
+           OPT_LIST, OPT_HELP, OPT_VERSION };
     static const struct option longopts[] = {
         {"topology", required_argument, 0, OPT_TOPO}, {"xml", required_argument, 0, OPT_XML},
         {"np", required_argument, 0, OPT_NP},         {"map-by", required_argument, 0, OPT_MAP},
         {"bind-to", required_argument, 0, OPT_BIND},  {"levels", required_argument, 0, OPT_LEVELS},
         {"rank", required_argument, 0, OPT_RANK},     {"json", no_argument, 0, OPT_JSON},
         {"list-algorithms", no_argument, 0, OPT_LIST}, {"help", no_argument, 0, OPT_HELP},
-        {0, 0, 0, 0}};
+        {"version", no_argument, 0, OPT_VERSION},     {0, 0, 0, 0}};
     int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    const char *lstopo_input = NULL;
+    while ((c = getopt_long(argc, argv, "hi:", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_TOPO: synthetic = optarg; break;
         case OPT_XML: xml = optarg; break;
         case OPT_NP:
-            if (parse_uint(optarg, &np) || np == 0) {
-                fprintf(stderr, "topsync-info: --np takes a positive number, not '%s'\n", optarg);
+            if (parse_uint(optarg, &np) || np == 0 || np > MAX_NP) {
+                fprintf(stderr, "topsync-info: --np takes a number from 1 to %u, not '%s'\n",
+                        MAX_NP, optarg);
                 return 2;
             }
             break;
@@ -97,15 +110,30 @@ int main(int argc, char **argv)
             break;
         case OPT_JSON: json = 1; break;
         case OPT_LIST: list = 1; break;
+        case 'i': lstopo_input = optarg; break;
         case 'h':
         case OPT_HELP: usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case OPT_VERSION: printf("topsync-info (topsync) %s\n", topsync_version()); return 0;
+        default: /* getopt named the option */
+            fprintf(stderr, "Try 'topsync-info --help'.\n");
+            return 2;
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "topsync-info: unexpected argument '%s'\n", argv[optind]);
-        usage(stderr);
+        fprintf(stderr, "topsync-info: unexpected argument '%s'; try 'topsync-info --help'\n",
+                argv[optind]);
         return 2;
+    }
+    if (lstopo_input && (synthetic || xml)) {
+        fprintf(stderr, "topsync-info: give one of --topology, --xml and -i\n");
+        return 2;
+    }
+    if (lstopo_input) {
+        /* lstopo's rule: an existing file is XML, anything else synthetic */
+        if (access(lstopo_input, F_OK) == 0)
+            xml = lstopo_input;
+        else
+            synthetic = lstopo_input;
     }
     if (list) {
         for (const char *const *n = topsync_barrier_algorithm_names(); *n; n++)

@@ -183,9 +183,12 @@ const char *topsync_wait_policy_to_string(topsync_wait_policy_t policy);
 int topsync_barrier_algorithm_validate(const char *name);
 
 /*
- * Validate TOPSYNC_BARRIER, TOPSYNC_WAIT and TOPSYNC_SPIN as
- * topsync_barrier_create() would read them: 0, or -EINVAL with a message that
- * names the variable and lists the valid values.
+ * Validate TOPSYNC_BARRIER, TOPSYNC_WAIT, TOPSYNC_SPIN, TOPSYNC_TIMEOUT and
+ * TOPSYNC_RCL_PLACEMENT as topsync_barrier_create() and
+ * topsync_rcl_runtime_create() would read them: 0, or -EINVAL with a message
+ * that names the variable and lists the valid values. For every variable an
+ * empty value is the same as unset, and a value with surrounding spaces is
+ * invalid.
  */
 int topsync_environment_check(void);
 

@@ -17,10 +17,17 @@
 extern "C" {
 #endif
 
+/* The version of these headers (CMake reads it from here; see CHANGELOG.md).
+ * The major number is the shared library's SONAME version. */
 #define TOPSYNC_VERSION_MAJOR 0
 #define TOPSYNC_VERSION_MINOR 1
 #define TOPSYNC_VERSION_PATCH 0
 #define TOPSYNC_VERSION_STRING "0.1.0"
+
+/* The version of the library actually loaded ("0.1.0"), which may differ
+ * from TOPSYNC_VERSION_STRING when a program runs against another build
+ * than it was compiled with. Never fails. */
+const char *topsync_version(void);
 
 /*
  * The message that explains the last failure of a topsync call in the

@@ -54,11 +54,40 @@ expect_error "cannot use '/nonexistent.xml'" "$info" --xml /nonexistent.xml
 expect_error "unknown level 'l9'" "$info" --topology "$K" --levels numa,l9
 expect_error "unknown mapping 'diagonal'" "$info" --map-by diagonal
 expect_error "unknown binding 'l1'" "$info" --bind-to l1
-expect_error "--np takes a positive number" "$info" --np 0
-expect_error "--np takes a positive number" "$info" --np -3
+expect_error "--np takes a number from 1 to 1048576, not '0'" "$info" --np 0
+expect_error "--np takes a number from 1 to 1048576, not '-3'" "$info" --np -3
+expect_error "--np takes a number from 1 to 1048576, not '16777217'" "$info" --np 16777217
+expect_error "mapping 'node' is ambiguous" "$info" --map-by node
+expect_error "binding 'node' is ambiguous" "$info" --bind-to node
+expect_error "unexpected argument 'extra'; try 'topsync-info --help'" "$info" extra
+expect_error "give one of --topology, --xml and -i" "$info" -i "$K" --topology "$K"
 expect_error "--rank 9 out of range" "$info" --topology "$K" --np 4 --rank 9
 expect_error "not both" "$info" --topology "$K" --xml x.xml
 expect_error "unrecognized option" "$info" --frobnicate
+# an unknown option: getopt's line and a pointer to --help, not the usage
+out=$("$info" --frobnicate 2>&1); [ "$(printf '%s\n' "$out" | wc -l)" -eq 2 ] &&
+    grep -q "Try 'topsync-info --help'" <<<"$out" && ok || ko "unknown option: '$out'"
+expect_error "unexpected argument 'extra'" "$bench" barrier --threads 2 extra
+expect_error "Try 'topsync-bench barrier --help'" "$bench" barrier --threads 2 --frobnicate
+expect_error "unexpected argument 'extra'" "$bench" rcl extra
+expect_error "--threads '1,,2' has an empty element" "$bench" rcl --threads 1,,2
+expect_error "--pattern is empty" "$bench" rcl --pattern ''
+expect_error "--locks is empty" "$bench" rcl --locks ''
+expect_error "--alloc ',default' has an empty element" "$bench" rcl --alloc ,default
+"$bench" barrier --help | grep -q -- "--output FILE" && ok || ko "barrier --help lists --output"
+# --version everywhere, from the library actually loaded
+for tool in "$info" "$bench"; do
+    "$tool" --version | grep -Eq "^topsync-[a-z]+ \(topsync\) [0-9]+\.[0-9]+\.[0-9]+$" && ok ||
+        ko "$tool --version"
+done
+# lstopo's -i: an existing file is XML, anything else a synthetic string
+"$info" -i "$K" --np 4 | grep -q "^Topology: *synthetic: $K" && ok || ko "-i STRING"
+tmpxml=$(mktemp)
+lstopo-no-graphics -i "$K" --of xml - >"$tmpxml" 2>/dev/null &&
+    "$info" -i "$tmpxml" --np 4 | grep -q "^Topology: *xml: " && ok || ko "-i FILE"
+rm -f "$tmpxml"
+# under HWLOC_SYNTHETIC the machine is named for what it is
+HWLOC_SYNTHETIC="pack:2 core:2 pu:1" "$info" | grep -q "(HWLOC_SYNTHETIC)" && ok || ko "HWLOC_SYNTHETIC label"
 expect_error "unknown barrier algorithm 'fastest'" "$bench" barrier --threads 2 --algorithm fastest
 expect_error "unknown wait policy 'nap'" "$bench" barrier --threads 2 --wait nap
 expect_error "--threads N is required" "$bench" barrier

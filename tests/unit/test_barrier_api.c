@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -105,7 +106,7 @@ static void test_environment(void)
     unsetenv("TOPSYNC_BARRIER");
     unsetenv("TOPSYNC_WAIT");
 
-    const char *bad_spin[] = {"-1", "lots", "12x", "100000001"};
+    const char *bad_spin[] = {"-1", "lots", "12x", "100000001", " 10", "10 ", "\t10"};
     for (size_t i = 0; i < sizeof bad_spin / sizeof bad_spin[0]; i++) {
         setenv("TOPSYNC_SPIN", bad_spin[i], 1);
         CHECK_EQ(topsync_barrier_create(&b, 2, NULL), -EINVAL);
@@ -129,6 +130,36 @@ static void test_environment(void)
     CHECK_EQ(topsync_environment_check(), 0);
     unsetenv("TOPSYNC_BARRIER");
     unsetenv("TOPSYNC_WAIT");
+
+    /* one rule for every variable (issue 13 item 13): empty is unset,
+     * surrounding spaces are invalid; TOPSYNC_RCL_PLACEMENT is checked too */
+    const char *every[] = {"TOPSYNC_BARRIER", "TOPSYNC_WAIT", "TOPSYNC_SPIN", "TOPSYNC_TIMEOUT",
+                           "TOPSYNC_RCL_PLACEMENT"};
+    const char *good[] = {"mcs", "spin", "10", "1.5", "spread"};
+    for (size_t i = 0; i < sizeof every / sizeof every[0]; i++) {
+        setenv(every[i], "", 1);
+        CHECK_EQ(topsync_environment_check(), 0);
+        if (i < 4) {
+            CHECK_EQ(topsync_barrier_create(&b, 2, NULL), 0);
+            topsync_barrier_destroy(b);
+        }
+        setenv(every[i], good[i], 1);
+        CHECK_EQ(topsync_environment_check(), 0);
+        char padded[32];
+        snprintf(padded, sizeof padded, " %s", good[i]);
+        setenv(every[i], padded, 1);
+        CHECK_EQ(topsync_environment_check(), -EINVAL);
+        CHECK_MSG(every[i]);
+        snprintf(padded, sizeof padded, "%s ", good[i]);
+        setenv(every[i], padded, 1);
+        CHECK_EQ(topsync_environment_check(), -EINVAL);
+        unsetenv(every[i]);
+    }
+    setenv("TOPSYNC_RCL_PLACEMENT", "nearest", 1);
+    CHECK_EQ(topsync_environment_check(), -EINVAL);
+    CHECK_MSG("TOPSYNC_RCL_PLACEMENT: unknown RCL placement policy 'nearest'; valid: pack, "
+              "spread, default");
+    unsetenv("TOPSYNC_RCL_PLACEMENT");
 
     setenv("TOPSYNC_SPIN", "0", 1);
     CHECK_EQ(topsync_barrier_create(&b, 2, NULL), 0);
