@@ -408,6 +408,7 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
     topsync_barrier_t *b = calloc(1, sizeof *b);
     if (!b)
         return ts_fail(ENOMEM, "out of memory");
+    b->magic = TS_BARRIER_LIVE;
     b->n = n;
     b->line = line;
     b->level_mask = r.alg.level_mask;
@@ -470,7 +471,8 @@ static void fill_block(topsync_barrier_t *b, int rank, uint32_t episode)
     unsigned words_per_line = (unsigned)(b->line / sizeof(ts_word));
     if (words_per_line > 4)
         words_per_line = 4; /* the most any line holds (MCS) */
-    for (unsigned l = 0; l < lines; l++) {
+    /* the global line 0 is the fingerprint (see barrier_private.h) */
+    for (unsigned l = rank < 0 ? 1 : 0; l < lines; l++) {
         ts_word *w = rank < 0 ? ts_global_line(b, l) : ts_rank_line(b, (unsigned)rank, l);
         for (unsigned k = 0; k < words_per_line; k++) {
             /* relaxed: published to the other participants by whatever makes
@@ -550,6 +552,40 @@ int topsync_barrier_segment_size(unsigned n, const topsync_barrier_options_t *op
     return 0;
 }
 
+/* What every participant of one segment must agree on: n, the algorithm
+ * with its options, the layout and the wait kind (a spinning publisher does
+ * not wake a sleeping waiter). FNV-1a; never 0 (0 is "not set yet"). */
+static uint32_t fingerprint(const topsync_barrier_t *b)
+{
+    uint32_t h = 2166136261u;
+    uint64_t fields[] = {b->n, b->line, b->block_bytes, b->level_mask, b->tree_release,
+                         (uint64_t)b->wait.kind};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        for (unsigned k = 0; k < 8; k++)
+            h = (h ^ (uint8_t)(fields[i] >> (8 * k))) * 16777619u;
+    for (const char *c = b->name; *c; c++)
+        h = (h ^ (uint8_t)*c) * 16777619u;
+    return h ? h : 1;
+}
+
+/* The first to attach records the fingerprint (CAS on the zero-filled
+ * word); every other compares. relaxed: the word orders nothing, it only
+ * has one value once set (a single CAS from 0). */
+static int check_fingerprint(topsync_barrier_t *b, unsigned rank)
+{
+    _Atomic uint32_t *word = &ts_global_line(b, 0)->value;
+    uint32_t mine = fingerprint(b), seen = 0;
+    if (atomic_compare_exchange_strong_explicit(word, &seen, mine, memory_order_relaxed,
+                                                memory_order_relaxed) ||
+        seen == mine)
+        return 0;
+    return ts_fail(EINVAL, "barrier: participant %u attaches with n = %u, algorithm %s, wait %s, "
+                           "but the segment was set up by a participant with different ones "
+                           "(every process must pass the same n and options; a reused "
+                           "segment must be zero-filled again)",
+                   rank, b->n, b->name, topsync_barrier_wait_policy_name(b));
+}
+
 int topsync_barrier_attach(topsync_barrier_t **out, unsigned n,
                            const topsync_barrier_options_t *opts, void *segment, size_t size,
                            unsigned rank)
@@ -574,6 +610,11 @@ int topsync_barrier_attach(topsync_barrier_t **out, unsigned n,
     b->base = segment;
     b->owns_mapping = false;
     b->wait.process_shared = true;
+    rc = check_fingerprint(b, rank);
+    if (rc < 0) {
+        free_barrier(b);
+        return rc;
+    }
     uint32_t start = (uint32_t)(opts ? opts->start_episode : 0);
     /* First touch: my block from me, the global block from rank 0. */
     fill_block(b, (int)rank, start);
@@ -588,10 +629,54 @@ int topsync_barrier_attach(topsync_barrier_t **out, unsigned n,
     return 0;
 }
 
+/* Destroyed handles, kept recognisable (their state freed, the struct kept)
+ * so that a second destroy or a wait after destroy is an error with a
+ * message, not a crash; the oldest is freed once BARRIER_QUARANTINE more
+ * were destroyed. */
+#define BARRIER_QUARANTINE 1024u
+static pthread_mutex_t quarantine_mutex = PTHREAD_MUTEX_INITIALIZER;
+static topsync_barrier_t *quarantine[BARRIER_QUARANTINE];
+static unsigned quarantine_next;
+
+static bool handle_live(const topsync_barrier_t *b)
+{
+    return b && b->magic == TS_BARRIER_LIVE;
+}
+
+static int dead_handle(const char *fn, const topsync_barrier_t *b)
+{
+    if (!b)
+        return ts_fail(EINVAL, "%s: barrier is NULL", fn);
+    return ts_fail(EINVAL, "%s: barrier %p was destroyed (or is not a topsync barrier)", fn,
+                   (const void *)b);
+}
+
 int topsync_barrier_destroy(topsync_barrier_t *b)
 {
-    if (b)
-        free_barrier(b);
+    if (!b)
+        return 0;
+    if (!handle_live(b))
+        return dead_handle("topsync_barrier_destroy", b);
+    if (b->roles) {
+        if (b->algo->free_roles)
+            b->algo->free_roles(b);
+        else
+            free(b->roles);
+        b->roles = NULL;
+    }
+    if (b->owns_mapping && b->base)
+        munmap(b->base, b->size);
+    b->base = NULL;
+    topsync_groups_destroy(b->groups);
+    b->groups = NULL;
+    b->magic = TS_BARRIER_DEAD;
+    b->n = 0;
+    pthread_mutex_lock(&quarantine_mutex);
+    topsync_barrier_t *oldest = quarantine[quarantine_next];
+    quarantine[quarantine_next] = b;
+    quarantine_next = (quarantine_next + 1) % BARRIER_QUARANTINE;
+    pthread_mutex_unlock(&quarantine_mutex);
+    free(oldest);
     return 0;
 }
 
@@ -688,9 +773,13 @@ static int wait_with_timeout(topsync_barrier_t *b, unsigned rank, uint32_t episo
 
 void topsync_barrier_wait(topsync_barrier_t *b, unsigned rank)
 {
-    if (__builtin_expect(rank >= b->n, 0)) {
-        fprintf(stderr, "topsync_barrier_wait: rank %u out of range (%u participants)\n", rank,
-                b->n);
+    if (__builtin_expect(!handle_live(b) || rank >= b->n, 0)) {
+        if (!handle_live(b))
+            dead_handle("topsync_barrier_wait", b);
+        else
+            ts_fail(EINVAL, "topsync_barrier_wait: rank %u out of range (%u participants)", rank,
+                    b->n);
+        fprintf(stderr, "topsync: %s\n", topsync_error_message());
         abort();
     }
     uint32_t episode = enter_episode(b, rank);
@@ -706,8 +795,8 @@ void topsync_barrier_wait(topsync_barrier_t *b, unsigned rank)
 
 int topsync_barrier_wait_checked(topsync_barrier_t *b, unsigned rank)
 {
-    if (!b)
-        return ts_fail(EINVAL, "topsync_barrier_wait: barrier is NULL");
+    if (!handle_live(b))
+        return dead_handle("topsync_barrier_wait", b);
     if (rank >= b->n)
         return ts_fail(EINVAL, "topsync_barrier_wait: rank %u out of range (%u participants)",
                        rank, b->n);

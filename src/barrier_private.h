@@ -8,12 +8,16 @@
  *
  *   +----------------+----------------+----------------+-----
  *   | global block   | rank 0 block   | rank 1 block   | ...
- *   | line 0: unused | line 0: local  | line 0: local  |
+ *   | line 0: id     | line 0: local  | line 0: local  |
  *   | line 1..G-1    | line 1..R-1    | line 1..R-1    |
  *   +----------------+----------------+----------------+-----
  *
  * Line 0 of a rank block holds the rank's own episode count (read and
- * written only by its owner, so relaxed). All other lines are algorithm
+ * written only by its owner, so relaxed). Line 0 of the global block holds
+ * the segment's fingerprint (n, algorithm, layout, wait kind), set by the
+ * first participant to attach and compared by every later one, so that
+ * participants attached with different n or options are refused instead of
+ * hanging. All other lines are algorithm
  * specific. The whole state is a function of the number of completed
  * episodes E: every flag holds E (mod 2^32), every arrival counter 0. So a
  * zero-filled segment is a barrier at episode 0, and starting at any E
@@ -39,7 +43,11 @@
 
 typedef struct ts_algorithm ts_algorithm;
 
+#define TS_BARRIER_LIVE 0x54534252u /* "TSBR" */
+#define TS_BARRIER_DEAD 0xdead0002u
+
 struct topsync_barrier {
+    uint32_t magic; /* TS_BARRIER_LIVE; TS_BARRIER_DEAD once destroyed */
     const ts_algorithm *algo;
     unsigned n;
     ts_wait wait;

@@ -115,7 +115,10 @@ int topsync_barrier_segment_size(unsigned n, const topsync_barrier_options_t *op
 /*
  * Attach participant `rank` of a process to a shared segment of at least
  * topsync_barrier_segment_size() bytes, page aligned and zero-filled when
- * created (ftruncate'd shm is). Every process passes the same n and options.
+ * created (ftruncate'd shm is). Every process passes the same n and options:
+ * the first to attach records a fingerprint of them (n, algorithm, layout,
+ * wait policy) in the segment, and a later one that differs is refused with
+ * -EINVAL and a message instead of hanging in its first wait.
  * The call writes the rank's own block first (first-touch places it on the
  * rank's NUMA node) and rank 0 writes the global block: all ranks must have
  * returned from attach before any rank calls topsync_barrier_wait. The
@@ -162,7 +165,11 @@ int topsync_barrier_wait_checked(topsync_barrier_t *barrier, unsigned rank);
 int topsync_barrier_missing(const topsync_barrier_t *barrier, unsigned rank, unsigned *out,
                             unsigned max);
 
-/* Destroy (no participant may be inside a wait). NULL is accepted; returns 0. */
+/* Destroy (no participant may be inside a wait). NULL is accepted; returns 0.
+ * A destroyed handle stays recognisable until 1024 more were destroyed: a
+ * second destroy, or topsync_barrier_wait_checked on it, returns -EINVAL
+ * with a message ("was destroyed"), and topsync_barrier_wait prints it and
+ * aborts, as it does for a NULL barrier or a rank out of range. */
 int topsync_barrier_destroy(topsync_barrier_t *barrier);
 
 /* The resolved algorithm ("topo:numa,socket/global", ...) and wait policy. */

@@ -406,6 +406,76 @@ static void test_bad_input(void)
     CHECK_EQ(topsync_barrier_destroy(NULL), 0);
 }
 
+/* topsync_barrier_wait in a child; its stderr and status. */
+static int wait_in_child(topsync_barrier_t *b, unsigned rank, char *msg, size_t size)
+{
+    int fds[2];
+    if (pipe(fds) < 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        topsync_barrier_wait(b, rank);
+        _exit(0);
+    }
+    close(fds[1]);
+    ssize_t len = read(fds[0], msg, size - 1);
+    msg[len > 0 ? len : 0] = '\0';
+    close(fds[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return st;
+}
+
+/* API misuse the docs promise to catch (issue 13 item 16). */
+static void test_misuse(void)
+{
+    char msg[512];
+    int st = wait_in_child(NULL, 0, msg, sizeof msg);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+    CHECK(strstr(msg, "barrier is NULL") != NULL);
+
+    topsync_barrier_t *b;
+    CHECK_EQ(topsync_barrier_create(&b, 2, NULL), 0);
+    CHECK_EQ(topsync_barrier_destroy(b), 0);
+    CHECK_EQ(topsync_barrier_destroy(b), -EINVAL);
+    CHECK_MSG("was destroyed");
+    CHECK_EQ(topsync_barrier_wait_checked(b, 0), -EINVAL);
+    CHECK_MSG("was destroyed");
+    st = wait_in_child(b, 0, msg, sizeof msg);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+    CHECK(strstr(msg, "was destroyed") != NULL);
+
+    /* participants attached with different n, algorithm or wait policy are
+     * refused at attach instead of hanging in the first wait */
+    topsync_barrier_options_t o;
+    topsync_barrier_options_init(&o);
+    o.algorithm = "dissemination";
+    size_t size, size3;
+    CHECK_EQ(topsync_barrier_segment_size(4, &o, &size), 0);
+    CHECK_EQ(topsync_barrier_segment_size(3, &o, &size3), 0);
+    if (size3 > size)
+        size = size3;
+    void *seg = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    topsync_barrier_t *r0, *r1;
+    CHECK_EQ(topsync_barrier_attach(&r0, 4, &o, seg, size, 0), 0);
+    CHECK_EQ(topsync_barrier_attach(&r1, 3, &o, seg, size, 1), -EINVAL);
+    CHECK_MSG("attaches with n = 3");
+    CHECK_MSG("different ones");
+    o.algorithm = "mcs";
+    CHECK_EQ(topsync_barrier_attach(&r1, 4, &o, seg, size, 1), -EINVAL);
+    o.algorithm = "dissemination";
+    o.wait = TOPSYNC_WAIT_SPIN;
+    CHECK_EQ(topsync_barrier_attach(&r1, 4, &o, seg, size, 1), -EINVAL);
+    CHECK_MSG("wait spin");
+    o.wait = TOPSYNC_WAIT_DEFAULT;
+    CHECK_EQ(topsync_barrier_attach(&r1, 4, &o, seg, size, 1), 0);
+    topsync_barrier_destroy(r0);
+    topsync_barrier_destroy(r1);
+    munmap(seg, size);
+}
+
 int main(void)
 {
     unsetenv("TOPSYNC_BARRIER");
@@ -417,5 +487,6 @@ int main(void)
     test_layout();
     test_attach_processes();
     test_bad_input();
+    test_misuse();
     return check_summary();
 }

@@ -231,6 +231,21 @@ static void test_other_machines(void)
     topsync_groups_destroy(g);
 }
 
+/* Enum values out of range are refused, not used as indexes. */
+static void test_placement_enums(void)
+{
+    topsync_topology_t *t;
+    CHECK_EQ(topsync_topology_load_synthetic(&t, "pack:2 core:2 pu:1"), 0);
+    hwloc_bitmap_t sets[2] = {NULL, NULL};
+    CHECK_EQ(topsync_placement_compute(t, 2, (topsync_map_by_t)77, TOPSYNC_BIND_TO_CORE, sets),
+             -EINVAL);
+    CHECK_MSG("map_by 77 out of range");
+    CHECK_EQ(topsync_placement_compute(t, 2, TOPSYNC_MAP_BY_CORE, (topsync_bind_to_t)77, sets),
+             -EINVAL);
+    CHECK_MSG("bind_to 77 out of range");
+    topsync_topology_destroy(t);
+}
+
 static void test_table_and_bad_input(void)
 {
     /* A 3-level table: pairs, then quads, then octets, 16 participants. */
@@ -304,6 +319,7 @@ static void test_table_and_bad_input(void)
 
 int main(void)
 {
+    test_placement_enums();
     test_kunpeng_map_by_core();
     test_kunpeng_map_by_numa();
     test_kunpeng_map_by_socket();
