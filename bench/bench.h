@@ -15,7 +15,7 @@ static inline uint64_t bench_now_ns(void)
 #define BENCH_MAX_RUNS 32
 
 /*
- * SPEC section 4: of the runs' figures, drop the smallest and the largest and
+ * design.md section 4: of the runs' figures, drop the smallest and the largest and
  * average the others (plain mean with fewer than 3 runs). -1 for a bad count.
  */
 double bench_protocol_summary(const double *runs, unsigned nruns);

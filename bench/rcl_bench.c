@@ -1,6 +1,6 @@
 #define _GNU_SOURCE
 /*
- * topsync-bench rcl: the RCL papers' protocol (SPEC 5.4).
+ * topsync-bench rcl: the RCL papers' protocol (design.md section 5.4).
  *
  * An array of b integers; p worker threads perform n increments in all
  * (n / p each), each inside a critical section; the critical section moves
@@ -669,7 +669,7 @@ int cmd_rcl(int argc, char **argv)
     if (o.json) {
         print_json(stdout, recs, n, rcl_ns, c2c_ns);
     } else {
-        printf("RCL protocol (SPEC 5.4): %zu increments of an array of %zu integers, %u cores,\n"
+        printf("RCL protocol (design.md section 5.4): %zu increments of an array of %zu integers, %u cores,\n"
                "median of %u runs, Mops/s\n\n", o.ops, o.array, ncores, o.runs);
         printf("  %-20s %-10s %7s %-9s %-7s %-12s %10s\n", "lock", "pattern", "threads", "alloc",
                "init", "affinity", "Mops/s");

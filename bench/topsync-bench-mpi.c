@@ -2,7 +2,7 @@
  * topsync-bench-mpi-{openmpi,mpich}: `topsync-bench barrier --mpi`, run under
  * mpirun/mpiexec (topsync-bench execs the binary of the MPI it runs under).
  *
- * Protocol (SPEC section 4, after osu_barrier -x1 -i1000 -f): per
+ * Protocol (design.md section 4, after osu_barrier -x1 -i1000 -f): per
  * algorithm, a fresh duplicate of MPI_COMM_WORLD set up with that algorithm
  * (TOPSYNC_BARRIER is read at set-up), warm-up, K timed barriers; a run's
  * figure is the maximum over ranks of the mean latency; R runs, smallest and

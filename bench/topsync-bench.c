@@ -5,7 +5,7 @@
  *   topsync-bench barrier --threads N [--algorithm NAME|all] [--wait POLICY]
  *                 [--iterations K] [--runs R] [--peers all|none] [--json]
  *
- * Barrier protocol (SPEC section 4, after osu_barrier -x1 -i1000 -f): every
+ * Barrier protocol (design.md section 4, after osu_barrier -x1 -i1000 -f): every
  * thread bound to a core (round robin over the cores hwloc lists), warm-up,
  * then K timed barriers; a run reports the maximum over threads of the mean
  * latency; R = 5 runs, the smallest and largest dropped, the other three

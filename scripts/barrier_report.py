@@ -3,7 +3,7 @@
 
 usage: barrier_report.py out/bench-barrier-*.json
 
-For every participant count: each algorithm's latency (SPEC section 4
+For every participant count: each algorithm's latency (design.md section 4
 protocol), its ratio to glibc's pthread_barrier and to Concurrency Kit's
 best barrier measured in the same run, and the figures the project tracks:
 best topsync / best CK, best topsync / pthread, auto / pthread.

@@ -30,7 +30,7 @@ echo "== MPI_Barrier: topsync against Open MPI and MPICH (scripts/mpi_compare.sh
 scripts/mpi_compare.sh build > out/mpi-compare.log 2>&1 || { tail -20 out/mpi-compare.log; exit 1; }
 grep -E '^## |Default' out/mpi/summary.md
 echo
-echo "== topsync-bench rcl (SPEC 5.4 protocol) =="
+echo "== topsync-bench rcl (design.md section 5.4 protocol) =="
 build/bench/topsync-bench rcl --output out/bench-rcl.json --csv out/bench-rcl.csv \
     > out/bench-rcl.txt 2> out/bench-rcl.err || { cat out/bench-rcl.err; exit 1; }
 py=/usr/bin/python3 # Debian's, with python3-matplotlib for the plots

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The MPI_Barrier comparison on this machine (SPEC section 4): for each MPI
+# The MPI_Barrier comparison on this machine (design.md section 4): for each MPI
 # found, np = 2 (bound to cores) and np = 4, 8 (oversubscribed), the three
 # mappings (core, numa, socket), every topsync algorithm and the MPI's own
 # barrier in the same job; for Open MPI also coll_tuned's barrier algorithms

@@ -2,7 +2,7 @@
  * Private: the barrier object, its shared segment, and the interface every
  * algorithm file (src/barrier_*.c) implements.
  *
- * Segment layout (SPEC section 2): one global block, then one block per
+ * Segment layout (design.md section 2): one global block, then one block per
  * participant. Blocks have equal length, a multiple of the page size; every
  * flag or counter (a ts_word) is at the start of a cache line of its own.
  *

@@ -1,5 +1,5 @@
 /*
- * topo: the hierarchical barrier of Kurnosov (2022), SPEC section 2.
+ * topo: the hierarchical barrier of Kurnosov (2022), design.md section 2.
  *
  * Participants are grouped by the memory-hierarchy level they share (see
  * groups.c): L2, L3, NUMA node, package, then the TOP group of the remaining

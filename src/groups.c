@@ -1,5 +1,5 @@
 /*
- * Groups of the hierarchical barrier (SPEC section 1).
+ * Groups of the hierarchical barrier (design.md section 1).
  *
  * Everything is derived from the placement table loc[l][i] (the unit of
  * active level l holding participant i, -1 when i is bound wider): from the

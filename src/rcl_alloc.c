@@ -1,5 +1,5 @@
 /*
- * RCLAwareMalloc (Paznikov 2017; SPEC 5.1).
+ * RCLAwareMalloc (Paznikov 2017; design.md section 5.1).
  *
  * Every block starts with a 64-byte header saying how it was obtained, so
  * that topsync_rcl_free() returns it the same way:

@@ -1,9 +1,9 @@
 /*
- * RCL placement decisions (SPEC 5.1-5.3). Everything here is a function of
+ * RCL placement decisions (design.md section 5.1-5.3). Everything here is a function of
  * the hwloc topology and of the usage counters, so that the 8-core Oak node
  * or a 128-core Kunpeng can be studied on any machine.
  *
- * Two readings of the papers are decided here, as SPEC.md says:
+ * Two readings of the papers are decided here, as docs/design.md (5.2, 5.3) says:
  *  - Algorithm 1 names GetMostBusyNode where the text says "least busy":
  *    both are policies (pack = most busy, spread = least busy);
  *  - Algorithm 2 resets core_usage on each call, which would pile every

@@ -1,5 +1,5 @@
 /*
- * RCL: the servicing loop (SPEC section 5; Lozi et al., as extended by
+ * RCL: the servicing loop (design.md section 5; Lozi et al., as extended by
  * Paznikov and Shichkina).
  *
  *

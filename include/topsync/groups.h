@@ -1,5 +1,5 @@
 /*
- * topsync groups: the hierarchy of the hierarchical barrier (SPEC section 1).
+ * topsync groups: the hierarchy of the hierarchical barrier (design.md section 1).
  *
  * From the lowest active level up: participants sharing a unit form a group,
  * whose leader is its lowest rank; leaders join the groups of the next active

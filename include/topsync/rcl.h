@@ -1,6 +1,6 @@
 /*
  * topsync RCL placement: the NUMA placement decisions of the Remote Core
- * Locking papers (SPEC section 5), as pure functions of a topology and the
+ * Locking papers (design.md section 5), as pure functions of a topology and the
  * current usage, so that they can be tested on synthetic machines.
  *
  *   - RCLLockInitNUMA (Paznikov & Shichkina 2018, Algorithm 1):
@@ -219,7 +219,7 @@ void *topsync_rcl_execute(topsync_rcl_lock_t *lock, topsync_rcl_fn_t fn, void *a
 int topsync_rcl_execute_checked(topsync_rcl_lock_t *lock, topsync_rcl_fn_t fn, void *arg,
                                 void **result);
 
-/* ---- RCLAwareMalloc (SPEC 5.1) ------------------------------------------ */
+/* ---- RCLAwareMalloc (design.md section 5.1) ------------------------------------------ */
 /*
  * Before any server runs, blocks come from the default allocator and are
  * recorded; the first server migrates them (their whole pages) to its node.
@@ -247,7 +247,7 @@ typedef struct topsync_rcl_alloc_stats {
 
 int topsync_rcl_alloc_stats(topsync_rcl_runtime_t *runtime, topsync_rcl_alloc_stats_t *out);
 
-/* ---- RCLHierarchicalAffinity (SPEC 5.3) ---------------------------------- */
+/* ---- RCLHierarchicalAffinity (design.md section 5.3) ---------------------------------- */
 
 /* Pin the calling thread to topsync_rcl_place_worker()'s core and record it;
  * *core receives it. -EAGAIN when no server runs. */

@@ -1,4 +1,4 @@
-/* Groups: the test vectors of Kurnosov (2022) on Kunpeng 920 (SPEC section 1),
+/* Groups: the test vectors of Kurnosov (2022) on Kunpeng 920 (design.md section 1),
  * the other synthetic machines, wide bindings, unbound participants, explicit
  * placement tables and bad input. */
 #include <errno.h>

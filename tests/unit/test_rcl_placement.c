@@ -1,4 +1,4 @@
-/* RCL placement (SPEC 5.1-5.3) on the synthetic machines, with the expected
+/* RCL placement (design.md section 5.1-5.3) on the synthetic machines, with the expected
  * cores written out. */
 #include <errno.h>
 

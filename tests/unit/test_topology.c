@@ -1,4 +1,4 @@
-/* Topology: active levels on the synthetic machines of SPEC section 1, the
+/* Topology: active levels on the synthetic machines of design.md section 1, the
  * real machine, XML round trip, level lists, and bad input. */
 #define _GNU_SOURCE
 #include <errno.h>
