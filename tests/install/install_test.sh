@@ -40,4 +40,42 @@ if [ -z "$sanitize" ]; then
         *) echo "FAILED: the installed libtopsync-pthread did not bind: $out" >&2; exit 1 ;;
     esac
 fi
-echo "5 passed, 0 failed"
+# The static library keeps its internals local: a program with a symbol of
+# the same name as one of them (ts_fail) links and runs.
+cat >"$tmp/collide.c" <<'CEOF'
+#include <topsync.h>
+int ts_fail(int x) { return x; }
+int main(void) { return topsync_environment_check() == 0 && ts_fail(0) == 0 ? 0 : 1; }
+CEOF
+cc $flags -o "$tmp/collide" "$tmp/collide.c" -I"$tmp/prefix/include" "$(dirname "$libdir")/libtopsync.a" \
+    $(pkg-config --libs hwloc) -lpthread
+"$tmp/collide"
+if nm -g --defined-only "$(dirname "$libdir")/libtopsync.a" | grep -E ' [A-Z] ' | grep -v ' topsync_' | grep -q .; then
+    echo "FAILED: libtopsync.a has global non-topsync symbols" >&2
+    exit 1
+fi
+# The MPI libraries: find_package(topsync COMPONENTS IMPL) and pkg-config
+# topsync-mpi-IMPL, each built and run under its launcher.
+checks=6
+for impl in openmpi mpich; do
+    [ -f "$libdir/topsync-mpi-$impl.pc" ] || continue
+    [ -z "$sanitize" ] || continue # sanitized MPI programs: the mpi label covers them
+    if [ "$impl" = openmpi ]; then
+        launch="mpirun.openmpi --allow-run-as-root --oversubscribe -np 2"
+    else
+        launch="mpirun.mpich -n 2"
+    fi
+    cmake -S "$src/consumer_mpi" -B "$tmp/consumer_mpi_$impl" -DIMPL=$impl \
+        -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+    cmake --build "$tmp/consumer_mpi_$impl" >/dev/null
+    out=$(env -u LD_LIBRARY_PATH timeout 60 $launch "$tmp/consumer_mpi_$impl/mpi_consumer")
+    case "$out" in *"mpi consumer: "*) ;;
+        *) echo "FAILED: $impl find_package consumer: $out" >&2; exit 1 ;; esac
+    cc -o "$tmp/pc_mpi_$impl" "$src/consumer_mpi/main.c" $(pkg-config --cflags --libs "topsync-mpi-$impl") \
+        -Wl,-rpath,"$(dirname "$libdir")"
+    out=$(env -u LD_LIBRARY_PATH timeout 60 $launch "$tmp/pc_mpi_$impl")
+    case "$out" in *"mpi consumer: "*) ;;
+        *) echo "FAILED: $impl pkg-config consumer: $out" >&2; exit 1 ;; esac
+    checks=$((checks + 2))
+done
+echo "$checks passed, 0 failed"
