@@ -2,7 +2,6 @@
  * RCL: the servicing loop (design.md section 5; Lozi et al., as extended by
  * Paznikov and Shichkina).
  *
- *
  * The request line. Each client thread owns one line per server it uses
  * (struct rcl_slot): it writes (lock, fn, arg), then publishes the request
  * episode e in `request` with a release store; the server reads `request`
@@ -25,7 +24,7 @@
  * word with a CAS 0 -> 1 (acquire; pairs with the release store of 0 that
  * ended the lock's previous critical section, so fn sees its effects) and
  * re-checking, under that claim, that the request is still pending:
- *
+ * run_request() gives the exact order and why no request runs twice.
  *
  * Idle. An active thread that found no work for idle_spin scans yields a
  * while, then sleeps on the `doorbell` futex. Sleeping and publishing a
@@ -33,7 +32,10 @@
  * rescans; the client stores its request, fences (seq_cst), loads the
  * doorbell. Either the rescan sees the request or the client sees SLEEPING
  * and wakes the server; the futex compares the word in the kernel, so a wake
- * before the sleep is not lost.
+ * before the sleep is not lost. Stopping an idle server is the same pair:
+ * ts_rcl_signal_stop() stores stop, fences, then wakes a SLEEPING server.
+ * tests/genmc/rcl_stop.c and rcl_request.c check both under RC11, and that
+ * dropping any of these fences is caught.
  */
 #include <errno.h>
 #include <sched.h>

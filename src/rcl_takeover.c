@@ -1,13 +1,13 @@
 /*
  * RCL: servicing threads, standby and takeover.
  *
- *
  * Takeover. The running thread marks each critical section in `cs_seq`
  * (odd while inside). A standby thread wakes every takeover_us; if it sees
  * the same odd value twice, one critical section has lasted a whole period,
  * and it takes the active role (CAS on `active`). The old thread, when its
  * critical section returns, completes that one request and becomes a
  * standby. When no standby is left, the thread that took over starts a new
+ * one, so a server has at most (locks blocked at once + 2) threads.
  */
 #include <errno.h>
 #include <sched.h>
