@@ -402,6 +402,18 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
     opts.topology = m;
     opts.cpusets = (const hwloc_const_bitmap_t *)sets;
     opts.process_shared = s->node_size > 1;
+    /* Oversubscription is the node's, not the communicator's: when the job
+     * has more processes on this node than it has CPUs, a pair of ranks
+     * that would each have a CPU on their own shares them with the others
+     * (issue 11: pairs of an unbound np 4 job on 2 CPUs spun for whole time
+     * slices). Only then: on a node with a CPU per process, a small
+     * communicator's ranks do have their own. */
+    if (m) {
+        int procs = ts_mpi_node_processes();
+        int cpus = hwloc_bitmap_weight(hwloc_topology_get_allowed_cpuset(topsync_topology_hwloc(m)));
+        if (procs > 0 && cpus > 0 && procs > cpus)
+            opts.cpu_sharers = (unsigned)procs;
+    }
     opts.idle = mpi_progress;
     opts.idle_arg = s;
     size_t seg_size = 0;

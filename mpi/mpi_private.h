@@ -40,6 +40,9 @@ struct ts_node_record {
 void ts_mpi_node_map_init(int provided);
 /* This process's record (local). */
 void ts_mpi_node_record(struct ts_node_record *out);
+/* The job's processes on this node (the real node, not a pseudo-node), as
+ * MPI_Init saw them; 0 when MPI_Init was not seen. */
+int ts_mpi_node_processes(void);
 /* The node leaders of MPI_COMM_WORLD (MPI_COMM_NULL: one node, not a leader,
  * or MPI_Init not seen). */
 MPI_Comm ts_mpi_world_leaders(void);

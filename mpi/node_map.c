@@ -29,6 +29,7 @@ static int32_t my_node_id = -1;
 static int32_t my_world_leader;
 static int32_t my_thread_level = -1;
 static MPI_Comm world_leaders = MPI_COMM_NULL;
+static int node_processes; /* the job's processes on this node, from MPI_Init */
 
 int ts_mpi_node_split(void)
 {
@@ -63,6 +64,7 @@ void ts_mpi_node_map_init(int provided)
         return;
     PMPI_Comm_rank(shared, &srank);
     PMPI_Comm_size(shared, &ssize);
+    node_processes = ssize;
     /* the node's id: its first world rank (the set-up cuts pseudo-nodes
      * itself, from this id and the ranks' order) */
     int first = wrank;
@@ -104,6 +106,11 @@ void ts_mpi_node_record(struct ts_node_record *out)
         .world_leader = my_world_leader,
         .thread_level = level,
     };
+}
+
+int ts_mpi_node_processes(void)
+{
+    return node_processes;
 }
 
 MPI_Comm ts_mpi_world_leaders(void)

@@ -259,7 +259,8 @@ static int resolve(unsigned n, const topsync_barrier_options_t *o, struct resolv
     rc = ts_wait_policy_resolve(&r->wait);
     if (rc < 0)
         return rc;
-    /* Oversubscribed: more participants than the CPUs they run on together.
+    /* Oversubscribed: more runnable participants than the CPUs they run on
+     * together.
      * With bindings that is their union (an MPI rank bound to one core must
      * not count as a one-CPU machine); without, the process's CPUs. */
     pthread_once(&machine_once, machine_probe);
@@ -274,7 +275,11 @@ static int resolve(unsigned n, const topsync_barrier_options_t *o, struct resolv
             cpus = (unsigned)w;
         hwloc_bitmap_free(all);
     }
-    r->oversubscribed = n > cpus;
+    /* The load on those CPUs: the caller may know of more runnable
+     * participants than this barrier's (every rank of the job on the node,
+     * in the MPI library), and those take the CPUs as much. */
+    unsigned load = o->cpu_sharers > n ? o->cpu_sharers : n;
+    r->oversubscribed = load > cpus;
     return 0;
 }
 

@@ -92,6 +92,17 @@ typedef struct topsync_barrier_options {
     int (*idle)(void *idle_arg);
     void *idle_arg;
     double idle_interval_seconds;
+    /*
+     * Runnable threads or processes, of this barrier and any other, that
+     * share the CPUs these participants run on (for example every rank of
+     * an MPI job on this node, when there are more of them than CPUs).
+     * 0: n. When it exceeds those CPUs, the barrier is run as oversubscribed:
+     * a waiter gives its CPU up at once instead of spinning, and "auto"
+     * chooses the central counter. Two barriers of 2 participants each on 2
+     * CPUs, run by 4 processes at once, are oversubscribed although each
+     * alone is not.
+     */
+    unsigned cpu_sharers;
 } topsync_barrier_options_t;
 
 /* Fill `options` with defaults (everything from the environment). */

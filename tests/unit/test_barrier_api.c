@@ -197,6 +197,19 @@ static void test_auto_choice(void)
     CHECK(g != NULL && topsync_groups_count(g) == 1);
     topsync_barrier_destroy(b);
 
+    /* The same 2 participants, with 8 runnable processes sharing their 2
+     * CPUs (cpu_sharers, as the MPI library sets it for a pair of an
+     * oversubscribed job): oversubscribed, so the central counter (issue 11) */
+    o.cpu_sharers = 8;
+    CHECK_EQ(topsync_barrier_create(&b, 2, &o), 0);
+    CHECK_STR(topsync_barrier_algorithm(b), "sense-reversing");
+    topsync_barrier_destroy(b);
+    o.cpu_sharers = 2; /* no more than their CPUs: as before */
+    CHECK_EQ(topsync_barrier_create(&b, 2, &o), 0);
+    CHECK_STR(topsync_barrier_algorithm(b), "topo:l2/global");
+    topsync_barrier_destroy(b);
+    o.cpu_sharers = 0;
+
     /* Unbound ranks: no hierarchy, a flat algorithm. */
     hwloc_bitmap_t all[2];
     topsync_placement_compute(t, 2, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_NONE, all);
