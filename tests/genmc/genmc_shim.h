@@ -4,16 +4,18 @@
  *
  *  - __builtin_ia32_pause (ts_cpu_relax) and sched_yield: no-ops; a loop
  *    around them is a spin loop, which --check-liveness inspects.
- *  - futex: ts_futex_wait without a timeout spins while the word holds the
- *    expected value (a wake-up always follows a change of the word in
- *    topsync, so this is the futex's contract as the callers use it); with a
- *    timeout it returns at once (the callers recheck). ts_futex_wake: nothing
- *    to do. Harnesses that include wait.c get its syscall() mapped to the
- *    same model instead.
- *  - WEAKEN_IN: a function name (-DWEAKEN_IN=ts_rcl_signal_stop). Every fence in that function is dropped
- *    and every release/acquire/acq_rel/seq_cst load, store, exchange, CAS and
- *    fetch-op in it becomes relaxed: the weakened variant each harness keeps,
- *    which GenMC must catch. __func__ names the function the macro expands
+ *  - futex: genmc_futex_wait() without a timeout spins while the word holds
+ *    the expected value (a wake-up always follows a change of the word in
+ *    topsync, so this is the futex's contract as the callers use it); with
+ *    a timeout it returns at once (the callers recheck). rcl_stop.c and
+ *    rcl_request.c sleep the idle server with it. barrier.c maps wait.c's
+ *    futex_wait to an immediate return instead (a spurious wake-up): the
+ *    loop of ts_wait_slow() is then the spin loop --check-liveness
+ *    inspects, since GenMC 0.9 misjudges a spin loop nested in another.
+ *  - WEAKEN_IN: a function name (-DWEAKEN_IN=ts_rcl_signal_stop). Every
+ *    fence in that function is dropped and every ordered load, store,
+ *    exchange, CAS and fetch-op in it becomes relaxed: the weakened variant
+ *    each harness keeps, which GenMC must catch. __func__ names the function the macro expands
  *    in, so one site of the real code is weakened and nothing else. With
  *    WEAKEN_FENCES_ONLY, only the fences of that function are dropped.
  */
