@@ -79,8 +79,7 @@ int ts_fail(int err, const char *fmt, ...)
 #undef sched_yield
 #define sched_yield() 0
 
-#if defined(WEAKEN_IN) && defined(WEAKEN_FENCES_ONLY)
-/* -DWEAKEN_FENCES_ONLY: drop the fences of WEAKEN_IN, keep its orders */
+#ifdef WEAKEN_IN
 #define GENMC_STRING_(x) #x
 #define GENMC_STRING(x) GENMC_STRING_(x)
 static inline int genmc_weak_here(const char *func)
@@ -98,25 +97,8 @@ static inline int genmc_weak_here(const char *func)
         if (!genmc_weak_here(__func__))                                                  \
             __c11_atomic_thread_fence(o);                                                \
     } while (0)
-#elif defined(WEAKEN_IN)
-#define GENMC_STRING_(x) #x
-#define GENMC_STRING(x) GENMC_STRING_(x)
-static inline int genmc_weak_here(const char *func)
-{
-    const char *w = GENMC_STRING(WEAKEN_IN);
-    while (*func && *func == *w) {
-        func++;
-        w++;
-    }
-    return *func == *w;
-}
+#ifndef WEAKEN_FENCES_ONLY /* else: the fences only, the orders kept */
 #define GENMC_ORDER(o) (genmc_weak_here(__func__) ? memory_order_relaxed : (o))
-#undef atomic_thread_fence
-#define atomic_thread_fence(o)                                                           \
-    do {                                                                                 \
-        if (!genmc_weak_here(__func__))                                                  \
-            __c11_atomic_thread_fence(o);                                                \
-    } while (0)
 #undef atomic_load_explicit
 #define atomic_load_explicit(p, o) __c11_atomic_load(p, GENMC_ORDER(o))
 #undef atomic_store_explicit
@@ -130,7 +112,8 @@ static inline int genmc_weak_here(const char *func)
 #undef atomic_compare_exchange_strong_explicit
 #define atomic_compare_exchange_strong_explicit(p, e, v, s, f)                           \
     __c11_atomic_compare_exchange_strong(p, e, v, GENMC_ORDER(s), memory_order_relaxed)
-#endif
+#endif /* WEAKEN_FENCES_ONLY */
+#endif /* WEAKEN_IN */
 
 /* The futex as topsync uses it (see above). */
 static inline void genmc_futex_wait(_Atomic uint32_t *addr, uint32_t expected, int timed)
