@@ -489,17 +489,26 @@ static void fill_block(topsync_barrier_t *b, int rank, uint32_t episode)
         b->algo->reset_counters(b, rank);
 }
 
-static void free_barrier(topsync_barrier_t *b)
+/* Free what the barrier holds (roles, mapping, groups), not the handle. */
+static void release_state(topsync_barrier_t *b)
 {
     if (b->roles) {
         if (b->algo->free_roles)
             b->algo->free_roles(b);
         else
             free(b->roles);
+        b->roles = NULL;
     }
     if (b->owns_mapping && b->base)
         munmap(b->base, b->size);
+    b->base = NULL;
     topsync_groups_destroy(b->groups);
+    b->groups = NULL;
+}
+
+static void free_barrier(topsync_barrier_t *b)
+{
+    release_state(b);
     free(b);
 }
 
@@ -662,18 +671,7 @@ int topsync_barrier_destroy(topsync_barrier_t *b)
         return 0;
     if (!handle_live(b))
         return dead_handle("topsync_barrier_destroy", b);
-    if (b->roles) {
-        if (b->algo->free_roles)
-            b->algo->free_roles(b);
-        else
-            free(b->roles);
-        b->roles = NULL;
-    }
-    if (b->owns_mapping && b->base)
-        munmap(b->base, b->size);
-    b->base = NULL;
-    topsync_groups_destroy(b->groups);
-    b->groups = NULL;
+    release_state(b);
     b->magic = TS_BARRIER_DEAD;
     b->n = 0;
     pthread_mutex_lock(&quarantine_mutex);
