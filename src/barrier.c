@@ -523,8 +523,9 @@ int topsync_barrier_create(topsync_barrier_t **out, unsigned n,
     void *mem = mmap(NULL, b->size, PROT_READ | PROT_WRITE,
                      (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED) {
+        size_t size = b->size;
         free_barrier(b);
-        return ts_fail(ENOMEM, "barrier: cannot map %zu bytes of shared state", b->size);
+        return ts_fail(ENOMEM, "barrier: cannot map %zu bytes of shared state", size);
     }
     b->base = mem;
     b->owns_mapping = true;
