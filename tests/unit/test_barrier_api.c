@@ -334,6 +334,28 @@ static void test_attach_processes(void)
     }
 }
 
+/* topsync_barrier_wait in a child; its stderr and status. */
+static int wait_in_child(topsync_barrier_t *b, unsigned rank, char *msg, size_t size)
+{
+    int fds[2];
+    if (pipe(fds) < 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        topsync_barrier_wait(b, rank);
+        _exit(0);
+    }
+    close(fds[1]);
+    ssize_t len = read(fds[0], msg, size - 1);
+    msg[len > 0 ? len : 0] = '\0';
+    close(fds[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return st;
+}
+
 static void test_bad_input(void)
 {
     topsync_barrier_t *b = (topsync_barrier_t *)1;
@@ -398,47 +420,12 @@ static void test_bad_input(void)
     CHECK_EQ(topsync_barrier_wait_checked(NULL, 0), -EINVAL);
 
     /* topsync_barrier_wait cannot return an error: it aborts with a message. */
-    int pipefd[2];
-    CHECK_EQ(pipe(pipefd), 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(pipefd[1], 2);
-        topsync_barrier_wait(b, 7);
-        _exit(0);
-    }
-    close(pipefd[1]);
     char msg[256] = "";
-    ssize_t len = read(pipefd[0], msg, sizeof msg - 1);
-    msg[len > 0 ? len : 0] = '\0';
-    close(pipefd[0]);
-    int st;
-    waitpid(pid, &st, 0);
+    int st = wait_in_child(b, 7, msg, sizeof msg);
     CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
     CHECK(strstr(msg, "rank 7 out of range (1 participants)") != NULL);
     topsync_barrier_destroy(b);
     CHECK_EQ(topsync_barrier_destroy(NULL), 0);
-}
-
-/* topsync_barrier_wait in a child; its stderr and status. */
-static int wait_in_child(topsync_barrier_t *b, unsigned rank, char *msg, size_t size)
-{
-    int fds[2];
-    if (pipe(fds) < 0)
-        return -1;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fds[1], 2);
-        topsync_barrier_wait(b, rank);
-        _exit(0);
-    }
-    close(fds[1]);
-    ssize_t len = read(fds[0], msg, size - 1);
-    msg[len > 0 ? len : 0] = '\0';
-    close(fds[0]);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    return st;
 }
 
 /* API misuse the docs promise to catch (issue 13 item 16). */

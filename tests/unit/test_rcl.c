@@ -332,6 +332,36 @@ static void *exec_on(void *p)
     return (void *)(intptr_t)topsync_rcl_execute_checked(l, add_one, NULL, &r);
 }
 
+/* Runs fn in a child with stderr captured; the child's status, and what it
+ * printed (up to size - 1 bytes) in out. */
+static int child_status(void (*fn)(void), char *out, size_t size)
+{
+    char path[] = "/tmp/topsync-test-rcl-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return -1;
+    unlink(path);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd, 2);
+        fn();
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ssize_t n = pread(fd, out, size - 1, 0);
+    out[n > 0 ? n : 0] = '\0';
+    close(fd);
+    return status;
+}
+
+static topsync_rcl_lock_t *destroyed_lock;
+static void execute_destroyed_lock(void)
+{
+    topsync_rcl_execute(destroyed_lock, add_one, NULL);
+}
+
 static void test_misuse(void)
 {
     topsync_rcl_runtime_t *rt = new_runtime();
@@ -357,17 +387,11 @@ static void test_misuse(void)
     CHECK_MSG("was destroyed");
 
     /* the unchecked call aborts with the message */
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_WRONLY);
-        dup2(devnull, 2);
-        topsync_rcl_execute(l, add_one, NULL);
-        _exit(0);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
+    destroyed_lock = l;
+    char out[512];
+    int status = child_status(execute_destroyed_lock, out, sizeof out);
     CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+    CHECK(strstr(out, "was destroyed") != NULL);
     CHECK_EQ(topsync_rcl_server_stop(s), 0);
 
     /* more client threads than max_clients */
@@ -638,30 +662,6 @@ static void timed(const char *name, void (*test)(void))
 }
 
 #define RUN(test) timed(#test, test)
-
-/* Runs fn in a child with stderr captured; the child's status, and what it
- * printed (up to size - 1 bytes) in out. */
-static int child_status(void (*fn)(void), char *out, size_t size)
-{
-    char path[] = "/tmp/topsync-test-rcl-XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0)
-        return -1;
-    unlink(path);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fd, 2);
-        fn();
-        _exit(0);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    ssize_t n = pread(fd, out, size - 1, 0);
-    out[n > 0 ? n : 0] = '\0';
-    close(fd);
-    return status;
-}
 
 static void free_other_runtimes_block(void)
 {
