@@ -60,4 +60,7 @@ int bench_omp_runs(unsigned n, uint64_t warmup, uint64_t iterations, unsigned ru
 int bench_pthread_dropin_runs(unsigned threads, uint64_t iterations, unsigned runs,
                               double *glibc_ns, double *preload_ns, char *impl, size_t impl_len);
 
+/* topsync-bench c2c (c2c.c): this machine's core-to-core latency table. */
+int bench_c2c(int argc, char **argv);
+
 #endif

@@ -526,13 +526,16 @@ int main(int argc, char **argv)
     }
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         fprintf(argc < 2 ? stderr : stdout, "usage: topsync-bench barrier [options]   (--help)\n"
-                                            "       topsync-bench rcl [options]       (--help)\n");
+                                            "       topsync-bench rcl [options]       (--help)\n"
+                                            "       topsync-bench c2c [options]       (--help)\n");
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "barrier"))
         return cmd_barrier(argc - 1, argv + 1);
     if (!strcmp(argv[1], "rcl"))
         return cmd_rcl(argc - 1, argv + 1);
-    fprintf(stderr, "topsync-bench: unknown benchmark '%s'; valid: barrier, rcl\n", argv[1]);
+    if (!strcmp(argv[1], "c2c"))
+        return bench_c2c(argc - 1, argv + 1);
+    fprintf(stderr, "topsync-bench: unknown benchmark '%s'; valid: barrier, rcl, c2c\n", argv[1]);
     return 2;
 }

@@ -7,5 +7,6 @@
 #include <topsync/groups.h>
 #include <topsync/barrier.h>
 #include <topsync/rcl.h>
+#include <topsync/model.h>
 
 #endif /* TOPSYNC_H */

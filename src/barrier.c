@@ -20,13 +20,13 @@
 
 topsync_groups_t *ts_groups_clone(const topsync_groups_t *g);
 
-static const ts_algorithm *const algorithms[] = {
+const ts_algorithm *const ts_algorithms[TS_NALGORITHMS] = {
     &ts_algo_sense_reversing, &ts_algo_sense_reversing_counter,
     &ts_algo_sense_reversing_gr, &ts_algo_combining_tree,
     &ts_algo_mcs, &ts_algo_tournament,
     &ts_algo_dissemination, &ts_algo_topo,
 };
-#define NALGORITHMS (sizeof algorithms / sizeof algorithms[0])
+#define NALGORITHMS TS_NALGORITHMS
 
 #ifndef TS_SPIN_DEFAULT
 #define TS_SPIN_DEFAULT 4096
@@ -96,8 +96,8 @@ static int parse_algorithm(const char *name, struct parsed_algorithm *out, const
     if (!strcasecmp(name, "auto"))
         return 0;
     for (size_t i = 0; i < NALGORITHMS; i++) {
-        if (algorithms[i] != &ts_algo_topo && !strcasecmp(name, algorithms[i]->name)) {
-            out->algo = algorithms[i];
+        if (ts_algorithms[i] != &ts_algo_topo && !strcasecmp(name, ts_algorithms[i]->name)) {
+            out->algo = ts_algorithms[i];
             return 0;
         }
     }
@@ -361,8 +361,17 @@ int topsync_environment_check(void)
 /* ---------------------------------------------------------------------- */
 /* Construction.                                                            */
 
+/* The entry of `table` that stands where `algo` stands in ts_algorithms. */
+static const ts_algorithm *from_table(const ts_algorithm *algo, const ts_algorithm *const *table)
+{
+    for (size_t i = 0; i < NALGORITHMS; i++)
+        if (ts_algorithms[i] == algo)
+            return table[i];
+    return algo;
+}
+
 static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_options_t *opts,
-                   topsync_barrier_t **bp)
+                   const ts_algorithm *const *table, topsync_barrier_t **bp)
 {
     topsync_barrier_options_t defaults;
     if (!out)
@@ -459,6 +468,7 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
         topsync_groups_destroy(groups);
         snprintf(b->name, sizeof b->name, "%s", b->algo->name);
     }
+    b->algo = from_table(b->algo, table);
 
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     unsigned lines = ts_algo_global_lines(b);
@@ -512,11 +522,12 @@ static void free_barrier(topsync_barrier_t *b)
     free(b);
 }
 
-int topsync_barrier_create(topsync_barrier_t **out, unsigned n,
-                           const topsync_barrier_options_t *opts)
+int ts_barrier_create_with(topsync_barrier_t **out, unsigned n,
+                           const topsync_barrier_options_t *opts,
+                           const ts_algorithm *const table[TS_NALGORITHMS])
 {
     topsync_barrier_t *b;
-    int rc = prepare(out, n, opts, &b);
+    int rc = prepare(out, n, opts, table, &b);
     if (rc < 0)
         return rc;
     int shared = opts && opts->process_shared;
@@ -553,13 +564,19 @@ int topsync_barrier_create(topsync_barrier_t **out, unsigned n,
     return 0;
 }
 
+int topsync_barrier_create(topsync_barrier_t **out, unsigned n,
+                           const topsync_barrier_options_t *opts)
+{
+    return ts_barrier_create_with(out, n, opts, ts_algorithms);
+}
+
 int topsync_barrier_segment_size(unsigned n, const topsync_barrier_options_t *opts,
                                  size_t *size)
 {
     topsync_barrier_t *b, *dummy;
     if (!size)
         return ts_fail(EINVAL, "topsync_barrier_segment_size: size is NULL");
-    int rc = prepare(&dummy, n, opts, &b);
+    int rc = prepare(&dummy, n, opts, ts_algorithms, &b);
     if (rc < 0)
         return rc;
     *size = b->size;
@@ -606,7 +623,7 @@ int topsync_barrier_attach(topsync_barrier_t **out, unsigned n,
                            unsigned rank)
 {
     topsync_barrier_t *b;
-    int rc = prepare(out, n, opts, &b);
+    int rc = prepare(out, n, opts, ts_algorithms, &b);
     if (rc < 0)
         return rc;
     if (!segment || ((uintptr_t)segment % (uintptr_t)sysconf(_SC_PAGESIZE)) != 0) {

@@ -123,6 +123,20 @@ static inline unsigned ts_ceil_log2(unsigned n)
     return k;
 }
 
+/* Every algorithm, in the order of ts_algorithms (barrier.c). */
+#define TS_NALGORITHMS 8
+extern const ts_algorithm *const ts_algorithms[TS_NALGORITHMS];
+
+/*
+ * topsync_barrier_create with the algorithms taken from `table`, an array
+ * in the order of ts_algorithms: the simulator's copies of the same code
+ * (src/model/sim_barrier.c); names and options resolve exactly as in
+ * topsync_barrier_create.
+ */
+int ts_barrier_create_with(topsync_barrier_t **out, unsigned n,
+                           const topsync_barrier_options_t *opts,
+                           const ts_algorithm *const table[TS_NALGORITHMS]);
+
 extern const ts_algorithm ts_algo_sense_reversing;
 extern const ts_algorithm ts_algo_sense_reversing_counter;
 extern const ts_algorithm ts_algo_sense_reversing_gr;

@@ -1,0 +1,176 @@
+/*
+ * topsync model: a machine model and a simulator that runs topsync's own
+ * barrier code on it in virtual time (docs/model.md).
+ *
+ * A machine is an hwloc topology plus a core-to-core latency table: the
+ * nanoseconds one cache line takes from CPU i to CPU j through the
+ * coherence protocol. The table is read from a CSV file in the format of
+ * the core-to-core-latency tool (row i, column j, lower triangle, OS CPU
+ * numbers; see topsync_model_options_t.c2c_path) or derived from the
+ * topology with one latency per level the two CPUs share.
+ *
+ * The simulator runs n virtual participants through the real algorithm
+ * code of src/barrier_*.c, compiled a second time against a layer in which
+ * every atomic load, store, exchange, compare-exchange and fetch-add of the
+ * barrier's shared words is an event of a discrete-event simulation with a
+ * cache-coherence cost model. It predicts the latency the benchmark would
+ * measure, and it checks the barrier's invariant (nobody leaves an episode
+ * before everybody entered it) in every simulated episode.
+ *
+ * Errors follow topsync's convention (common.h): 0 or a negative errno,
+ * with a message in topsync_error_message().
+ */
+#ifndef TOPSYNC_MODEL_H
+#define TOPSYNC_MODEL_H
+
+#include <stdint.h>
+#include <topsync/barrier.h>
+#include <topsync/topology.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The closest level two distinct CPUs share, for derived tables. */
+typedef enum topsync_model_level {
+    TOPSYNC_MODEL_CORE,    /* two hardware threads of one core (SMT) */
+    TOPSYNC_MODEL_L2,      /* two cores under one L2 cache */
+    TOPSYNC_MODEL_L3,      /* ... under one L3 cache */
+    TOPSYNC_MODEL_NUMA,    /* ... in one NUMA node */
+    TOPSYNC_MODEL_PACKAGE, /* ... in one package */
+    TOPSYNC_MODEL_MACHINE, /* in different packages */
+    TOPSYNC_MODEL_NLEVELS
+} topsync_model_level_t;
+
+/* "core", "l2", "l3", "numa", "package", "machine"; NULL out of range. */
+const char *topsync_model_level_name(topsync_model_level_t level);
+
+/*
+ * The default latency of each level in nanoseconds, for machines without a
+ * table: medians of the measured tables shipped in data/c2c (docs/model.md
+ * says which pairs of which table give each figure).
+ */
+double topsync_model_level_default_ns(topsync_model_level_t level);
+
+/*
+ * Default latency between packages when a table covers one package of a
+ * multi-package machine (docs/model.md, "Cross-package latency"): the dual
+ * Kunpeng 920's ACPI distances scaled onto its measured cross-die latency.
+ */
+#define TOPSYNC_MODEL_CROSS_PACKAGE_NS 150.5
+
+typedef struct topsync_model_options {
+    /*
+     * Latency table, CSV: row i and column j (0-based OS CPU numbers) hold
+     * the nanoseconds of one transfer from CPU i to CPU j; only the lower
+     * triangle is read (j < i), the first row is empty. NULL: derive the
+     * table from the topology and level_ns.
+     *
+     * The table covers either every PU of the topology (entry [i][j] is PU
+     * OS index i to j), or, on a machine of several packages with equal PU
+     * counts, one package: PU k of each package (in OS index order) is
+     * table CPU k, and PUs of different packages are cross_package_ns apart.
+     * Any other size is -EINVAL, naming both counts.
+     */
+    const char *c2c_path;
+    /* Latency across packages for a one-package table; 0: the default
+     * TOPSYNC_MODEL_CROSS_PACKAGE_NS. Ignored otherwise. */
+    double cross_package_ns;
+    /* Per-level latencies of a derived table; 0 entries take the defaults
+     * (topsync_model_level_default_ns). Ignored with a table. */
+    double level_ns[TOPSYNC_MODEL_NLEVELS];
+    /* Multiply every latency by this (0: 1); for what-if studies and the
+     * model's metamorphic tests. */
+    double scale;
+} topsync_model_options_t;
+
+typedef struct topsync_model topsync_model_t;
+
+void topsync_model_options_init(topsync_model_options_t *options);
+
+/*
+ * Build a model of `topology`, which the model refers to: keep the topology
+ * loaded until the model is destroyed. options may be NULL (a derived table
+ * with the defaults).
+ * -EINVAL for an unreadable or malformed table (the message names the file,
+ * line and column), a table of the wrong size, or a negative latency.
+ */
+int topsync_model_create(topsync_model_t **out, const topsync_topology_t *topology,
+                         const topsync_model_options_t *options);
+void topsync_model_destroy(topsync_model_t *model);
+
+/* Nanoseconds from PU os_a to PU os_b (0 for a == b); negative when either
+ * is not a PU of the model's topology. */
+double topsync_model_latency_ns(const topsync_model_t *model, unsigned os_a, unsigned os_b);
+
+/* The level class of two distinct PUs (docs/model.md, "Levels of a pair"):
+ * the closest place they share, named after the highest level with the
+ * same cores; -1 when a == b or either is not a PU of the model. */
+int topsync_model_pair_level(const topsync_model_t *model, unsigned os_a, unsigned os_b);
+
+/* One line on where the latencies come from, e.g. "c2c table FILE (64 CPUs,
+ * per package; 152 ns across packages)" or "derived from levels (...)". */
+const char *topsync_model_describe(const topsync_model_t *model);
+
+/* ------------------------------------------------------------------------
+ * Simulation.
+ * ------------------------------------------------------------------------ */
+
+/* Deliberate faults, for the tests of the invariant check. */
+typedef enum topsync_sim_fault {
+    TOPSYNC_SIM_FAULT_NONE = 0,
+    /* Participant fault_rank's stores and read-modify-writes of the
+     * barrier's words are lost: it never announces its arrival. A correct
+     * check reports the others waiting forever. */
+    TOPSYNC_SIM_FAULT_SKIP_ARRIVAL,
+    /* Participant fault_rank does not wait: every wait of its returns at
+     * once. A correct check reports it leaving before everybody arrived. */
+    TOPSYNC_SIM_FAULT_SKIP_WAIT,
+} topsync_sim_fault_t;
+
+typedef struct topsync_sim_options {
+    unsigned episodes;          /* timed episodes; 0: 1000 */
+    unsigned warmup;            /* episodes before them; 0: episodes / 10, at least 1 */
+    uint64_t seed;              /* orders simultaneous events; same seed, same result */
+    topsync_wait_policy_t wait; /* DEFAULT: spin (waiters spin, one per CPU) */
+    size_t line_size;           /* 0: the topology's largest line */
+    topsync_sim_fault_t fault;
+    unsigned fault_rank;
+} topsync_sim_options_t;
+
+typedef struct topsync_sim_result {
+    /* Mean latency of the slowest participant: the largest over
+     * participants of (time leaving the last episode - time entering the
+     * first) / episodes, as topsync-bench barrier measures it. */
+    double latency_ns;
+    double fastest_ns;    /* the same figure of the fastest participant */
+    uint64_t events;      /* simulated memory operations */
+    uint64_t episodes;    /* timed episodes run */
+    char resolved[96];    /* the algorithm as resolved ("topo:numa,socket/global") */
+    char wait[8];         /* the wait policy simulated */
+} topsync_sim_result_t;
+
+void topsync_sim_options_init(topsync_sim_options_t *options);
+
+/*
+ * Simulate n participants bound to cpusets[0..n-1] (each to one PU or a
+ * set of PUs: the first PU of each set is where it runs; two participants
+ * on one PU are -EINVAL, since the model has no scheduler) through the
+ * barrier `algorithm` (any name topsync_barrier_create accepts).
+ *
+ * Returns 0 with *result filled; -EPROTO when the invariant broke (a
+ * participant left an episode before every participant entered it; the
+ * message names both and the virtual time); -EDEADLK when every
+ * participant waits and none can go on (the message names the episode and
+ * who never arrived); -EINVAL / -ENOMEM as usual. Single-threaded and
+ * reentrant: concurrent simulations in different threads are fine.
+ */
+int topsync_sim_barrier(const topsync_model_t *model, unsigned n,
+                        const hwloc_const_bitmap_t *cpusets, const char *algorithm,
+                        const topsync_sim_options_t *options, topsync_sim_result_t *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TOPSYNC_MODEL_H */

@@ -1,0 +1,449 @@
+/*
+ * The machine model's latencies: a core-to-core table read from CSV, or one
+ * derived from the topology's levels (docs/model.md, "The machine").
+ *
+ * Levels of a pair. Two distinct PUs are classed by the closest unit they
+ * share: the core (SMT siblings), then topsync's units of L2, L3, NUMA node
+ * and package (topology.h: sets of allowed cores), else the machine. A
+ * unit that holds exactly the cores of the unit above it is the same
+ * place, and the pair takes the higher level's name (on Kunpeng 920 the L3
+ * is the NUMA node, so a pair inside it is a NUMA pair; on a 1-NUMA-per-
+ * socket EPYC a pair in two CCXs of one socket is a package pair), as
+ * topsync's active levels drop a repeated level in favour of the higher
+ * one. The derived table and `topsync-sim levels` (which measures a table's
+ * figures per level, and gave the defaults below) use this one rule.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "model_private.h"
+#include "topology_private.h"
+
+/*
+ * Defaults of a derived table, ns: for each level, the median over the
+ * tables of data/c2c that have pairs of that level of each table's median
+ * (docs/model.md, "Derived tables"; `scripts/model_defaults.py` recomputes
+ * them and unit.model_defaults checks these figures against it). L2 has no
+ * measured pair in any table: it takes the L3 figure (a line in a shared L2
+ * is no farther than in a shared L3).
+ */
+static const double level_default_ns[TOPSYNC_MODEL_NLEVELS] = {
+    [TOPSYNC_MODEL_CORE] = 7.74,      /* EPYC 7742 8.0, Xeon Gold 6242 7.4: SMT siblings */
+    [TOPSYNC_MODEL_L2] = 25.33,       /* = L3 */
+    [TOPSYNC_MODEL_L3] = 25.33,       /* EPYC 7742: one CCX */
+    [TOPSYNC_MODEL_NUMA] = 35.66,     /* Kunpeng 920: one die (its L3 and NUMA node) */
+    [TOPSYNC_MODEL_PACKAGE] = 64.25,  /* Kunpeng 80.5, EPYC 132.1, Xeon 48.0, Graviton2 47.2 */
+    [TOPSYNC_MODEL_MACHINE] = 204.01, /* EPYC 266.6, Xeon 141.4: across sockets */
+};
+
+static const char *const level_names[TOPSYNC_MODEL_NLEVELS] = {
+    "core", "l2", "l3", "numa", "package", "machine"};
+
+const char *topsync_model_level_name(topsync_model_level_t level)
+{
+    return (unsigned)level < TOPSYNC_MODEL_NLEVELS ? level_names[level] : NULL;
+}
+
+double topsync_model_level_default_ns(topsync_model_level_t level)
+{
+    return (unsigned)level < TOPSYNC_MODEL_NLEVELS ? level_default_ns[level] : -1;
+}
+
+void topsync_model_options_init(topsync_model_options_t *o)
+{
+    if (o)
+        memset(o, 0, sizeof *o);
+}
+
+/* Latencies are checked to lie in [0, 1e9] ns: rounding half up is exact
+ * enough, and keeps libm out of the library. */
+static ts_ps to_ps(double ns)
+{
+    return (ts_ps)(ns * 1000.0 + 0.5);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Units of each level per PU.                                              */
+
+/*
+ * unit[l][pu]: the unit of level l holding the PU (-1: none), so that two
+ * PUs share a place at l exactly when their entries are equal and >= 0;
+ * unit_class[l][pu]: the class of a pair whose closest shared place is
+ * that unit, after the promotion of repeated units described at the top.
+ */
+static int load_units(topsync_model_t *m, const topsync_topology_t *t)
+{
+    for (int l = 0; l < TOPSYNC_MODEL_MACHINE; l++) {
+        m->unit[l] = malloc(m->pu_limit * sizeof *m->unit[l]);
+        m->unit_class[l] = malloc(m->pu_limit * sizeof *m->unit_class[l]);
+        if (!m->unit[l] || !m->unit_class[l])
+            return ts_fail(ENOMEM, "out of memory building the model");
+        for (unsigned pu = 0; pu < m->pu_limit; pu++) {
+            m->unit[l][pu] = -1;
+            m->unit_class[l][pu] = (topsync_model_level_t)l;
+        }
+    }
+    for (unsigned pu = 0; pu < m->pu_limit; pu++) {
+        int core = ts_topology_pu_core(t, pu);
+        if (core < 0)
+            continue;
+        m->unit[TOPSYNC_MODEL_CORE][pu] = core;
+        for (int l = 0; l < TOPSYNC_MAX_LEVELS; l++)
+            m->unit[TOPSYNC_MODEL_L2 + l][pu] = t->levels[l].core_unit[core];
+    }
+    /* Promotion, once per unit: the highest level up to package whose unit
+     * holding the same PUs has exactly the same cores. */
+    for (int l = TOPSYNC_MODEL_L2; l < TOPSYNC_MODEL_MACHINE; l++) {
+        const struct ts_level_units *lu = &t->levels[l - TOPSYNC_MODEL_L2];
+        topsync_model_level_t *cls = calloc(lu->count ? lu->count : 1, sizeof *cls);
+        bool *done = calloc(lu->count ? lu->count : 1, sizeof *done);
+        if (!cls || !done) {
+            free(cls);
+            free(done);
+            return ts_fail(ENOMEM, "out of memory building the model");
+        }
+        for (unsigned pu = 0; pu < m->pu_limit; pu++) {
+            int u = m->unit[l][pu];
+            if (u < 0)
+                continue;
+            if (!done[u]) {
+                done[u] = true;
+                cls[u] = (topsync_model_level_t)l;
+                for (int h = l + 1; h < TOPSYNC_MODEL_MACHINE; h++) {
+                    int uh = m->unit[h][pu];
+                    if (uh >= 0 && hwloc_bitmap_isequal(lu->cpusets[u],
+                                                        t->levels[h - TOPSYNC_MODEL_L2].cpusets[uh]))
+                        cls[u] = (topsync_model_level_t)h;
+                }
+            }
+            m->unit_class[l][pu] = cls[u];
+        }
+        free(cls);
+        free(done);
+    }
+    return 0;
+}
+
+int topsync_model_pair_level(const topsync_model_t *m, unsigned a, unsigned b)
+{
+    if (!m || a == b || !ts_model_has_pu(m, a) || !ts_model_has_pu(m, b))
+        return -1;
+    return (int)ts_model_level(m, a, b);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The CSV table.                                                           */
+
+#define TABLE_MAX_CPUS 4096
+#define TABLE_MAX_BYTES (256u << 20)
+
+static int read_file(const char *path, char **text)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ts_fail(EINVAL, "cannot open latency table %s: %s", path, strerror(errno));
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (len < cap)
+            break;
+        if (cap >= TABLE_MAX_BYTES) {
+            fclose(f);
+            free(buf);
+            return ts_fail(EINVAL, "latency table %s is larger than %u MiB", path,
+                           TABLE_MAX_BYTES >> 20);
+        }
+        cap *= 2;
+        char *bigger = realloc(buf, cap + 1);
+        if (!bigger)
+            free(buf);
+        buf = bigger;
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (!buf)
+        return ts_fail(ENOMEM, "out of memory reading %s", path);
+    if (err) {
+        free(buf);
+        return ts_fail(EINVAL, "cannot read latency table %s", path);
+    }
+    buf[len] = '\0';
+    if (strlen(buf) != len) {
+        free(buf);
+        return ts_fail(EINVAL, "latency table %s is not text (it holds a NUL byte)", path);
+    }
+    *text = buf;
+    return 0;
+}
+
+/* Lines of the text (a final empty line not counted). */
+static unsigned count_lines(const char *text)
+{
+    unsigned n = 0;
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        n++;
+        if (!nl)
+            break;
+        p = nl + 1;
+    }
+    return n;
+}
+
+/*
+ * Parse the lower triangle: line i (0-based) holds at least i cells, cells
+ * 0..i-1 numbers > 0 (ns); what follows on the line must be empty cells
+ * (the upper triangle is not read, but a value there means the file is not
+ * what we think it is).
+ */
+static int parse_table(const char *path, const char *text, unsigned *n_out, double **out)
+{
+    unsigned n = count_lines(text);
+    if (n < 2)
+        return ts_fail(EINVAL, "latency table %s: %u line(s); a table has one line per CPU, "
+                               "at least 2", path, n);
+    if (n > TABLE_MAX_CPUS)
+        return ts_fail(EINVAL, "latency table %s: %u lines, more than %u CPUs", path, n,
+                       TABLE_MAX_CPUS);
+    double *ns = calloc((size_t)n * n, sizeof *ns);
+    if (!ns)
+        return ts_fail(ENOMEM, "out of memory reading %s", path);
+    const char *p = text;
+    for (unsigned i = 0; i < n; i++) {
+        const char *end = strchr(p, '\n');
+        if (!end)
+            end = p + strlen(p);
+        const char *stop = end > p && end[-1] == '\r' ? end - 1 : end;
+        const char *cell = p;
+        for (unsigned j = 0; cell <= stop; j++) {
+            const char *comma = memchr(cell, ',', (size_t)(stop - cell));
+            const char *cell_end = comma ? comma : stop;
+            if (j < i) {
+                char buf[64];
+                size_t len = (size_t)(cell_end - cell);
+                char *num_end;
+                if (len == 0 || len >= sizeof buf) {
+                    free(ns);
+                    return ts_fail(EINVAL, "latency table %s, line %u, column %u: %s; the "
+                                           "lower triangle needs a latency in ns in every cell",
+                                   path, i + 1, j + 1, len ? "cell too long" : "empty cell");
+                }
+                memcpy(buf, cell, len);
+                buf[len] = '\0';
+                errno = 0;
+                double v = strtod(buf, &num_end);
+                if (errno || *num_end || num_end == buf || !isfinite(v) || !(v > 0) ||
+                    v > 1e9) {
+                    free(ns);
+                    return ts_fail(EINVAL, "latency table %s, line %u, column %u: '%s' is not "
+                                           "a latency (a number of ns, > 0)", path, i + 1,
+                                   j + 1, buf);
+                }
+                ns[(size_t)i * n + j] = ns[(size_t)j * n + i] = v;
+            } else if (cell_end != cell) {
+                free(ns);
+                return ts_fail(EINVAL, "latency table %s, line %u, column %u: a value on or "
+                                       "above the diagonal; the table holds the lower "
+                                       "triangle only (line i has i values)", path, i + 1, j + 1);
+            }
+            if (!comma)
+                break;
+            cell = comma + 1;
+        }
+        /* fewer cells than i: the loop stopped before j reached i */
+        unsigned cells = 1;
+        for (const char *c = p; c < stop; c++)
+            cells += *c == ',';
+        if (cells < i || (i > 0 && p == stop)) {
+            free(ns);
+            return ts_fail(EINVAL, "latency table %s, line %u: %u cell(s), the lower triangle "
+                                   "needs %u", path, i + 1, p == stop ? 0 : cells, i);
+        }
+        p = *end ? end + 1 : end;
+    }
+    *n_out = n;
+    *out = ns;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Mapping the table onto the topology.                                     */
+
+static int map_table(topsync_model_t *m, const topsync_topology_t *t, const char *path,
+                     unsigned n, double cross_package_ns)
+{
+    unsigned npus = 0;
+    for (unsigned pu = 0; pu < m->pu_limit; pu++)
+        npus += ts_topology_pu_core(t, pu) >= 0;
+    if (n >= m->pu_limit) {
+        /* the whole machine: table CPU = PU OS index */
+        for (unsigned pu = 0; pu < m->pu_limit; pu++)
+            m->table_index[pu] = ts_topology_pu_core(t, pu) >= 0 ? (int)pu : -1;
+        snprintf(m->description, sizeof m->description,
+                 "c2c table %s (%u CPUs, the whole machine)", path, n);
+        return 0;
+    }
+    /* one package: PU k of each package, in OS order, is table CPU k */
+    const struct ts_level_units *pk = &t->levels[ts_level_index(TOPSYNC_LEVEL_PACKAGE)];
+    unsigned npack = pk->count;
+    unsigned *fill = calloc(npack ? npack : 1, sizeof *fill);
+    if (!fill)
+        return ts_fail(ENOMEM, "out of memory building the model");
+    bool fits = npack > 1;
+    for (unsigned pu = 0; pu < m->pu_limit && fits; pu++) {
+        int core = ts_topology_pu_core(t, pu);
+        m->table_index[pu] = -1;
+        if (core < 0)
+            continue;
+        int unit = pk->core_unit[core];
+        if (unit < 0 || fill[unit] >= n) {
+            fits = false;
+            break;
+        }
+        m->package[pu] = unit;
+        m->table_index[pu] = (int)fill[unit]++;
+    }
+    for (unsigned k = 0; k < npack && fits; k++)
+        fits = fill[k] == n;
+    free(fill);
+    if (!fits)
+        return ts_fail(EINVAL, "latency table %s has %u CPUs, but the topology has %u PUs (OS "
+                               "indexes up to %u) in %u package(s): a table covers every PU, "
+                               "or one package of a machine whose packages have as many PUs "
+                               "as the table", path, n, npus, m->pu_limit - 1, npack);
+    m->per_package = true;
+    m->cross_package_ps = to_ps(cross_package_ns);
+    snprintf(m->description, sizeof m->description,
+             "c2c table %s (%u CPUs, one package of %u; %.1f ns across packages)", path, n,
+             npack, cross_package_ns);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+
+void topsync_model_destroy(topsync_model_t *m)
+{
+    if (!m)
+        return;
+    free(m->table);
+    free(m->table_index);
+    free(m->package);
+    for (int l = 0; l < TOPSYNC_MODEL_MACHINE; l++) {
+        free(m->unit[l]);
+        free(m->unit_class[l]);
+    }
+    free(m);
+}
+
+static int check_ns(const char *what, double v)
+{
+    if (!isfinite(v) || v < 0 || v > 1e9)
+        return ts_fail(EINVAL, "model: %s %g is not valid; valid: 0 (the default) or a "
+                               "latency in ns up to 1e9", what, v);
+    return 0;
+}
+
+int topsync_model_create(topsync_model_t **out, const topsync_topology_t *t,
+                         const topsync_model_options_t *opts)
+{
+    topsync_model_options_t defaults;
+    if (!out)
+        return ts_fail(EINVAL, "topsync_model_create: out is NULL");
+    *out = NULL;
+    if (!t)
+        return ts_fail(EINVAL, "topsync_model_create: topology is NULL");
+    if (!opts) {
+        topsync_model_options_init(&defaults);
+        opts = &defaults;
+    }
+    double scale = opts->scale == 0 ? 1 : opts->scale;
+    if (!isfinite(scale) || scale <= 0 || scale > 1e6)
+        return ts_fail(EINVAL, "model: scale %g is not valid; valid: 0 (1) or a factor > 0 "
+                               "up to 1e6", opts->scale);
+    int rc = check_ns("cross_package_ns", opts->cross_package_ns);
+    for (int l = 0; l < TOPSYNC_MODEL_NLEVELS && rc == 0; l++)
+        rc = check_ns(level_names[l], opts->level_ns[l]);
+    if (rc < 0)
+        return rc;
+
+    topsync_model_t *m = calloc(1, sizeof *m);
+    if (!m)
+        return ts_fail(ENOMEM, "out of memory building the model");
+    m->topology = t;
+    m->pu_limit = t->pu_limit;
+    m->table_index = malloc(m->pu_limit * sizeof *m->table_index);
+    m->package = calloc(m->pu_limit, sizeof *m->package);
+    if (!m->table_index || !m->package) {
+        topsync_model_destroy(m);
+        return ts_fail(ENOMEM, "out of memory building the model");
+    }
+    rc = load_units(m, t);
+    if (rc < 0) {
+        topsync_model_destroy(m);
+        return rc;
+    }
+
+    if (opts->c2c_path) {
+        char *text = NULL;
+        double *ns = NULL;
+        unsigned n = 0;
+        rc = read_file(opts->c2c_path, &text);
+        if (rc == 0)
+            rc = parse_table(opts->c2c_path, text, &n, &ns);
+        free(text);
+        if (rc == 0) {
+            double cross = opts->cross_package_ns ? opts->cross_package_ns
+                                                  : TOPSYNC_MODEL_CROSS_PACKAGE_NS;
+            rc = map_table(m, t, opts->c2c_path, n, cross * scale);
+        }
+        if (rc == 0 && !(m->table = malloc((size_t)n * n * sizeof *m->table)))
+            rc = ts_fail(ENOMEM, "out of memory building the model");
+        if (rc < 0) {
+            free(ns);
+            topsync_model_destroy(m);
+            return rc;
+        }
+        m->table_n = n;
+        for (size_t k = 0; k < (size_t)n * n; k++)
+            m->table[k] = to_ps(ns[k] * scale);
+        free(ns);
+    } else {
+        m->derived = true;
+        for (unsigned pu = 0; pu < m->pu_limit; pu++)
+            m->table_index[pu] = ts_topology_pu_core(t, pu) >= 0 ? (int)pu : -1;
+        int len = snprintf(m->description, sizeof m->description, "derived from levels (ns:");
+        for (int l = 0; l < TOPSYNC_MODEL_NLEVELS; l++) {
+            double v = (opts->level_ns[l] ? opts->level_ns[l] : level_default_ns[l]) * scale;
+            m->level_ps[l] = to_ps(v);
+            if (len > 0 && (size_t)len < sizeof m->description)
+                len += snprintf(m->description + len, sizeof m->description - (size_t)len,
+                                " %s %.1f", level_names[l], v);
+        }
+        if (len > 0 && (size_t)len < sizeof m->description)
+            snprintf(m->description + len, sizeof m->description - (size_t)len, ")");
+    }
+    if (scale != 1) {
+        size_t len = strlen(m->description);
+        snprintf(m->description + len, sizeof m->description - len, ", scaled x%g", scale);
+    }
+    *out = m;
+    return 0;
+}
+
+double topsync_model_latency_ns(const topsync_model_t *m, unsigned a, unsigned b)
+{
+    if (!m || !ts_model_has_pu(m, a) || !ts_model_has_pu(m, b))
+        return -1;
+    return (double)ts_model_ps(m, a, b) / 1000.0;
+}
+
+const char *topsync_model_describe(const topsync_model_t *m)
+{
+    return m ? m->description : "";
+}

@@ -1,0 +1,62 @@
+/* Private: the machine model's representation (latency.c) and the engine's
+ * entry points (sim_engine.c) that sim_barrier.c drives. */
+#ifndef TOPSYNC_SRC_MODEL_PRIVATE_H
+#define TOPSYNC_SRC_MODEL_PRIVATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <topsync/model.h>
+
+/* Virtual time is kept in integer picoseconds: exact, and the same on
+ * every machine (no floating-point order of evaluation in the schedule). */
+typedef int64_t ts_ps;
+
+struct topsync_model {
+    const topsync_topology_t *topology; /* the caller's; outlives the model */
+    unsigned pu_limit;      /* largest PU OS index + 1 */
+    bool derived;           /* per-level latencies, else a table */
+    /* table: table_n x table_n, full (symmetric), in ps */
+    unsigned table_n;
+    ts_ps *table;
+    int *table_index;       /* [pu_limit]: the PU's table CPU, -1: not a PU */
+    int *package;           /* [pu_limit]: package unit (per-package tables) */
+    bool per_package;
+    ts_ps cross_package_ps;
+    /* The unit of each level holding the PU (-1: none), and the level class
+     * of a pair sharing that unit (latency.c, "Levels of a pair"). */
+    int *unit[TOPSYNC_MODEL_MACHINE];                  /* [level][pu_limit] */
+    topsync_model_level_t *unit_class[TOPSYNC_MODEL_MACHINE]; /* [level][pu_limit] */
+    ts_ps level_ps[TOPSYNC_MODEL_NLEVELS];             /* derived tables */
+    char description[512];
+};
+
+/* The level class of two distinct PUs of the model. */
+static inline topsync_model_level_t ts_model_level(const topsync_model_t *m, unsigned a,
+                                                   unsigned b)
+{
+    for (int l = 0; l < TOPSYNC_MODEL_MACHINE; l++)
+        if (m->unit[l][a] >= 0 && m->unit[l][a] == m->unit[l][b])
+            return m->unit_class[l][a];
+    return TOPSYNC_MODEL_MACHINE;
+}
+
+/* Picoseconds from PU a to PU b (both valid PUs of the model). */
+static inline ts_ps ts_model_ps(const topsync_model_t *m, unsigned a, unsigned b)
+{
+    if (a == b)
+        return 0;
+    if (m->derived)
+        return m->level_ps[ts_model_level(m, a, b)];
+    if (m->per_package && m->package[a] != m->package[b])
+        return m->cross_package_ps;
+    return m->table[(size_t)m->table_index[a] * m->table_n + (unsigned)m->table_index[b]];
+}
+
+/* Is os a PU of the model? */
+static inline bool ts_model_has_pu(const topsync_model_t *m, unsigned os)
+{
+    return os < m->pu_limit && m->table_index[os] >= 0;
+}
+
+#endif

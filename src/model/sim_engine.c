@@ -1,0 +1,637 @@
+/*
+ * The simulation engine: virtual participants, virtual time, and the cost
+ * of every memory event (docs/model.md, "The cost model").
+ *
+ * Execution. Each participant is a coroutine (ucontext) running the real
+ * barrier code on the calling thread. A participant runs only while its
+ * clock is the earliest (ties broken by a seeded random draw, then rank):
+ * at the start of every event it compares itself with the earliest waiting
+ * participant and, if that one is earlier, switches to it. So events are
+ * performed one at a time in virtual-time order, and code between two
+ * events runs at the instant of the first. Same seed, same schedule.
+ *
+ * The cost model, per cache line of the segment (the barrier's line size):
+ *  - a line has an owner (its last writer, whose copy is complete at
+ *    owner_ready) and sharers (readers, each with the time its copy
+ *    arrived); a generation number bumped by every invalidating write says
+ *    whose cached copy is still valid;
+ *  - a load of a valid copy costs nothing (spinning on a valid copy is
+ *    free); a miss is served by the holder whose copy reaches the reader
+ *    first: max(now, ready) + latency(holder, reader), the closest copy
+ *    forwarding (shared L3, O/F states);
+ *  - a store or read-modify-write needs the line exclusive: it starts when
+ *    the line is free (RMWs and stores on one line are served one at a
+ *    time) and takes the latency from the farthest other holder (the
+ *    invalidations go out together, the last acknowledgement ends it);
+ *    nothing when the writer already holds the only copy;
+ *  - a store does not stall its writer (store buffer) but commits after
+ *    the writer's earlier stores (in-order commit: every publish of
+ *    topsync is a release); a read-modify-write stalls until it completes
+ *    and waits for the writer's earlier stores first;
+ *  - a waiter whose word is not yet reached parks on the line; the next
+ *    write wakes it at the writer's issue time, and its reload then pays
+ *    the miss from the new owner. A flag hand-off thus costs the writer's
+ *    invalidation plus the reader's fetch.
+ * Latencies come from the model (latency.c), in integer picoseconds.
+ */
+#include "sim_engine.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "sim_events.h"
+#include "wait.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TS_SIM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TS_SIM_ASAN 1
+#endif
+#endif
+#ifdef TS_SIM_ASAN
+#include <sanitizer/common_interface_defs.h>
+#define TS_SIM_STACK (512u << 10)
+#else
+#define TS_SIM_STACK (64u << 10)
+#endif
+
+enum proc_state { READY, RUNNING, PARKED, DONE };
+
+struct cached {       /* a participant's copy of a line */
+    uint32_t key;     /* line index + 1; 0: empty slot */
+    uint32_t gen;     /* the line's generation when the copy was taken */
+    ts_ps ready;      /* when the copy arrived */
+};
+
+struct proc {
+    ucontext_t ctx;
+    void *stack_map;
+    size_t stack_map_size;
+    unsigned rank, pu;
+    ts_ps clock;
+    ts_ps stores_done;   /* commit time of the latest store */
+    uint64_t tiebreak;
+    enum proc_state state;
+    struct proc *next_parked;
+    struct cached *cache; /* open addressing, power-of-two capacity */
+    uint32_t cache_cap, cache_used;
+};
+
+struct sharer {
+    unsigned rank;
+    ts_ps ready;
+};
+
+struct line {
+    uint32_t gen;
+    int owner;            /* rank of the last writer (initially the first toucher) */
+    ts_ps owner_ready;    /* when its copy is complete */
+    ts_ps busy_until;     /* the last exclusive request served ends here */
+    struct sharer *sharers;
+    uint32_t nsharers, cap;
+    struct proc *parked;
+};
+
+struct sim {
+    const struct ts_sim_config *cfg;
+    struct proc *procs;
+    struct proc **heap;
+    unsigned heap_n;
+    struct line *lines;
+    size_t nlines;
+    unsigned line_shift;
+    struct proc *cur;
+    ucontext_t main_ctx;
+    uint64_t rng;
+    uint64_t events;
+    unsigned ndone;
+    bool stopped;
+    bool oom;
+#ifdef TS_SIM_ASAN
+    void *main_stack_bottom;
+    size_t main_stack_size;
+#endif
+};
+
+static _Thread_local struct sim *current;
+
+/* ---------------------------------------------------------------------- */
+/* Randomness and the run queue.                                            */
+
+static uint64_t next_random(struct sim *s)
+{
+    /* splitmix64 */
+    uint64_t z = (s->rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static bool earlier(const struct proc *a, const struct proc *b)
+{
+    if (a->clock != b->clock)
+        return a->clock < b->clock;
+    if (a->tiebreak != b->tiebreak)
+        return a->tiebreak < b->tiebreak;
+    return a->rank < b->rank;
+}
+
+static void heap_push(struct sim *s, struct proc *p)
+{
+    unsigned i = s->heap_n++;
+    while (i > 0) {
+        unsigned parent = (i - 1) / 2;
+        if (!earlier(p, s->heap[parent]))
+            break;
+        s->heap[i] = s->heap[parent];
+        i = parent;
+    }
+    s->heap[i] = p;
+    p->state = READY;
+}
+
+static struct proc *heap_pop(struct sim *s)
+{
+    if (s->heap_n == 0)
+        return NULL;
+    struct proc *top = s->heap[0], *last = s->heap[--s->heap_n];
+    unsigned i = 0;
+    for (;;) {
+        unsigned c = 2 * i + 1;
+        if (c >= s->heap_n)
+            break;
+        if (c + 1 < s->heap_n && earlier(s->heap[c + 1], s->heap[c]))
+            c++;
+        if (!earlier(s->heap[c], last))
+            break;
+        s->heap[i] = s->heap[c];
+        i = c;
+    }
+    if (s->heap_n)
+        s->heap[i] = last;
+    return top;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Switching between participants.                                          */
+
+static void swap_to(struct sim *s, ucontext_t *from, struct proc *to)
+{
+#ifdef TS_SIM_ASAN
+    void *fake = NULL;
+    if (to)
+        __sanitizer_start_switch_fiber(&fake, (char *)to->stack_map + getpagesize(),
+                                       to->stack_map_size - (size_t)getpagesize());
+    else
+        __sanitizer_start_switch_fiber(&fake, s->main_stack_bottom, s->main_stack_size);
+#endif
+    s->cur = to;
+    if (to)
+        to->state = RUNNING;
+    swapcontext(from, to ? &to->ctx : &s->main_ctx);
+#ifdef TS_SIM_ASAN
+    __sanitizer_finish_switch_fiber(fake, NULL, NULL);
+#endif
+}
+
+/* Give the thread to the earliest ready participant, or back to ts_sim_run
+ * when none is ready (all done, deadlock, or stopped). */
+static void switch_away(struct sim *s, struct proc *from)
+{
+    struct proc *next = s->stopped ? NULL : heap_pop(s);
+    swap_to(s, &from->ctx, next);
+}
+
+/* An event of the current participant is about to happen at its clock:
+ * make sure nobody is earlier. */
+static void event_begin(struct sim *s, struct proc *p)
+{
+    s->events++;
+    p->tiebreak = next_random(s);
+    if (s->heap_n && earlier(s->heap[0], p)) {
+        heap_push(s, p);
+        switch_away(s, p);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* A participant's copies.                                                  */
+
+static struct cached *cache_slot(struct proc *p, uint32_t key)
+{
+    uint32_t mask = p->cache_cap - 1, i = (key * 2654435761u) & mask;
+    while (p->cache[i].key && p->cache[i].key != key)
+        i = (i + 1) & mask;
+    return &p->cache[i];
+}
+
+static bool cache_grow(struct proc *p)
+{
+    uint32_t old_cap = p->cache_cap;
+    struct cached *old = p->cache;
+    uint32_t cap = old_cap ? old_cap * 2 : 16;
+    struct cached *fresh = calloc(cap, sizeof *fresh);
+    if (!fresh)
+        return false;
+    p->cache = fresh;
+    p->cache_cap = cap;
+    for (uint32_t i = 0; i < old_cap; i++)
+        if (old[i].key)
+            *cache_slot(p, old[i].key) = old[i];
+    free(old);
+    return true;
+}
+
+static void cache_put(struct sim *s, struct proc *p, size_t index, uint32_t gen, ts_ps ready)
+{
+    uint32_t key = (uint32_t)index + 1;
+    if ((p->cache_used + 1) * 2 > p->cache_cap && !cache_grow(p)) {
+        s->oom = true; /* reported after the run; the copy is just not kept */
+        return;
+    }
+    struct cached *c = cache_slot(p, key);
+    if (!c->key) {
+        c->key = key;
+        p->cache_used++;
+    }
+    c->gen = gen;
+    c->ready = ready;
+}
+
+static const struct cached *cache_get(struct proc *p, size_t index)
+{
+    if (!p->cache_cap)
+        return NULL;
+    const struct cached *c = cache_slot(p, (uint32_t)index + 1);
+    return c->key ? c : NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The cost model.                                                          */
+
+static inline ts_ps max_ps(ts_ps a, ts_ps b)
+{
+    return a > b ? a : b;
+}
+
+static inline ts_ps latency(const struct sim *s, unsigned from_rank, unsigned to_rank)
+{
+    return ts_model_ps(s->cfg->model, s->procs[from_rank].pu, s->procs[to_rank].pu);
+}
+
+static void add_sharer(struct sim *s, struct line *l, unsigned rank, ts_ps ready)
+{
+    if (l->nsharers == l->cap) {
+        uint32_t cap = l->cap ? l->cap * 2 : 4;
+        struct sharer *grown = realloc(l->sharers, cap * sizeof *grown);
+        if (!grown) {
+            s->oom = true;
+            return;
+        }
+        l->sharers = grown;
+        l->cap = cap;
+    }
+    l->sharers[l->nsharers++] = (struct sharer){rank, ready};
+}
+
+static void read_line(struct sim *s, struct proc *p, size_t index)
+{
+    struct line *l = &s->lines[index];
+    ts_ps now = p->clock;
+    const struct cached *c = cache_get(p, index);
+    if (c && c->gen == l->gen) { /* a valid copy: free */
+        p->clock = max_ps(now, c->ready);
+        return;
+    }
+    ts_ps best = max_ps(now, l->owner_ready) + latency(s, (unsigned)l->owner, p->rank);
+    for (uint32_t k = 0; k < l->nsharers; k++) {
+        ts_ps at = max_ps(now, l->sharers[k].ready) + latency(s, l->sharers[k].rank, p->rank);
+        if (at < best)
+            best = at;
+    }
+    p->clock = best;
+    add_sharer(s, l, p->rank, best);
+    cache_put(s, p, index, l->gen, best);
+}
+
+static void write_line(struct sim *s, struct proc *p, size_t index, bool rmw)
+{
+    struct line *l = &s->lines[index];
+    ts_ps now = p->clock;
+    const struct cached *c = cache_get(p, index);
+    bool exclusive = l->owner == (int)p->rank && l->nsharers == 0 && !l->parked && c &&
+                     c->gen == l->gen;
+    ts_ps start = max_ps(now, l->busy_until);
+    if (rmw)
+        start = max_ps(start, p->stores_done);
+    ts_ps cost = 0;
+    if (!exclusive) {
+        if (l->owner != (int)p->rank)
+            cost = latency(s, (unsigned)l->owner, p->rank);
+        for (uint32_t k = 0; k < l->nsharers; k++)
+            if (l->sharers[k].rank != p->rank)
+                cost = max_ps(cost, latency(s, l->sharers[k].rank, p->rank));
+        l->gen++;
+        l->nsharers = 0;
+    }
+    ts_ps done = max_ps(start + cost, p->stores_done); /* in-order commit */
+    p->stores_done = done;
+    l->busy_until = done;
+    l->owner = (int)p->rank;
+    l->owner_ready = done;
+    /* the writer sees its own value at once (store forwarding) */
+    cache_put(s, p, index, l->gen, rmw ? done : now);
+    if (rmw)
+        p->clock = done;
+}
+
+/* Wake the waiters of a line written at `when`: each reloads from then. */
+static void wake_line(struct sim *s, size_t index, ts_ps when)
+{
+    struct line *l = &s->lines[index];
+    struct proc *q = l->parked;
+    l->parked = NULL;
+    while (q) {
+        struct proc *next = q->next_parked;
+        q->next_parked = NULL;
+        q->clock = max_ps(q->clock, when);
+        q->tiebreak = next_random(s);
+        heap_push(s, q);
+        q = next;
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* The simulated atomics (sim_atomic.h).                                    */
+
+/* The line of a word when it is an event of the running simulation. */
+static bool simulated(const _Atomic uint32_t *word, struct sim **sp, size_t *index)
+{
+    struct sim *s = current;
+    if (!s || !s->cur)
+        return false;
+    const unsigned char *a = (const unsigned char *)word;
+    if (a < s->cfg->base || a >= s->cfg->base + s->cfg->size)
+        return false;
+    *sp = s;
+    *index = (size_t)(a - s->cfg->base) >> s->line_shift;
+    return true;
+}
+
+static bool write_lost(const struct sim *s)
+{
+    return s->cfg->fault == TOPSYNC_SIM_FAULT_SKIP_ARRIVAL && s->cur->rank == s->cfg->fault_rank;
+}
+
+uint32_t ts_sim_load(_Atomic uint32_t *word)
+{
+    struct sim *s;
+    size_t index;
+    if (!simulated(word, &s, &index))
+        return atomic_load_explicit(word, memory_order_seq_cst);
+    event_begin(s, s->cur);
+    read_line(s, s->cur, index);
+    return atomic_load_explicit(word, memory_order_relaxed); /* one thread: any order */
+}
+
+enum write_op { OP_STORE, OP_EXCHANGE, OP_ADD };
+
+/* A write event: its cost, the value, the wake-ups. Returns the old value. */
+static uint32_t write_event(_Atomic uint32_t *word, enum write_op op, uint32_t operand)
+{
+    struct sim *s;
+    size_t index;
+    if (!simulated(word, &s, &index)) {
+        switch (op) {
+        case OP_STORE: atomic_store_explicit(word, operand, memory_order_seq_cst); return 0;
+        case OP_EXCHANGE: return atomic_exchange_explicit(word, operand, memory_order_seq_cst);
+        case OP_ADD: return atomic_fetch_add_explicit(word, operand, memory_order_seq_cst);
+        }
+    }
+    struct proc *p = s->cur;
+    event_begin(s, p);
+    ts_ps issued = p->clock;
+    write_line(s, p, index, op != OP_STORE);
+    uint32_t old = atomic_load_explicit(word, memory_order_relaxed); /* one thread: any order */
+    if (write_lost(s))
+        return old;
+    atomic_store_explicit(word, op == OP_ADD ? old + operand : operand, memory_order_relaxed);
+    wake_line(s, index, issued);
+    return old;
+}
+
+void ts_sim_store(_Atomic uint32_t *word, uint32_t value)
+{
+    write_event(word, OP_STORE, value);
+}
+
+uint32_t ts_sim_exchange(_Atomic uint32_t *word, uint32_t value)
+{
+    return write_event(word, OP_EXCHANGE, value);
+}
+
+uint32_t ts_sim_fetch_add(_Atomic uint32_t *word, uint32_t add)
+{
+    return write_event(word, OP_ADD, add);
+}
+
+bool ts_sim_compare_exchange(_Atomic uint32_t *word, uint32_t *expected, uint32_t desired)
+{
+    struct sim *s;
+    size_t index;
+    if (!simulated(word, &s, &index))
+        return atomic_compare_exchange_strong_explicit(word, expected, desired,
+                                                       memory_order_seq_cst,
+                                                       memory_order_seq_cst);
+    struct proc *p = s->cur;
+    event_begin(s, p);
+    ts_ps issued = p->clock;
+    write_line(s, p, index, true); /* a CAS takes the line exclusive, success or not */
+    uint32_t old = atomic_load_explicit(word, memory_order_relaxed);
+    if (old != *expected || write_lost(s)) {
+        *expected = old;
+        return false;
+    }
+    atomic_store_explicit(word, desired, memory_order_relaxed);
+    wake_line(s, index, issued);
+    return true;
+}
+
+/* ts_wait_reach's slow path, simulated: the participant spins on its copy,
+ * which costs nothing until a write invalidates it; then it reloads. */
+void ts_sim_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
+{
+    (void)policy;
+    struct sim *s;
+    size_t index;
+    if (!simulated(&w->value, &s, &index)) {
+        while (!ts_reached(atomic_load_explicit(&w->value, memory_order_acquire), episode))
+            ts_cpu_relax();
+        return;
+    }
+    struct proc *p = s->cur;
+    if (s->cfg->fault == TOPSYNC_SIM_FAULT_SKIP_WAIT && p->rank == s->cfg->fault_rank)
+        return;
+    for (;;) {
+        if (ts_reached(ts_sim_load(&w->value), episode))
+            return;
+        /* parked right after the load, before anybody else runs: no write
+         * can fall between the check and the park */
+        struct line *l = &s->lines[index];
+        p->next_parked = l->parked;
+        l->parked = p;
+        p->state = PARKED;
+        switch_away(s, p);
+    }
+}
+
+/* Nobody sleeps in the simulation (its waits never set TS_SLEEPING). */
+void ts_sim_futex_wait(_Atomic uint32_t *addr, uint32_t expected, bool process_shared,
+                       uint64_t timeout_ns)
+{
+    (void)addr, (void)expected, (void)process_shared, (void)timeout_ns;
+}
+
+void ts_sim_futex_wake(_Atomic uint32_t *addr, bool process_shared)
+{
+    (void)addr, (void)process_shared;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Running.                                                                 */
+
+ts_ps ts_sim_now(void)
+{
+    return current && current->cur ? current->cur->clock : 0;
+}
+
+_Noreturn void ts_sim_stop(void)
+{
+    struct sim *s = current;
+    s->stopped = true;
+    struct proc *p = s->cur;
+    swap_to(s, &p->ctx, NULL);
+    abort(); /* a stopped simulation never resumes its participants */
+}
+
+static void proc_main(void)
+{
+    struct sim *s = current;
+    struct proc *p = s->cur;
+#ifdef TS_SIM_ASAN
+    __sanitizer_finish_switch_fiber(NULL, &s->main_stack_bottom, &s->main_stack_size);
+#endif
+    s->cfg->body(p->rank, s->cfg->arg);
+    p->state = DONE;
+    s->ndone++;
+    switch_away(s, p);
+    abort(); /* never resumed */
+}
+
+static void free_sim(struct sim *s)
+{
+    if (s->procs)
+        for (unsigned r = 0; r < s->cfg->n; r++) {
+            if (s->procs[r].stack_map)
+                munmap(s->procs[r].stack_map, s->procs[r].stack_map_size);
+            free(s->procs[r].cache);
+        }
+    if (s->lines)
+        for (size_t k = 0; k < s->nlines; k++)
+            free(s->lines[k].sharers);
+    free(s->procs);
+    free(s->heap);
+    free(s->lines);
+}
+
+/* Apart from start_procs: getcontext returns twice in principle, which
+ * would make the loop's variables unsafe there. */
+static int make_context(struct proc *p, size_t page)
+{
+    if (getcontext(&p->ctx) < 0)
+        return -1;
+    p->ctx.uc_stack.ss_sp = (char *)p->stack_map + page;
+    p->ctx.uc_stack.ss_size = TS_SIM_STACK;
+    p->ctx.uc_link = NULL;
+    makecontext(&p->ctx, proc_main, 0);
+    return 0;
+}
+
+static int start_procs(struct sim *s)
+{
+    const struct ts_sim_config *c = s->cfg;
+    size_t page = (size_t)getpagesize();
+    for (unsigned r = 0; r < c->n; r++) {
+        struct proc *p = &s->procs[r];
+        p->rank = r;
+        p->pu = c->pu[r];
+        /* a stack with a guard page below it */
+        p->stack_map_size = TS_SIM_STACK + page;
+        p->stack_map = mmap(NULL, p->stack_map_size, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p->stack_map == MAP_FAILED) {
+            p->stack_map = NULL;
+            return ts_fail(ENOMEM, "simulation: cannot map the stack of participant %u", r);
+        }
+        mprotect(p->stack_map, page, PROT_NONE);
+        if (make_context(p, page) < 0)
+            return ts_fail(EINVAL, "simulation: getcontext failed");
+        p->tiebreak = next_random(s);
+        heap_push(s, p);
+    }
+    return 0;
+}
+
+int ts_sim_run(const struct ts_sim_config *c, struct ts_sim_stats *stats)
+{
+    if (current)
+        return ts_fail(EINVAL, "simulation: a body may not start another simulation");
+    if (!c->line || (c->line & (c->line - 1)))
+        return ts_fail(EINVAL, "simulation: line size %zu is not a power of two", c->line);
+    struct sim s;
+    memset(&s, 0, sizeof s);
+    s.cfg = c;
+    s.rng = c->seed;
+    while ((1ul << s.line_shift) < c->line)
+        s.line_shift++;
+    s.nlines = (c->size + c->line - 1) / c->line;
+    s.procs = calloc(c->n, sizeof *s.procs);
+    s.heap = calloc(c->n, sizeof *s.heap);
+    s.lines = calloc(s.nlines, sizeof *s.lines);
+    if (!s.procs || !s.heap || !s.lines) {
+        free_sim(&s);
+        return ts_fail(ENOMEM, "simulation: out of memory for %u participants", c->n);
+    }
+    for (size_t k = 0; k < s.nlines; k++) {
+        unsigned owner = c->first_touch(k, c->arg);
+        s.lines[k].owner = (int)(owner < c->n ? owner : 0);
+    }
+    int rc = start_procs(&s);
+    if (rc < 0) {
+        free_sim(&s);
+        return rc;
+    }
+    current = &s;
+    struct proc *first = heap_pop(&s);
+    swap_to(&s, &s.main_ctx, first);
+    current = NULL;
+    stats->events = s.events;
+    stats->nparked = 0;
+    for (unsigned r = 0; r < c->n; r++)
+        stats->nparked += s.procs[r].state == PARKED;
+    stats->outcome = s.stopped ? TS_SIM_STOPPED
+                     : s.ndone == c->n ? TS_SIM_DONE : TS_SIM_DEADLOCK;
+    bool oom = s.oom;
+    free_sim(&s);
+    if (oom)
+        return ts_fail(ENOMEM, "simulation: out of memory for the caches' bookkeeping");
+    return 0;
+}

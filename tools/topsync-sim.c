@@ -1,0 +1,548 @@
+/*
+ * topsync-sim: predict topsync's barriers on a machine you do not have
+ * (docs/model.md).
+ *
+ *   topsync-sim barrier [--topology STRING | --xml FILE] [--c2c FILE]
+ *               [--cross-package-ns NS] [--level-ns LEVEL=NS,...] [--scale X]
+ *               --np N [--map-by core|numa|socket] --algorithm NAME|all ...
+ *               [--episodes E] [--warmup W] [--seed S] [--wait POLICY]
+ *               [--json] [--output FILE]
+ *   topsync-sim levels [--topology ... | --xml ...] [--c2c FILE] [--json]
+ *   topsync-sim table  [--topology ... | --xml ...] [--c2c FILE] [model options]
+ *
+ * barrier prints the records of `topsync-bench barrier --json` (algorithm,
+ * participants, wait, latency_ns, iterations, runs_ns, resolved), so that
+ * scripts/barrier_report.py reads either. levels summarises a table by the
+ * level each pair of CPUs shares; table writes the model's table as CSV.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <topsync.h>
+
+#define MAX_ALGORITHMS 64
+#define MAX_NP 8192u
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: topsync-sim barrier [MACHINE] --np N [--map-by core|numa|socket]\n"
+        "                   --algorithm NAME|all [--algorithm NAME ...] [--episodes E]\n"
+        "                   [--warmup W] [--seed S] [--wait spin|yield|block]\n"
+        "                   [--json] [--output FILE.json]\n"
+        "       topsync-sim levels [MACHINE] [--json]\n"
+        "       topsync-sim table [MACHINE]\n"
+        "\n"
+        "MACHINE (docs/model.md):\n"
+        "  --topology STRING     hwloc synthetic topology, e.g. 'pack:2 numa:2 l3:1 core:32 pu:1'\n"
+        "  --xml FILE            hwloc XML topology (default for both: this machine)\n"
+        "  --c2c FILE            core-to-core latency table, CSV (lower triangle, ns); without\n"
+        "                        it the table is derived from the levels\n"
+        "  --cross-package-ns NS latency between packages when the table covers one package\n"
+        "                        (default %.0f, see docs/model.md)\n"
+        "  --level-ns LIST       per-level latencies of a derived table, e.g. l3=30,machine=150\n"
+        "                        (levels: core, l2, l3, numa, package, machine)\n"
+        "  --scale X             multiply every latency by X\n"
+        "\n"
+        "barrier:\n"
+        "  --np N                virtual participants, 1 to %u, each on its own PU\n"
+        "  --map-by WHAT         placement, as topsync-info and mpirun (default core)\n"
+        "  --algorithm NAME      a barrier algorithm (topsync-info --list-algorithms, with\n"
+        "                        topo:LEVELS and /tree), or all; may be repeated\n"
+        "  --episodes E          timed episodes (default 1000), after W warm-up ones\n"
+        "                        (default E/10)\n"
+        "  --seed S              orders simultaneous events (default 1)\n"
+        "  --wait POLICY         wait policy of the simulated barrier (default spin)\n"
+        "  --fault KIND:RANK     break the barrier on purpose (skip-arrival, skip-wait),\n"
+        "                        to see the simulator's invariant check catch it\n"
+        "  --json, --output FILE JSON records as topsync-bench barrier --json writes them\n"
+        "\n"
+        "levels prints, for each level two CPUs can share, how many pairs of the table\n"
+        "share it and their latencies; table writes the model's table as CSV.\n"
+        "Exit status: 0, 1 when a simulation fails (its message says why), 2 on bad input.\n",
+        TOPSYNC_MODEL_CROSS_PACKAGE_NS, MAX_NP);
+}
+
+static int parse_double(const char *s, double *out, double min, double max)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || s[0] == ' ' || !isfinite(v) || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_u64(const char *s, unsigned long long *out, unsigned long long min,
+                     unsigned long long max)
+{
+    char *end;
+    errno = 0;
+    if (!*s || s[0] == '-' || s[0] == ' ' || s[0] == '+')
+        return -1;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* "l3=30,machine=150" into level_ns. */
+static int parse_level_ns(const char *list, double *level_ns)
+{
+    char buf[256];
+    if (strlen(list) >= sizeof buf || !*list)
+        return -1;
+    strcpy(buf, list);
+    for (char *save, *item = strtok_r(buf, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        if (!eq)
+            return -1;
+        *eq = '\0';
+        int level = -1;
+        for (int l = 0; l < TOPSYNC_MODEL_NLEVELS; l++)
+            if (!strcmp(item, topsync_model_level_name((topsync_model_level_t)l)))
+                level = l;
+        if (level < 0 || parse_double(eq + 1, &level_ns[level], 0.001, 1e9))
+            return -1;
+    }
+    return 0;
+}
+
+struct machine {
+    const char *synthetic, *xml, *c2c;
+    topsync_model_options_t options;
+    topsync_topology_t *topology;
+    topsync_model_t *model;
+};
+
+static int load_machine(struct machine *m)
+{
+    int rc = m->xml ? topsync_topology_load_xml(&m->topology, m->xml)
+             : m->synthetic ? topsync_topology_load_synthetic(&m->topology, m->synthetic)
+                            : topsync_topology_load(&m->topology);
+    if (rc == 0) {
+        m->options.c2c_path = m->c2c;
+        rc = topsync_model_create(&m->model, m->topology, &m->options);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "topsync-sim: %s\n", topsync_error_message());
+        return rc == -ENOMEM ? 1 : 2;
+    }
+    return 0;
+}
+
+static void free_machine(struct machine *m)
+{
+    topsync_model_destroy(m->model);
+    topsync_topology_destroy(m->topology);
+}
+
+/* ---------------------------------------------------------------------- */
+
+struct record {
+    const char *algorithm;
+    topsync_sim_result_t result;
+    double seconds;
+};
+
+static void print_json(FILE *f, const struct record *recs, size_t nrec, unsigned np,
+                       const char *map_by, unsigned long long seed, const struct machine *m)
+{
+    fprintf(f, "[\n");
+    for (size_t i = 0; i < nrec; i++) {
+        const topsync_sim_result_t *r = &recs[i].result;
+        fprintf(f, "  {\"algorithm\": \"%s\", \"participants\": %u, \"wait\": \"%s\", "
+                   "\"latency_ns\": %.1f, \"iterations\": %llu, \"runs_ns\": [%.1f], "
+                   "\"resolved\": \"%s\", \"map_by\": \"%s\", \"fastest_ns\": %.1f, "
+                   "\"events\": %llu, \"seed\": %llu, \"sim_seconds\": %.3f, "
+                   "\"model\": \"",
+                recs[i].algorithm, np, r->wait, r->latency_ns, (unsigned long long)r->episodes,
+                r->latency_ns, r->resolved, map_by, r->fastest_ns,
+                (unsigned long long)r->events, seed, recs[i].seconds);
+        for (const char *c = topsync_model_describe(m->model); *c; c++)
+            fprintf(f, *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
+        fprintf(f, "\"}%s\n", i + 1 < nrec ? "," : "");
+    }
+    fprintf(f, "]\n");
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static const char *const all_algorithms[] = {
+    "auto", "sense-reversing", "sense-reversing-counter", "sense-reversing-gr",
+    "combining-tree", "mcs", "tournament", "dissemination", "topo", "topo/tree"};
+
+static int cmd_barrier(struct machine *m, unsigned np, const char *map_arg,
+                       const char **names, size_t nnames, topsync_sim_options_t *so, int json,
+                       const char *output)
+{
+    topsync_map_by_t map_by;
+    if (topsync_map_by_parse(map_arg, &map_by) < 0) {
+        fprintf(stderr, "topsync-sim: --map-by: %s\n", topsync_error_message());
+        return 2;
+    }
+    /* "all" expands in place */
+    const char *list[MAX_ALGORITHMS];
+    size_t n = 0;
+    for (size_t i = 0; i < nnames; i++) {
+        if (!strcmp(names[i], "all")) {
+            for (size_t k = 0; k < sizeof all_algorithms / sizeof *all_algorithms; k++)
+                if (n < MAX_ALGORITHMS)
+                    list[n++] = all_algorithms[k];
+        } else if (n < MAX_ALGORITHMS) {
+            list[n++] = names[i];
+        }
+    }
+    int rc = load_machine(m);
+    if (rc)
+        return rc;
+    unsigned cores = topsync_topology_ncores(m->topology);
+    if (np > cores) {
+        fprintf(stderr, "topsync-sim: --np %u on %u cores: the model has no scheduler, so "
+                        "each participant needs a core of its own\n", np, cores);
+        free_machine(m);
+        return 2;
+    }
+    hwloc_bitmap_t *sets = calloc(np, sizeof *sets);
+    struct record *recs = calloc(n, sizeof *recs);
+    if (!sets || !recs ||
+        topsync_placement_compute(m->topology, np, map_by, TOPSYNC_BIND_TO_CORE, sets) < 0) {
+        fprintf(stderr, "topsync-sim: %s\n", sets && recs ? topsync_error_message()
+                                                          : "out of memory");
+        free(sets);
+        free(recs);
+        free_machine(m);
+        return 1;
+    }
+    int status = 0;
+    size_t done = 0;
+    for (size_t i = 0; i < n; i++) {
+        recs[done].algorithm = list[i];
+        double t0 = now_seconds();
+        rc = topsync_sim_barrier(m->model, np, (const hwloc_const_bitmap_t *)sets, list[i], so,
+                                 &recs[done].result);
+        recs[done].seconds = now_seconds() - t0;
+        if (rc < 0) {
+            fprintf(stderr, "topsync-sim: %s: %s\n", list[i], topsync_error_message());
+            status = rc == -EINVAL ? 2 : 1;
+            continue;
+        }
+        done++;
+    }
+    FILE *out = NULL;
+    if (output && !(out = fopen(output, "w"))) {
+        fprintf(stderr, "topsync-sim: cannot write %s: %s\n", output, strerror(errno));
+        status = 1;
+    }
+    if (out) {
+        print_json(out, recs, done, np, map_arg, (unsigned long long)so->seed, m);
+        fclose(out);
+    }
+    if (json) {
+        print_json(stdout, recs, done, np, map_arg, (unsigned long long)so->seed, m);
+    } else {
+        printf("predicted barrier latency, %u participants, map-by %s, %llu episodes, seed %llu\n"
+               "machine: %s\nmodel: %s\n\n", np, map_arg,
+               (unsigned long long)(so->episodes ? so->episodes : 1000),
+               (unsigned long long)so->seed, topsync_topology_source(m->topology),
+               topsync_model_describe(m->model));
+        printf("  %-24s %-28s %-6s %12s %12s %10s %8s\n", "algorithm", "resolved", "wait",
+               "latency ns", "fastest ns", "events", "sim s");
+        for (size_t i = 0; i < done; i++)
+            printf("  %-24s %-28s %-6s %12.1f %12.1f %10llu %8.2f\n", recs[i].algorithm,
+                   recs[i].result.resolved, recs[i].result.wait, recs[i].result.latency_ns,
+                   recs[i].result.fastest_ns, (unsigned long long)recs[i].result.events,
+                   recs[i].seconds);
+    }
+    for (unsigned r = 0; r < np; r++)
+        hwloc_bitmap_free(sets[r]);
+    free(sets);
+    free(recs);
+    free_machine(m);
+    return status;
+}
+
+/* ---------------------------------------------------------------------- */
+
+static int by_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Every PU of the model, ascending OS index. */
+static unsigned model_pus(const struct machine *m, unsigned **out)
+{
+    hwloc_const_cpuset_t all =
+        hwloc_topology_get_allowed_cpuset(topsync_topology_hwloc(m->topology));
+    unsigned n = 0, *pus = malloc(((size_t)hwloc_bitmap_weight(all) + 1) * sizeof *pus);
+    int pu;
+    if (pus)
+        hwloc_bitmap_foreach_begin(pu, all)
+            if (topsync_model_latency_ns(m->model, (unsigned)pu, (unsigned)pu) == 0)
+                pus[n++] = (unsigned)pu;
+        hwloc_bitmap_foreach_end();
+    *out = pus;
+    return pus ? n : 0;
+}
+
+static int cmd_levels(struct machine *m, int json)
+{
+    int rc = load_machine(m);
+    if (rc)
+        return rc;
+    unsigned *pus, n = model_pus(m, &pus);
+    size_t pairs = (size_t)n * (n ? n - 1 : 0) / 2;
+    double *by_level[TOPSYNC_MODEL_NLEVELS];
+    size_t count[TOPSYNC_MODEL_NLEVELS] = {0};
+    for (int l = 0; l < TOPSYNC_MODEL_NLEVELS; l++)
+        by_level[l] = malloc((pairs ? pairs : 1) * sizeof(double));
+    for (unsigned i = 0; i < n; i++)
+        for (unsigned j = 0; j < i; j++) {
+            int l = topsync_model_pair_level(m->model, pus[i], pus[j]);
+            if (l >= 0 && by_level[l])
+                by_level[l][count[l]++] = topsync_model_latency_ns(m->model, pus[i], pus[j]);
+        }
+    if (json)
+        printf("{\"machine\": \"%s\", \"levels\": [", topsync_topology_source(m->topology));
+    else
+        printf("machine: %s\nmodel: %s\n\n  %-8s %8s %10s %10s %10s %10s\n",
+               topsync_topology_source(m->topology), topsync_model_describe(m->model), "level",
+               "pairs", "median ns", "mean ns", "min ns", "max ns");
+    int first = 1;
+    for (int l = 0; l < TOPSYNC_MODEL_NLEVELS; l++) {
+        if (!count[l] || !by_level[l])
+            continue;
+        qsort(by_level[l], count[l], sizeof(double), by_double);
+        double sum = 0;
+        for (size_t k = 0; k < count[l]; k++)
+            sum += by_level[l][k];
+        size_t c = count[l];
+        double median = c % 2 ? by_level[l][c / 2]
+                              : (by_level[l][c / 2 - 1] + by_level[l][c / 2]) / 2;
+        const char *name = topsync_model_level_name((topsync_model_level_t)l);
+        if (json)
+            printf("%s{\"level\": \"%s\", \"pairs\": %zu, \"median_ns\": %.3f, \"mean_ns\": %.3f, "
+                   "\"min_ns\": %.3f, \"max_ns\": %.3f}", first ? "" : ", ", name, c, median,
+                   sum / (double)c, by_level[l][0], by_level[l][c - 1]);
+        else
+            printf("  %-8s %8zu %10.1f %10.1f %10.1f %10.1f\n", name, c, median,
+                   sum / (double)c, by_level[l][0], by_level[l][c - 1]);
+        first = 0;
+    }
+    if (json) {
+        printf("], \"defaults\": {");
+        for (int l = 0; l < TOPSYNC_MODEL_NLEVELS; l++)
+            printf("%s\"%s\": %.3f", l ? ", " : "",
+                   topsync_model_level_name((topsync_model_level_t)l),
+                   topsync_model_level_default_ns((topsync_model_level_t)l));
+        printf("}}\n");
+    }
+    for (int l = 0; l < TOPSYNC_MODEL_NLEVELS; l++)
+        free(by_level[l]);
+    free(pus);
+    free_machine(m);
+    return 0;
+}
+
+static int cmd_table(struct machine *m)
+{
+    int rc = load_machine(m);
+    if (rc)
+        return rc;
+    unsigned *pus, n = model_pus(m, &pus);
+    unsigned limit = n ? pus[n - 1] + 1 : 0;
+    if (limit != n) {
+        fprintf(stderr, "topsync-sim: the PUs' OS indexes are not 0..%u without holes; a CSV "
+                        "table indexes CPUs by OS number and cannot say which are missing\n",
+                n ? n - 1 : 0);
+        free(pus);
+        free_machine(m);
+        return 1;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        for (unsigned j = 0; j < n; j++) {
+            if (j)
+                putchar(',');
+            if (j < i)
+                printf("%.3f", topsync_model_latency_ns(m->model, i, j));
+        }
+        putchar('\n');
+    }
+    free(pus);
+    free_machine(m);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && !strcmp(argv[1], "--version")) {
+        printf("topsync-sim (topsync) %s\n", topsync_version());
+        return 0;
+    }
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "barrier") && strcmp(cmd, "levels") && strcmp(cmd, "table")) {
+        fprintf(stderr, "topsync-sim: unknown command '%s'; valid: barrier, levels, table\n", cmd);
+        return 2;
+    }
+    struct machine m = {0};
+    topsync_model_options_init(&m.options);
+    topsync_sim_options_t so;
+    topsync_sim_options_init(&so);
+    so.seed = 1;
+    unsigned np = 0;
+    const char *map_arg = "core", *output = NULL;
+    const char *names[MAX_ALGORITHMS];
+    size_t nnames = 0;
+    int json = 0;
+    unsigned long long v;
+    enum { O_TOPO = 256, O_XML, O_C2C, O_CROSS, O_LEVELS, O_SCALE, O_NP, O_MAP, O_ALG, O_EPI,
+           O_WARM, O_SEED, O_WAIT, O_FAULT, O_JSON, O_OUT, O_HELP };
+    static const struct option longopts[] = {
+        {"topology", required_argument, 0, O_TOPO}, {"xml", required_argument, 0, O_XML},
+        {"c2c", required_argument, 0, O_C2C},
+        {"cross-package-ns", required_argument, 0, O_CROSS},
+        {"level-ns", required_argument, 0, O_LEVELS}, {"scale", required_argument, 0, O_SCALE},
+        {"np", required_argument, 0, O_NP},         {"map-by", required_argument, 0, O_MAP},
+        {"algorithm", required_argument, 0, O_ALG}, {"episodes", required_argument, 0, O_EPI},
+        {"warmup", required_argument, 0, O_WARM},   {"seed", required_argument, 0, O_SEED},
+        {"wait", required_argument, 0, O_WAIT},     {"fault", required_argument, 0, O_FAULT},
+        {"json", no_argument, 0, O_JSON},           {"output", required_argument, 0, O_OUT},
+        {"help", no_argument, 0, O_HELP},           {0, 0, 0, 0}};
+    int c;
+    optind = 2;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_TOPO: m.synthetic = optarg; break;
+        case O_XML: m.xml = optarg; break;
+        case O_C2C: m.c2c = optarg; break;
+        case O_CROSS:
+            if (parse_double(optarg, &m.options.cross_package_ns, 0.001, 1e9)) {
+                fprintf(stderr, "topsync-sim: --cross-package-ns takes a latency in ns "
+                                "(> 0, up to 1e9), not '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case O_LEVELS:
+            if (parse_level_ns(optarg, m.options.level_ns)) {
+                fprintf(stderr, "topsync-sim: --level-ns takes LEVEL=NS,... with LEVEL one of "
+                                "core, l2, l3, numa, package, machine and NS > 0, not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case O_SCALE:
+            if (parse_double(optarg, &m.options.scale, 1e-6, 1e6)) {
+                fprintf(stderr, "topsync-sim: --scale takes a factor from 1e-6 to 1e6, not "
+                                "'%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case O_NP:
+            if (parse_u64(optarg, &v, 1, MAX_NP)) {
+                fprintf(stderr, "topsync-sim: --np takes 1 to %u, not '%s'\n", MAX_NP, optarg);
+                return 2;
+            }
+            np = (unsigned)v;
+            break;
+        case O_MAP: map_arg = optarg; break;
+        case O_ALG:
+            if (strcmp(optarg, "all") && topsync_barrier_algorithm_validate(optarg) < 0) {
+                fprintf(stderr, "topsync-sim: %s\n", topsync_error_message());
+                return 2;
+            }
+            if (nnames == MAX_ALGORITHMS) {
+                fprintf(stderr, "topsync-sim: at most %d --algorithm\n", MAX_ALGORITHMS);
+                return 2;
+            }
+            names[nnames++] = optarg;
+            break;
+        case O_EPI:
+        case O_WARM:
+            if (parse_u64(optarg, &v, 1, 10000000)) {
+                fprintf(stderr, "topsync-sim: --%s takes 1 to 10000000, not '%s'\n",
+                        c == O_EPI ? "episodes" : "warmup", optarg);
+                return 2;
+            }
+            *(c == O_EPI ? &so.episodes : &so.warmup) = (unsigned)v;
+            break;
+        case O_SEED:
+            if (parse_u64(optarg, &v, 0, ULLONG_MAX)) {
+                fprintf(stderr, "topsync-sim: --seed takes a whole number, not '%s'\n", optarg);
+                return 2;
+            }
+            so.seed = v;
+            break;
+        case O_WAIT:
+            if (topsync_wait_policy_parse(optarg, &so.wait) < 0) {
+                fprintf(stderr, "topsync-sim: --wait: %s\n", topsync_error_message());
+                return 2;
+            }
+            break;
+        case O_FAULT: {
+            const char *colon = strchr(optarg, ':');
+            size_t len = colon ? (size_t)(colon - optarg) : 0;
+            if (colon && len == 12 && !strncmp(optarg, "skip-arrival", len))
+                so.fault = TOPSYNC_SIM_FAULT_SKIP_ARRIVAL;
+            else if (colon && len == 9 && !strncmp(optarg, "skip-wait", len))
+                so.fault = TOPSYNC_SIM_FAULT_SKIP_WAIT;
+            if (!so.fault || parse_u64(colon + 1, &v, 0, MAX_NP - 1)) {
+                fprintf(stderr, "topsync-sim: --fault takes skip-arrival:RANK or "
+                                "skip-wait:RANK, not '%s'\n", optarg);
+                return 2;
+            }
+            so.fault_rank = (unsigned)v;
+            break;
+        }
+        case O_JSON: json = 1; break;
+        case O_OUT: output = optarg; break;
+        case 'h':
+        case O_HELP: usage(stdout); return 0;
+        default: /* getopt named the option */
+            fprintf(stderr, "Try 'topsync-sim --help'.\n");
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "topsync-sim: unexpected argument '%s'; try 'topsync-sim --help'\n",
+                argv[optind]);
+        return 2;
+    }
+    if (m.synthetic && m.xml) {
+        fprintf(stderr, "topsync-sim: give --topology or --xml, not both\n");
+        return 2;
+    }
+    if (!strcmp(cmd, "levels"))
+        return cmd_levels(&m, json);
+    if (!strcmp(cmd, "table"))
+        return cmd_table(&m);
+    if (!np || !nnames) {
+        fprintf(stderr, "topsync-sim: barrier needs --np N and --algorithm NAME|all; try "
+                        "'topsync-sim --help'\n");
+        return 2;
+    }
+    if (so.fault && so.fault_rank >= np) {
+        fprintf(stderr, "topsync-sim: --fault names participant %u of %u\n", so.fault_rank, np);
+        return 2;
+    }
+    return cmd_barrier(&m, np, map_arg, names, nnames, &so, json, output);
+}
