@@ -2,7 +2,7 @@
  * The simulation engine: virtual participants, virtual time, and the cost
  * of every memory event (docs/model.md, "The cost model").
  *
- * Execution. Each participant is a coroutine (ucontext) running the real
+ * Execution. Each participant is a coroutine (sim_context.h) running the real
  * barrier code on the calling thread. A participant runs only while its
  * clock is the earliest (ties broken by a seeded random draw, then rank):
  * at the start of every event it compares itself with the earliest waiting
@@ -42,10 +42,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #include "error.h"
+#include "sim_context.h"
 #include "sim_events.h"
 #include "wait.h"
 
@@ -57,8 +57,9 @@
 #endif
 #endif
 #ifdef TS_SIM_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
-#define TS_SIM_STACK (512u << 10)
+#define TS_SIM_STACK (256u << 10)
 #else
 #define TS_SIM_STACK (64u << 10)
 #endif
@@ -72,7 +73,7 @@ struct cached {       /* a participant's copy of a line */
 };
 
 struct proc {
-    ucontext_t ctx;
+    ts_context ctx;
     void *stack_map;
     size_t stack_map_size;
     unsigned rank, pu;
@@ -109,14 +110,14 @@ struct sim {
     size_t nlines;
     unsigned line_shift;
     struct proc *cur;
-    ucontext_t main_ctx;
+    ts_context main_ctx;
     uint64_t rng;
     uint64_t events;
     unsigned ndone;
     bool stopped;
     bool oom;
 #ifdef TS_SIM_ASAN
-    void *main_stack_bottom;
+    const void *main_stack_bottom; /* learnt at the first switch away from it */
     size_t main_stack_size;
 #endif
 };
@@ -183,7 +184,7 @@ static struct proc *heap_pop(struct sim *s)
 /* ---------------------------------------------------------------------- */
 /* Switching between participants.                                          */
 
-static void swap_to(struct sim *s, ucontext_t *from, struct proc *to)
+static void swap_to(struct sim *s, ts_context *from, struct proc *to)
 {
 #ifdef TS_SIM_ASAN
     void *fake = NULL;
@@ -196,7 +197,7 @@ static void swap_to(struct sim *s, ucontext_t *from, struct proc *to)
     s->cur = to;
     if (to)
         to->state = RUNNING;
-    swapcontext(from, to ? &to->ctx : &s->main_ctx);
+    ts_context_switch(from, to ? &to->ctx : &s->main_ctx);
 #ifdef TS_SIM_ASAN
     __sanitizer_finish_switch_fiber(fake, NULL, NULL);
 #endif
@@ -527,7 +528,11 @@ static void proc_main(void)
     struct sim *s = current;
     struct proc *p = s->cur;
 #ifdef TS_SIM_ASAN
-    __sanitizer_finish_switch_fiber(NULL, &s->main_stack_bottom, &s->main_stack_size);
+    /* the first participant to run was switched to from the caller's stack */
+    if (!s->main_stack_bottom)
+        __sanitizer_finish_switch_fiber(NULL, &s->main_stack_bottom, &s->main_stack_size);
+    else
+        __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
 #endif
     s->cfg->body(p->rank, s->cfg->arg);
     p->state = DONE;
@@ -540,8 +545,15 @@ static void free_sim(struct sim *s)
 {
     if (s->procs)
         for (unsigned r = 0; r < s->cfg->n; r++) {
-            if (s->procs[r].stack_map)
+            if (s->procs[r].stack_map) {
+#ifdef TS_SIM_ASAN
+                /* frames left on a stack keep their poison past munmap */
+                size_t guard = (size_t)getpagesize();
+                __asan_unpoison_memory_region((char *)s->procs[r].stack_map + guard,
+                                              s->procs[r].stack_map_size - guard);
+#endif
                 munmap(s->procs[r].stack_map, s->procs[r].stack_map_size);
+            }
             free(s->procs[r].cache);
         }
     if (s->lines)
@@ -552,17 +564,11 @@ static void free_sim(struct sim *s)
     free(s->lines);
 }
 
-/* Apart from start_procs: getcontext returns twice in principle, which
- * would make the loop's variables unsafe there. */
+/* Apart from start_procs: getcontext (the portable switch) returns twice
+ * in principle, which would make the loop's variables unsafe there. */
 static int make_context(struct proc *p, size_t page)
 {
-    if (getcontext(&p->ctx) < 0)
-        return -1;
-    p->ctx.uc_stack.ss_sp = (char *)p->stack_map + page;
-    p->ctx.uc_stack.ss_size = TS_SIM_STACK;
-    p->ctx.uc_link = NULL;
-    makecontext(&p->ctx, proc_main, 0);
-    return 0;
+    return ts_context_make(&p->ctx, (char *)p->stack_map + page, TS_SIM_STACK, proc_main);
 }
 
 static int start_procs(struct sim *s)
@@ -583,7 +589,7 @@ static int start_procs(struct sim *s)
         }
         mprotect(p->stack_map, page, PROT_NONE);
         if (make_context(p, page) < 0)
-            return ts_fail(EINVAL, "simulation: getcontext failed");
+            return ts_fail(EINVAL, "simulation: cannot make the context of participant %u", r);
         p->tiebreak = next_random(s);
         heap_push(s, p);
     }
