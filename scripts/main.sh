@@ -5,8 +5,10 @@
 # process) with one thread per core and oversubscribed, then the MPI_Barrier
 # comparison against Open MPI and MPICH, then the RCL benchmark (the RCL
 # papers' protocol against mutex, TTAS, CK MCS, CK cohort and flat
-# combining, with its round trip against the cache-line floor). Results go
-# to out/.
+# combining, with its round trip against the cache-line floor), then the
+# machine model: its prediction against this machine's measured barriers,
+# the barrier paper's figures and three machines we do not have
+# (docs/model.md). Results go to out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-debian.sh
@@ -36,3 +38,9 @@ build/bench/topsync-bench rcl --output out/bench-rcl.json --csv out/bench-rcl.cs
 py=/usr/bin/python3 # Debian's, with python3-matplotlib for the plots
 [ -x "$py" ] || py=python3
 "$py" scripts/rcl_report.py out/bench-rcl.json out/bench-rcl | tee out/bench-rcl-summary.md
+echo
+echo "== machine model: predicted against measured here, and the paper's figures (docs/model.md) =="
+mkdir -p out/model
+"$py" scripts/model_validate.py build --out out/model > out/model/report.log 2>&1 ||
+    { tail -20 out/model/report.log; exit 1; }
+grep -E '^- |^### ' out/model/validation.md

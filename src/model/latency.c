@@ -281,8 +281,9 @@ static int map_table(topsync_model_t *m, const topsync_topology_t *t, const char
     unsigned npus = 0;
     for (unsigned pu = 0; pu < m->pu_limit; pu++)
         npus += ts_topology_pu_core(t, pu) >= 0;
-    if (n >= m->pu_limit) {
-        /* the whole machine: table CPU = PU OS index */
+    if (n == m->pu_limit) {
+        /* the whole machine (its offline and disallowed CPUs included, as
+         * the OS numbers them): table CPU = PU OS index */
         for (unsigned pu = 0; pu < m->pu_limit; pu++)
             m->table_index[pu] = ts_topology_pu_core(t, pu) >= 0 ? (int)pu : -1;
         snprintf(m->description, sizeof m->description,

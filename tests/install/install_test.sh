@@ -31,6 +31,10 @@ fi
 # Installed tools start from the prefix as they are (RUNPATH), and the
 # installed drop-in binds an ordinary pthread program.
 env -u LD_LIBRARY_PATH "$tmp/prefix/bin/topsync-info" --np 2 >/dev/null
+# ... and the simulator finds the installed latency tables (share/topsync/c2c)
+env -u LD_LIBRARY_PATH "$tmp/prefix/bin/topsync-sim" barrier --topology 'pack:2 numa:2 l3:1 core:32 pu:1' \
+    --c2c "$tmp/prefix/share/topsync/c2c/hisilicon-kunpeng-920-6426.csv" --np 64 \
+    --algorithm topo --episodes 50 | grep -q "topo:numa,socket/global"
 # (a sanitized library cannot be preloaded into an unsanitized program)
 if [ -z "$sanitize" ]; then
     pthread_lib=$(ls "$tmp/prefix"/lib*/libtopsync-pthread.so.0 | head -1)

@@ -4,6 +4,8 @@
 set -u
 info=$1
 bench=$2
+sim=$3
+root=$(cd "$(dirname "$0")/../.." && pwd)
 passed=0
 failed=0
 ok() { passed=$((passed + 1)); }
@@ -143,6 +145,79 @@ assert configs == {("default", "default"), ("default", "numa"), ("rcl-aware", "d
 metrics = [r for r in recs if "metric" in r]
 assert len(metrics) == 1, metrics
 PY
+
+# topsync-sim: bad input named, exit 2; a broken barrier, exit 1
+KP="$root/data/c2c/hisilicon-kunpeng-920-6426.csv"
+expect_error "barrier needs --np N and --algorithm" "$sim" barrier --topology "$K"
+expect_error "--np takes 1 to 8192, not '0'" "$sim" barrier --np 0 --algorithm mcs
+expect_error "--np takes 1 to 8192, not '9000'" "$sim" barrier --np 9000 --algorithm mcs
+expect_error "--np 200 on 128 cores" "$sim" barrier --topology "$K" --np 200 --algorithm mcs
+expect_error "unknown barrier algorithm 'fastest'" "$sim" barrier --np 2 --algorithm fastest
+expect_error "unknown mapping 'diagonal'" "$sim" barrier --np 2 --algorithm mcs --map-by diagonal
+expect_error "cannot open latency table /nonexistent.csv" "$sim" barrier --np 2 --algorithm mcs --c2c /nonexistent.csv
+expect_error "has 64 CPUs, but the topology has 2 PUs" "$sim" barrier --topology "pack:1 core:2 pu:1" --c2c "$KP" --np 2 --algorithm mcs
+expect_error "--cross-package-ns takes a latency in ns" "$sim" barrier --cross-package-ns -1 --np 2 --algorithm mcs
+expect_error "--level-ns takes LEVEL=NS" "$sim" barrier --level-ns l9=3 --np 2 --algorithm mcs
+expect_error "--level-ns takes LEVEL=NS" "$sim" barrier --level-ns l3= --np 2 --algorithm mcs
+expect_error "--scale takes a factor" "$sim" barrier --scale 0 --np 2 --algorithm mcs
+expect_error "--seed takes a whole number, not 'x'" "$sim" barrier --seed x --np 2 --algorithm mcs
+expect_error "--episodes takes 1 to 10000000, not '0'" "$sim" barrier --episodes 0 --np 2 --algorithm mcs
+expect_error "unknown wait policy 'nap'" "$sim" barrier --wait nap --np 2 --algorithm mcs
+expect_error "--fault takes skip-arrival:RANK or skip-wait:RANK" "$sim" barrier --fault lose:1 --np 2 --algorithm mcs
+expect_error "--fault names participant 9 of 2" "$sim" barrier --fault skip-wait:9 --np 2 --algorithm mcs
+expect_error "unknown command 'run'; valid: barrier, levels, table" "$sim" run
+expect_error "unexpected argument 'extra'" "$sim" barrier --np 2 --algorithm mcs extra
+expect_error "not both" "$sim" levels --topology "$K" --xml x.xml
+expect_error "Try 'topsync-sim --help'" "$sim" barrier --frobnicate
+"$sim" --version | grep -Eq "^topsync-sim \(topsync\) [0-9.]+$" && ok || ko "topsync-sim --version"
+out=$("$sim" barrier --topology "$K" --np 16 --algorithm tournament --fault skip-wait:3 --episodes 20 2>&1)
+[ $? -eq 1 ] && grep -q "broke the barrier invariant: participant 3 left episode" <<<"$out" && ok ||
+    ko "fault: '$out'"
+# the records of topsync-bench barrier, read by its report script
+simjson=$(mktemp)
+"$sim" barrier --topology "$K" --c2c "$KP" --np 128 --map-by numa --algorithm topo:numa \
+    --algorithm combining-tree --episodes 100 --json >"$simjson"
+python3 - "$simjson" <<'PY' && ok || ko "sim JSON"
+import json, sys
+recs = json.load(open(sys.argv[1]))
+assert [r["algorithm"] for r in recs] == ["topo:numa", "combining-tree"], recs
+assert recs[0]["resolved"] == "topo:numa/global", recs[0]
+for r in recs:
+    assert r["participants"] == 128 and r["latency_ns"] > 0 and r["map_by"] == "numa", r
+    assert r["iterations"] == 100 and r["wait"] == "spin" and "one package of 2" in r["model"], r
+PY
+python3 "$root/scripts/barrier_report.py" "$simjson" | grep -q "| topo:numa | topo:numa/global | spin |" &&
+    ok || ko "barrier_report.py on the simulator's JSON"
+rm -f "$simjson"
+# levels of the Kunpeng table: a die (numa pairs) and the package
+json=$("$sim" levels --topology "pack:1 numa:2 l3:1 core:32 pu:1" --c2c "$KP" --json)
+python3 - "$json" <<'PY' && ok || ko "levels JSON"
+import json, sys
+d = json.loads(sys.argv[1])
+rows = {r["level"]: r for r in d["levels"]}
+assert set(rows) == {"numa", "package"}, rows
+assert rows["numa"]["pairs"] == 992 and abs(rows["numa"]["median_ns"] - 35.66) < 0.01, rows
+assert rows["package"]["pairs"] == 1024 and abs(rows["package"]["median_ns"] - 80.52) < 0.01, rows
+PY
+# a derived table written out and read back predicts the same
+table=$(mktemp)
+"$sim" table --topology "pack:2 numa:2 core:2 pu:2" >"$table"
+a=$("$sim" barrier --topology "pack:2 numa:2 core:2 pu:2" --np 8 --algorithm topo --json)
+b=$("$sim" barrier --topology "pack:2 numa:2 core:2 pu:2" --c2c "$table" --np 8 --algorithm topo --json)
+python3 - "$a" "$b" <<'PY' && ok || ko "derived table round trip"
+import json, sys
+a, b = (json.loads(x)[0]["latency_ns"] for x in sys.argv[1:])
+assert a == b and a > 0, (a, b)
+PY
+rm -f "$table"
+# this machine's table, measured and read by the simulator
+ctable=$(mktemp)
+"$bench" c2c --iterations 200 --runs 1 --output "$ctable" && "$sim" barrier --c2c "$ctable" --np 2 \
+    --algorithm dissemination --episodes 50 | grep -q "dissemination" && ok || ko "c2c table read back"
+rm -f "$ctable"
+expect_error "--runs takes 1..32, not '0'" "$bench" c2c --runs 0
+expect_error "--iterations takes 1..100000000, not 'x'" "$bench" c2c --iterations x
+expect_error "unexpected argument 'extra'" "$bench" c2c extra
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
