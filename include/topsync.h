@@ -8,5 +8,6 @@
 #include <topsync/barrier.h>
 #include <topsync/rcl.h>
 #include <topsync/model.h>
+#include <topsync/tune.h>
 
 #endif /* TOPSYNC_H */

@@ -17,6 +17,7 @@
 #include "barrier_private.h"
 #include "error.h"
 #include "topology_private.h"
+#include "tune/auto.h"
 
 topsync_groups_t *ts_groups_clone(const topsync_groups_t *g);
 
@@ -209,37 +210,10 @@ void topsync_barrier_options_init(topsync_barrier_options_t *o)
 struct resolved {
     struct parsed_algorithm alg;
     topsync_wait_policy_t wait;
+    bool wait_given; /* by the options or TOPSYNC_WAIT: auto keeps it */
     bool oversubscribed;
+    bool given_by_env; /* the algorithm came from TOPSYNC_BARRIER */
 };
-
-static int has_groups_below_top(const topsync_groups_t *g)
-{
-    for (unsigned i = 0; i < topsync_groups_count(g); i++) {
-        topsync_group_info_t info;
-        topsync_groups_get(g, i, &info);
-        if (info.level != TOPSYNC_GROUP_TOP)
-            return 1;
-    }
-    return 0;
-}
-
-/*
- * "auto" (documented in the README): with a known hierarchy that has groups
- * below TOP, topo; otherwise when participants outnumber the CPUs the
- * process may run on, the central counter (one wake-up for all sleepers);
- * otherwise the dissemination barrier (no atomic RMW on the arrival path,
- * log P rounds; the fastest flat algorithm in topsync-bench on small
- * machines).
- */
-static const ts_algorithm *auto_choice(const topsync_groups_t *groups, bool oversubscribed)
-{
-    if (groups && topsync_groups_hierarchical(groups) && has_groups_below_top(groups) &&
-        !oversubscribed)
-        return &ts_algo_topo;
-    if (oversubscribed)
-        return &ts_algo_sense_reversing;
-    return &ts_algo_dissemination;
-}
 
 static int resolve(unsigned n, const topsync_barrier_options_t *o, struct resolved *r)
 {
@@ -254,8 +228,12 @@ static int resolve(unsigned n, const topsync_barrier_options_t *o, struct resolv
     int rc = parse_algorithm(name, &r->alg, origin);
     if (rc < 0)
         return rc;
+    r->given_by_env = origin[0] != '\0';
+    if (!r->alg.algo && (rc = ts_auto_steps_check()) < 0)
+        return rc;
 
     r->wait = o->wait;
+    r->wait_given = o->wait != TOPSYNC_WAIT_DEFAULT || ts_getenv("TOPSYNC_WAIT");
     rc = ts_wait_policy_resolve(&r->wait);
     if (rc < 0)
         return rc;
@@ -351,6 +329,8 @@ int topsync_environment_check(void)
     double timeout;
     if (timeout_from_env(&timeout) < 0)
         return -EINVAL;
+    if (ts_auto_steps_check() < 0)
+        return -EINVAL;
     const char *placement = ts_getenv("TOPSYNC_RCL_PLACEMENT");
     topsync_rcl_policy_t rcl_policy;
     if (placement && topsync_rcl_policy_parse(placement, &rcl_policy) < 0)
@@ -361,6 +341,20 @@ int topsync_environment_check(void)
 /* ---------------------------------------------------------------------- */
 /* Construction.                                                            */
 
+/* The groups topo runs on: given ready-made, built from the bindings over
+ * the levels of `mask`, or one flat group. */
+static int build_groups(const topsync_barrier_options_t *opts, unsigned n, unsigned mask,
+                        topsync_groups_t **groups)
+{
+    if (opts->groups) {
+        *groups = ts_groups_clone(opts->groups);
+        return *groups ? 0 : ts_fail(ENOMEM, "out of memory");
+    }
+    if (opts->topology && opts->cpusets)
+        return topsync_groups_build(groups, opts->topology, n, opts->cpusets, mask);
+    return topsync_groups_build_flat(groups, n);
+}
+
 /* The entry of `table` that stands where `algo` stands in ts_algorithms. */
 static const ts_algorithm *from_table(const ts_algorithm *algo, const ts_algorithm *const *table)
 {
@@ -370,8 +364,40 @@ static const ts_algorithm *from_table(const ts_algorithm *algo, const ts_algorit
     return algo;
 }
 
+/* Resolve "auto" (src/tune/auto.c) into r, and say how in b->explain. */
+static void choose_auto(topsync_barrier_t *b, const topsync_barrier_options_t *opts,
+                        const topsync_groups_t *groups, const topsync_model_t *model,
+                        struct resolved *r)
+{
+    struct ts_auto_request req = {
+        .n = b->n, .topology = opts->topology, .cpusets = opts->cpusets, .groups = groups,
+        .oversubscribed = r->oversubscribed, .processes = opts->process_shared != 0 || b->attached,
+        .wait = r->wait, .model = model};
+    struct ts_auto_choice choice;
+    ts_auto_choose(&req, &choice);
+    struct parsed_algorithm alg;
+    if (parse_algorithm(choice.algorithm, &alg, "") < 0 || !alg.algo) {
+        /* auto's names are the library's own: never happens */
+        snprintf(choice.explain, sizeof choice.explain, "rules: dissemination (auto chose "
+                                                        "'%s', which is not an algorithm)",
+                 choice.algorithm);
+        parse_algorithm("dissemination", &alg, "");
+        choice.wait = TOPSYNC_WAIT_DEFAULT;
+    }
+    r->alg = alg;
+    const char *kept = "";
+    if (choice.wait != TOPSYNC_WAIT_DEFAULT) {
+        if (r->wait_given && choice.wait != r->wait)
+            kept = " (wait policy given: kept)";
+        else
+            r->wait = choice.wait;
+    }
+    snprintf(b->explain, sizeof b->explain, "auto: %s%s", choice.explain, kept);
+}
+
 static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_options_t *opts,
-                   const ts_algorithm *const *table, topsync_barrier_t **bp)
+                   const ts_algorithm *const *table, const topsync_model_t *model, bool attached,
+                   topsync_barrier_t **bp)
 {
     topsync_barrier_options_t defaults;
     if (!out)
@@ -425,6 +451,32 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
     b->magic = TS_BARRIER_LIVE;
     b->n = n;
     b->line = line;
+    b->attached = attached;
+
+    /* Groups: needed by topo, and by auto to decide (over every level;
+     * rebuilt below when auto picks topo on fewer). */
+    topsync_groups_t *groups = NULL;
+    rc = build_groups(opts, n, r.alg.level_mask, &groups);
+    if (rc < 0) {
+        free(b);
+        return rc;
+    }
+    if (!r.alg.algo) {
+        choose_auto(b, opts, groups, model, &r);
+        if (r.alg.algo == &ts_algo_topo && r.alg.level_mask != TOPSYNC_LEVELS_ALL &&
+            !opts->groups) {
+            topsync_groups_destroy(groups);
+            groups = NULL;
+            if ((rc = build_groups(opts, n, r.alg.level_mask, &groups)) < 0) {
+                free(b);
+                return rc;
+            }
+        }
+    } else {
+        snprintf(b->explain, sizeof b->explain, "given: %s", r.given_by_env
+                                                               ? "TOPSYNC_BARRIER"
+                                                               : "options.algorithm");
+    }
     b->level_mask = r.alg.level_mask;
     b->tree_release = r.alg.tree_release;
     wait_settings(&b->wait, r.wait, r.oversubscribed, opts->process_shared != 0, spin);
@@ -434,23 +486,7 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
     b->wait.idle_arg = opts->idle_arg;
     b->wait.idle_ns = opts->idle ? (uint64_t)(idle_interval * 1e9) + 1 : 0;
     b->armed = b->wait.timeout_ns || b->wait.idle;
-
-    /* Groups: needed by topo, and by auto to decide. */
-    topsync_groups_t *groups = NULL;
-    if (opts->groups) {
-        groups = ts_groups_clone(opts->groups);
-        if (!groups)
-            rc = ts_fail(ENOMEM, "out of memory");
-    } else if (opts->topology && opts->cpusets) {
-        rc = topsync_groups_build(&groups, opts->topology, n, opts->cpusets, b->level_mask);
-    } else {
-        rc = topsync_groups_build_flat(&groups, n);
-    }
-    if (rc < 0) {
-        free(b);
-        return rc;
-    }
-    b->algo = r.alg.algo ? r.alg.algo : auto_choice(groups, r.oversubscribed);
+    b->algo = r.alg.algo;
     if (b->algo == &ts_algo_topo) {
         b->groups = groups;
         topsync_level_t lv[TOPSYNC_MAX_LEVELS];
@@ -524,10 +560,11 @@ static void free_barrier(topsync_barrier_t *b)
 
 int ts_barrier_create_with(topsync_barrier_t **out, unsigned n,
                            const topsync_barrier_options_t *opts,
-                           const ts_algorithm *const table[TS_NALGORITHMS])
+                           const ts_algorithm *const table[TS_NALGORITHMS],
+                           const topsync_model_t *model)
 {
     topsync_barrier_t *b;
-    int rc = prepare(out, n, opts, table, &b);
+    int rc = prepare(out, n, opts, table, model, false, &b);
     if (rc < 0)
         return rc;
     int shared = opts && opts->process_shared;
@@ -567,7 +604,7 @@ int ts_barrier_create_with(topsync_barrier_t **out, unsigned n,
 int topsync_barrier_create(topsync_barrier_t **out, unsigned n,
                            const topsync_barrier_options_t *opts)
 {
-    return ts_barrier_create_with(out, n, opts, ts_algorithms);
+    return ts_barrier_create_with(out, n, opts, ts_algorithms, NULL);
 }
 
 int topsync_barrier_segment_size(unsigned n, const topsync_barrier_options_t *opts,
@@ -576,7 +613,7 @@ int topsync_barrier_segment_size(unsigned n, const topsync_barrier_options_t *op
     topsync_barrier_t *b, *dummy;
     if (!size)
         return ts_fail(EINVAL, "topsync_barrier_segment_size: size is NULL");
-    int rc = prepare(&dummy, n, opts, ts_algorithms, &b);
+    int rc = prepare(&dummy, n, opts, ts_algorithms, NULL, true, &b);
     if (rc < 0)
         return rc;
     *size = b->size;
@@ -623,7 +660,7 @@ int topsync_barrier_attach(topsync_barrier_t **out, unsigned n,
                            unsigned rank)
 {
     topsync_barrier_t *b;
-    int rc = prepare(out, n, opts, ts_algorithms, &b);
+    int rc = prepare(out, n, opts, ts_algorithms, NULL, true, &b);
     if (rc < 0)
         return rc;
     if (!segment || ((uintptr_t)segment % (uintptr_t)sysconf(_SC_PAGESIZE)) != 0) {
@@ -831,6 +868,11 @@ int topsync_barrier_wait_checked(topsync_barrier_t *b, unsigned rank)
 const char *topsync_barrier_algorithm(const topsync_barrier_t *b)
 {
     return b ? b->name : "";
+}
+
+const char *topsync_barrier_explain(const topsync_barrier_t *b)
+{
+    return b ? b->explain : "";
 }
 
 const char *topsync_barrier_wait_policy_name(const topsync_barrier_t *b)

@@ -66,6 +66,8 @@ struct topsync_barrier {
     topsync_groups_t *groups; /* owned copy for "topo" */
 
     void *roles; /* per-rank roles, algorithm specific, read-only after setup */
+    bool attached;          /* a process's part of a shared segment */
+    char explain[700];      /* how the algorithm was chosen (topsync_barrier_explain) */
     double timeout_seconds; /* 0: none */
     bool armed;             /* a timeout or an idle hook: waits unwind */
     _Atomic bool broken;    /* a wait on this handle timed out */
@@ -131,11 +133,14 @@ extern const ts_algorithm *const ts_algorithms[TS_NALGORITHMS];
  * topsync_barrier_create with the algorithms taken from `table`, an array
  * in the order of ts_algorithms: the simulator's copies of the same code
  * (src/model/sim_barrier.c); names and options resolve exactly as in
- * topsync_barrier_create.
+ * topsync_barrier_create, but "auto" predicts on `model` (the simulated
+ * machine) and reads no tuning file. model NULL: this machine.
  */
+struct topsync_model;
 int ts_barrier_create_with(topsync_barrier_t **out, unsigned n,
                            const topsync_barrier_options_t *opts,
-                           const ts_algorithm *const table[TS_NALGORITHMS]);
+                           const ts_algorithm *const table[TS_NALGORITHMS],
+                           const struct topsync_model *model);
 
 extern const ts_algorithm ts_algo_sense_reversing;
 extern const ts_algorithm ts_algo_sense_reversing_counter;

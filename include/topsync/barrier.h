@@ -185,6 +185,15 @@ int topsync_barrier_destroy(topsync_barrier_t *barrier);
 
 /* The resolved algorithm ("topo:numa,socket/global", ...) and wait policy. */
 const char *topsync_barrier_algorithm(const topsync_barrier_t *barrier);
+/*
+ * How the algorithm was chosen, one line: "given: options.algorithm" or
+ * "given: TOPSYNC_BARRIER", or for "auto" the step that chose and the
+ * figures it chose on, e.g. "auto: tuning file F, entry 8 processes,
+ * oversubscribed, placement unbound: sense-reversing/block 3100 ns, ...",
+ * "auto: model (per-level default latencies): predicted combining-tree
+ * 880 ns, ...", "auto: rules: topo, since ...".
+ */
+const char *topsync_barrier_explain(const topsync_barrier_t *barrier);
 const char *topsync_barrier_wait_policy_name(const topsync_barrier_t *barrier);
 unsigned topsync_barrier_nparticipants(const topsync_barrier_t *barrier);
 /* The groups "topo" runs on (NULL for other algorithms). */

@@ -73,6 +73,11 @@ typedef struct topsync_model_options {
      * Any other size is -EINVAL, naming both counts.
      */
     const char *c2c_path;
+    /* The same table in memory instead: c2c_cpus x c2c_cpus ns, row i
+     * column j (the diagonal ignored; entries below it are read). Used
+     * when c2c_path is NULL and c2c_ns is not. */
+    const double *c2c_ns;
+    unsigned c2c_cpus;
     /* Latency across packages for a one-package table; 0: the default
      * TOPSYNC_MODEL_CROSS_PACKAGE_NS. Ignored otherwise. */
     double cross_package_ns;

@@ -272,6 +272,30 @@ static int parse_table(const char *path, const char *text, unsigned *n_out, doub
     return 0;
 }
 
+/* A table given in memory: the same checks as a file's lower triangle. */
+static int copy_table(const double *in, unsigned n, unsigned *n_out, double **out)
+{
+    if (n < 2 || n > TABLE_MAX_CPUS)
+        return ts_fail(EINVAL, "latency table in memory: %u CPUs; valid: 2 to %u", n,
+                       TABLE_MAX_CPUS);
+    double *ns = calloc((size_t)n * n, sizeof *ns);
+    if (!ns)
+        return ts_fail(ENOMEM, "out of memory");
+    for (unsigned i = 0; i < n; i++)
+        for (unsigned j = 0; j < i; j++) {
+            double v = in[(size_t)i * n + j];
+            if (!isfinite(v) || !(v > 0) || v > 1e9) {
+                free(ns);
+                return ts_fail(EINVAL, "latency table in memory: entry (%u, %u) = %g is not a "
+                                       "latency (a number of ns, > 0)", i, j, v);
+            }
+            ns[(size_t)i * n + j] = ns[(size_t)j * n + i] = v;
+        }
+    *n_out = n;
+    *out = ns;
+    return 0;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Mapping the table onto the topology.                                     */
 
@@ -390,18 +414,23 @@ int topsync_model_create(topsync_model_t **out, const topsync_topology_t *t,
         return rc;
     }
 
-    if (opts->c2c_path) {
+    if (opts->c2c_path || opts->c2c_ns) {
         char *text = NULL;
         double *ns = NULL;
         unsigned n = 0;
-        rc = read_file(opts->c2c_path, &text);
-        if (rc == 0)
-            rc = parse_table(opts->c2c_path, text, &n, &ns);
-        free(text);
+        const char *name = opts->c2c_path ? opts->c2c_path : "(in memory)";
+        if (opts->c2c_path) {
+            rc = read_file(opts->c2c_path, &text);
+            if (rc == 0)
+                rc = parse_table(opts->c2c_path, text, &n, &ns);
+            free(text);
+        } else {
+            rc = copy_table(opts->c2c_ns, opts->c2c_cpus, &n, &ns);
+        }
         if (rc == 0) {
             double cross = opts->cross_package_ns ? opts->cross_package_ns
                                                   : TOPSYNC_MODEL_CROSS_PACKAGE_NS;
-            rc = map_table(m, t, opts->c2c_path, n, cross * scale);
+            rc = map_table(m, t, name, n, cross * scale);
         }
         if (rc == 0 && !(m->table = malloc((size_t)n * n * sizeof *m->table)))
             rc = ts_fail(ENOMEM, "out of memory building the model");

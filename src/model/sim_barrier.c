@@ -240,7 +240,7 @@ int topsync_sim_barrier(const topsync_model_t *m, unsigned n, const hwloc_const_
     bo.line_size = opts->line_size ? opts->line_size : topsync_topology_line_size(m->topology);
     bo.timeout_seconds = -1; /* virtual time: no clock may cut a wait short */
     struct run r = {.n = n};
-    rc = ts_barrier_create_with(&r.b, n, &bo, sim_algorithms);
+    rc = ts_barrier_create_with(&r.b, n, &bo, sim_algorithms, m);
     if (rc < 0) {
         free(pu);
         return rc;

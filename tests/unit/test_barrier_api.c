@@ -175,8 +175,13 @@ static void test_environment(void)
 
 static void test_auto_choice(void)
 {
+    /* The rules, alone (the tuning and model steps are tested below and in
+     * test_tuning). */
+    setenv("TOPSYNC_AUTO", "rules", 1);
     /* Many more participants than this machine's CPUs: the central counter. */
     topsync_barrier_t *b = create("auto", 512);
+    CHECK(strstr(topsync_barrier_explain(b), "auto: rules: sense-reversing, since more "
+                                             "participants are runnable") != NULL);
     CHECK_STR(topsync_barrier_algorithm(b), "sense-reversing");
     topsync_barrier_destroy(b);
 
@@ -193,9 +198,58 @@ static void test_auto_choice(void)
     o.cpusets = (const hwloc_const_bitmap_t *)sets;
     CHECK_EQ(topsync_barrier_create(&b, 2, &o), 0);
     CHECK_STR(topsync_barrier_algorithm(b), "topo:l2/global");
+    CHECK_STR(topsync_barrier_explain(b),
+              "auto: rules: topo, since the participants' hierarchy has groups below TOP "
+              "[TOPSYNC_AUTO=rules]");
     const topsync_groups_t *g = topsync_barrier_groups(b);
     CHECK(g != NULL && topsync_groups_count(g) == 1);
     topsync_barrier_destroy(b);
+
+    /* The model step: bound, one per core, not oversubscribed. Its choice
+     * is the fastest of the simulator's own predictions of the candidates
+     * on this topology's default latencies. */
+    setenv("TOPSYNC_AUTO", "model,rules", 1);
+    CHECK_EQ(topsync_barrier_create(&b, 2, &o), 0);
+    const char *why = topsync_barrier_explain(b);
+    const char *prefix = "auto: model (per-level default latencies): predicted ";
+    CHECK(strncmp(why, prefix, strlen(prefix)) == 0);
+    char first[96] = "";
+    sscanf(why + strlen(prefix), "%95s", first);
+    CHECK_STR(topsync_barrier_algorithm(b), strncmp(first, "topo", 4) ? first : "topo:l2/global");
+    topsync_model_t *model;
+    CHECK_EQ(topsync_model_create(&model, t, NULL), 0);
+    topsync_sim_options_t so;
+    topsync_sim_options_init(&so);
+    so.episodes = 40;
+    so.warmup = 4;
+    so.seed = 1;
+    so.wait = TOPSYNC_WAIT_BLOCK;
+    double fastest = 1e30;
+    const char *names[] = {"sense-reversing", "combining-tree", "mcs", "tournament",
+                           "dissemination", "topo:l2/global", "topo:l2/tree"};
+    topsync_sim_result_t r;
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+        if (topsync_sim_barrier(model, 2, o.cpusets, names[k], &so, &r) == 0 &&
+            r.latency_ns < fastest)
+            fastest = r.latency_ns;
+    CHECK_EQ(topsync_sim_barrier(model, 2, o.cpusets, first, &so, &r), 0);
+    CHECK(r.latency_ns <= fastest);
+    topsync_model_destroy(model);
+    topsync_barrier_destroy(b);
+    /* oversubscribed: the model has no scheduler, the rules decide */
+    o.cpu_sharers = 8;
+    CHECK_EQ(topsync_barrier_create(&b, 2, &o), 0);
+    CHECK_STR(topsync_barrier_algorithm(b), "sense-reversing");
+    CHECK(strstr(topsync_barrier_explain(b), "auto: rules:") != NULL);
+    topsync_barrier_destroy(b);
+    o.cpu_sharers = 0;
+    /* an explicit choice says so */
+    o.algorithm = "mcs";
+    CHECK_EQ(topsync_barrier_create(&b, 2, &o), 0);
+    CHECK_STR(topsync_barrier_explain(b), "given: options.algorithm");
+    topsync_barrier_destroy(b);
+    o.algorithm = "auto";
+    setenv("TOPSYNC_AUTO", "rules", 1);
 
     /* The same 2 participants, with 8 runnable processes sharing their 2
      * CPUs (cpu_sharers, as the MPI library sets it for a pair of an
@@ -253,6 +307,17 @@ static void test_auto_choice(void)
     for (int i = 0; i < 8; i++)
         hwloc_bitmap_free(cores[i]);
     topsync_topology_destroy(t);
+    /* TOPSYNC_AUTO: the steps, validated */
+    setenv("TOPSYNC_AUTO", "model,guess", 1);
+    CHECK_EQ(topsync_barrier_create(&b, 2, NULL), -EINVAL);
+    CHECK_MSG("TOPSYNC_AUTO='model,guess' is not valid; valid: a comma-separated list of "
+              "tuning, model, rules");
+    CHECK_EQ(topsync_environment_check(), -EINVAL);
+    setenv("TOPSYNC_AUTO", "tuning,", 1);
+    CHECK_EQ(topsync_environment_check(), -EINVAL);
+    setenv("TOPSYNC_AUTO", "tuning,rules", 1);
+    CHECK_EQ(topsync_environment_check(), 0);
+    unsetenv("TOPSYNC_AUTO");
 }
 
 static void test_layout(void)

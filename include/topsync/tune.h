@@ -1,0 +1,134 @@
+/*
+ * topsync tuning files: what `topsync-tune` measured on a machine, for
+ * "auto" to choose from (README, "auto").
+ *
+ * A tuning file is JSON (format "topsync-tuning", version
+ * TOPSYNC_TUNING_FORMAT_VERSION) for one machine, named by the fingerprint
+ * of its topology. It holds entries, one per case: a participant count,
+ * threads or processes, oversubscribed or not, and a placement signature;
+ * each entry lists the candidates measured, fastest first. It may also hold
+ * the machine's core-to-core latency table (topsync-bench c2c), which the
+ * machine model then uses.
+ *
+ * "auto" looks for the file named by TOPSYNC_TUNING (a path, or "off"),
+ * else for the per-user cache file of this machine
+ * ($XDG_CACHE_HOME/topsync/tuning-FINGERPRINT.json, XDG_CACHE_HOME
+ * defaulting to ~/.cache). A file for another machine, of another format
+ * version, or that is not a tuning file is ignored with one warning line
+ * on stderr, never trusted.
+ *
+ * Errors follow topsync's convention (common.h).
+ */
+#ifndef TOPSYNC_TUNE_H
+#define TOPSYNC_TUNE_H
+
+#include <stddef.h>
+#include <topsync/barrier.h>
+#include <topsync/topology.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TOPSYNC_TUNING_FORMAT_VERSION 1
+#define TOPSYNC_FINGERPRINT_LEN 17 /* 16 hex digits and the NUL */
+#define TOPSYNC_TUNING_MAX_RESULTS 64
+#define TOPSYNC_TUNING_MAX_ENTRIES 256
+
+/*
+ * The fingerprint of a topology: FNV-1a (64 bits) of hwloc's object tree as
+ * text: each object's type, OS index and complete cpuset, each cache's
+ * size and line size, and the CPU model hwloc reports. Memory sizes and
+ * the allowed CPUs are left out: they change with boots and jobs, not with
+ * the machine. 16 lowercase hex digits.
+ */
+int topsync_tuning_fingerprint(const topsync_topology_t *topology,
+                               char out[TOPSYNC_FINGERPRINT_LEN]);
+
+/*
+ * The placement signature of n participants bound to cpusets[] (NULL:
+ * nobody bound): "core", "numa" or "socket" when the bindings are exactly
+ * what topsync_placement_compute gives for that mapping (bind-to core);
+ * "unbound" when some participant may run on every allowed CPU (or
+ * cpusets is NULL); else "custom-XXXXXXXX" (a hash of the bindings in rank
+ * order), which only the same bindings match.
+ */
+int topsync_tuning_placement(const topsync_topology_t *topology, unsigned n,
+                             const hwloc_const_bitmap_t *cpusets, char *out, size_t len);
+
+typedef struct topsync_tuning_result {
+    char algorithm[96];         /* as topsync_barrier_create accepts it */
+    topsync_wait_policy_t wait; /* SPIN, YIELD or BLOCK */
+    double latency_ns;          /* measured: the benchmark's protocol */
+} topsync_tuning_result_t;
+
+typedef struct topsync_tuning_entry {
+    unsigned participants;
+    int processes;      /* 0: threads; 1: processes */
+    int oversubscribed; /* more runnable participants than CPUs */
+    char placement[48]; /* topsync_tuning_placement() */
+    unsigned nresults;  /* results[0] is the fastest */
+    topsync_tuning_result_t results[TOPSYNC_TUNING_MAX_RESULTS];
+} topsync_tuning_entry_t;
+
+typedef struct topsync_tuning topsync_tuning_t;
+
+/* An empty tuning of `topology`'s machine. */
+int topsync_tuning_create(topsync_tuning_t **out, const topsync_topology_t *topology);
+
+/*
+ * Read a tuning file for `topology`'s machine. -ENOENT: no such file;
+ * -EINVAL: not a tuning file (the message says where it is wrong);
+ * -ESTALE: a tuning file of another format version; -ENODEV: a tuning file
+ * of another machine (fingerprints differ).
+ */
+int topsync_tuning_load(topsync_tuning_t **out, const char *path,
+                        const topsync_topology_t *topology);
+
+/* Add an entry (results sorted here, fastest first), replacing the entry of
+ * the same case. -EINVAL for an entry without results or bad values,
+ * -ENOSPC beyond TOPSYNC_TUNING_MAX_ENTRIES. */
+int topsync_tuning_put(topsync_tuning_t *tuning, const topsync_tuning_entry_t *entry);
+
+/* Keep the machine's core-to-core table (n x n, ns; the diagonal is
+ * ignored) with the file. */
+int topsync_tuning_set_c2c(topsync_tuning_t *tuning, unsigned n, const double *ns);
+/* The kept table, or NULL (n in *n). */
+const double *topsync_tuning_c2c(const topsync_tuning_t *tuning, unsigned *n);
+
+/*
+ * The entry for n participants of this kind, oversubscription and
+ * placement; with no entry of that count, the one of the nearest tuned
+ * count (the smaller on a tie). -ENOENT when no entry has that kind,
+ * oversubscription and placement.
+ */
+int topsync_tuning_lookup(const topsync_tuning_t *tuning, unsigned n, int processes,
+                          int oversubscribed, const char *placement,
+                          topsync_tuning_entry_t *out);
+
+unsigned topsync_tuning_count(const topsync_tuning_t *tuning);
+int topsync_tuning_get(const topsync_tuning_t *tuning, unsigned index,
+                       topsync_tuning_entry_t *out);
+const char *topsync_tuning_machine_fingerprint(const topsync_tuning_t *tuning);
+
+/*
+ * Write the file: to a temporary file beside `path`, then renamed over it,
+ * so that readers and concurrent writers only ever see a whole file (the
+ * last rename wins). Creates the directory when missing.
+ */
+int topsync_tuning_write(const topsync_tuning_t *tuning, const char *path);
+
+void topsync_tuning_destroy(topsync_tuning_t *tuning);
+
+/*
+ * Where "auto" looks for this machine's tuning: TOPSYNC_TUNING when set (0,
+ * the path in buf), the cache file otherwise (0). -ENOENT when
+ * TOPSYNC_TUNING is "off", or no cache directory can be named (no HOME).
+ */
+int topsync_tuning_path(const topsync_topology_t *topology, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TOPSYNC_TUNE_H */

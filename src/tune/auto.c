@@ -1,0 +1,417 @@
+/*
+ * "auto": tuning file, then the machine model, then the rules (auto.h).
+ *
+ * Cost. auto runs inside topsync_barrier_create and attach, which
+ * libtopsync-pthread calls on every pthread_barrier_init and the MPI
+ * library once per communicator. The tuning file is read once per process
+ * and again only when it changes (its size and modification time); the
+ * model's decision is remembered per machine, placement and count, so that
+ * the simulations (tens of candidates of a few dozen episodes: about 10 ms
+ * per candidate at 128 participants) run once per process per case.
+ *
+ * Every rank of an MPI communicator on a node resolves auto with the same
+ * inputs (the same topology, bindings, counts and file), so all attach the
+ * same algorithm; if a tuning file changes between two ranks' reads, the
+ * segment's fingerprint check refuses the second rank and the MPI library
+ * falls back to PMPI_Barrier with a warning, never a hang.
+ */
+#include "auto.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include <topsync/tune.h>
+
+#include "error.h"
+#include "model/model_private.h"
+
+enum { STEP_TUNING = 1, STEP_MODEL = 2, STEP_RULES = 4 };
+
+#define MODEL_MAX_PARTICIPANTS 512u /* beyond, the simulations cost too much at create */
+#define MODEL_EPISODES 40u
+#define MODEL_WARMUP 4u
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---------------------------------------------------------------------- */
+/* TOPSYNC_AUTO.                                                            */
+
+static int parse_steps(const char *v, unsigned *steps)
+{
+    *steps = STEP_RULES;
+    char buf[64];
+    if (strlen(v) >= sizeof buf)
+        return -1;
+    strcpy(buf, v);
+    char *save, *w = strtok_r(buf, ",", &save);
+    if (!w || v[0] == ',' || v[strlen(v) - 1] == ',' || strstr(v, ",,"))
+        return -1;
+    for (; w; w = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(w, "tuning"))
+            *steps |= STEP_TUNING;
+        else if (!strcmp(w, "model"))
+            *steps |= STEP_MODEL;
+        else if (strcmp(w, "rules"))
+            return -1;
+    }
+    return 0;
+}
+
+int ts_auto_steps_check(void)
+{
+    const char *v = ts_getenv("TOPSYNC_AUTO");
+    unsigned steps;
+    if (v && parse_steps(v, &steps) < 0)
+        return ts_fail(EINVAL, "TOPSYNC_AUTO='%s' is not valid; valid: a comma-separated list of "
+                               "tuning, model, rules (e.g. 'model,rules'; the rules always "
+                               "remain as the last resort)", v);
+    return 0;
+}
+
+static unsigned auto_steps(void)
+{
+    const char *v = ts_getenv("TOPSYNC_AUTO");
+    unsigned steps;
+    if (!v)
+        return STEP_TUNING | STEP_MODEL | STEP_RULES;
+    if (parse_steps(v, &steps) < 0)
+        return STEP_RULES; /* topsync_barrier_create refused it already */
+    return steps;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Step 1: the tuning file.                                                 */
+
+static struct {
+    char path[4096];
+    struct stat st;
+    topsync_tuning_t *tuning; /* NULL: that file was refused */
+    char fingerprint[TOPSYNC_FINGERPRINT_LEN];
+} tuning_cache;
+static char warned[8][4200];
+static unsigned nwarned;
+
+/* One warning line per distinct message per process. Under cache_lock. */
+static void warn_once(const char *msg)
+{
+    for (unsigned i = 0; i < nwarned && i < 8; i++)
+        if (!strcmp(warned[i], msg))
+            return;
+    snprintf(warned[nwarned++ % 8], sizeof warned[0], "%s", msg);
+    fprintf(stderr, "topsync: warning: %s; auto goes on without it\n", msg);
+}
+
+/* This machine's tuning, read or taken from the cache. Under cache_lock. */
+static const topsync_tuning_t *machine_tuning(const topsync_topology_t *t, char *path,
+                                              size_t len)
+{
+    if (topsync_tuning_path(t, path, len) < 0)
+        return NULL; /* TOPSYNC_TUNING=off, or no cache directory */
+    bool explicit_file = ts_getenv("TOPSYNC_TUNING") != NULL;
+    char fp[TOPSYNC_FINGERPRINT_LEN];
+    topsync_tuning_fingerprint(t, fp);
+    struct stat st;
+    if (stat(path, &st) < 0) {
+        if (explicit_file) {
+            char msg[4200];
+            snprintf(msg, sizeof msg, "TOPSYNC_TUNING=%s: %s", path, strerror(errno));
+            warn_once(msg);
+        }
+        return NULL; /* no tuning done on this machine yet */
+    }
+    if (!strcmp(tuning_cache.path, path) && !strcmp(tuning_cache.fingerprint, fp) &&
+        tuning_cache.st.st_mtim.tv_sec == st.st_mtim.tv_sec &&
+        tuning_cache.st.st_mtim.tv_nsec == st.st_mtim.tv_nsec &&
+        tuning_cache.st.st_size == st.st_size && tuning_cache.st.st_ino == st.st_ino)
+        return tuning_cache.tuning;
+    topsync_tuning_destroy(tuning_cache.tuning);
+    tuning_cache.tuning = NULL;
+    snprintf(tuning_cache.path, sizeof tuning_cache.path, "%s", path);
+    snprintf(tuning_cache.fingerprint, sizeof tuning_cache.fingerprint, "%s", fp);
+    tuning_cache.st = st;
+    if (topsync_tuning_load(&tuning_cache.tuning, path, t) < 0)
+        warn_once(topsync_error_message());
+    return tuning_cache.tuning;
+}
+
+static void describe_results(const topsync_tuning_entry_t *e, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (unsigned k = 0; k < e->nresults && k < 4 && used < len; k++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s/%s %.0f ns", k ? ", " : "",
+                                 e->results[k].algorithm,
+                                 topsync_wait_policy_to_string(e->results[k].wait),
+                                 e->results[k].latency_ns);
+    if (e->nresults > 4 && used < len)
+        snprintf(buf + used, len - used, " (fastest of %u measured)", e->nresults);
+}
+
+static bool tuning_step(const struct ts_auto_request *req, struct ts_auto_choice *out)
+{
+    char placement[48], path[4096], figures[400];
+    if (topsync_tuning_placement(req->topology, req->n, req->cpusets, placement,
+                                 sizeof placement) < 0)
+        return false;
+    pthread_mutex_lock(&cache_lock);
+    const topsync_tuning_t *tu = machine_tuning(req->topology, path, sizeof path);
+    topsync_tuning_entry_t e;
+    bool found = tu && topsync_tuning_lookup(tu, req->n, req->processes, req->oversubscribed,
+                                             placement, &e) == 0;
+    pthread_mutex_unlock(&cache_lock);
+    if (!found)
+        return false;
+    snprintf(out->algorithm, sizeof out->algorithm, "%s", e.results[0].algorithm);
+    out->wait = e.results[0].wait;
+    describe_results(&e, figures, sizeof figures);
+    char nearest[48] = "";
+    if (e.participants != req->n)
+        snprintf(nearest, sizeof nearest, " (nearest tuned count to %u)", req->n);
+    snprintf(out->explain, sizeof out->explain,
+             "tuning file %.300s, entry %u %s%s, %s, placement %s: %s", path, e.participants,
+             e.processes ? "processes" : "threads", nearest,
+             e.oversubscribed ? "oversubscribed" : "one per CPU", placement, figures);
+    return true;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Step 2: the machine model.                                               */
+
+struct model_memo {
+    char key[160];
+    char algorithm[96];
+    char explain[640];
+};
+static struct model_memo memo[32];
+static unsigned memo_next;
+
+/* Every participant on a core of its own: what the model can predict. */
+static bool bound_one_per_core(const struct ts_auto_request *req)
+{
+    if (!req->topology || !req->cpusets || req->oversubscribed || req->n < 2 ||
+        req->n > MODEL_MAX_PARTICIPANTS)
+        return false;
+    hwloc_topology_t h = topsync_topology_hwloc(req->topology);
+    hwloc_bitmap_t used = hwloc_bitmap_alloc();
+    bool ok = used != NULL;
+    for (unsigned i = 0; ok && i < req->n; i++) {
+        hwloc_const_bitmap_t set = req->cpusets[i];
+        hwloc_obj_t core = set ? hwloc_get_obj_covering_cpuset(h, set) : NULL;
+        while (core && core->type != HWLOC_OBJ_CORE && core->type != HWLOC_OBJ_PU)
+            core = core->parent;
+        ok = core && (core->type == HWLOC_OBJ_CORE || core->type == HWLOC_OBJ_PU) &&
+             !hwloc_bitmap_intersects(used, core->cpuset);
+        if (ok)
+            hwloc_bitmap_or(used, used, core->cpuset);
+    }
+    hwloc_bitmap_free(used);
+    return ok;
+}
+
+static const char *level_word(topsync_level_t l)
+{
+    switch (l) {
+    case TOPSYNC_LEVEL_L2: return "l2";
+    case TOPSYNC_LEVEL_L3: return "l3";
+    case TOPSYNC_LEVEL_NUMA: return "numa";
+    default: return "socket";
+    }
+}
+
+/* The candidates: every flat algorithm and, with levels, topo with each
+ * subset of them (every subset up to 3 levels, else all and each one)
+ * in both release modes. Returns the count. */
+static unsigned candidates(const topsync_groups_t *groups, char names[][96], unsigned max)
+{
+    static const char *const flat[] = {"sense-reversing", "sense-reversing-counter",
+                                       "sense-reversing-gr", "combining-tree", "mcs",
+                                       "tournament", "dissemination"};
+    unsigned n = 0;
+    for (size_t i = 0; i < sizeof flat / sizeof *flat && n < max; i++)
+        snprintf(names[n++], 96, "%s", flat[i]);
+    topsync_level_t lv[TOPSYNC_MAX_LEVELS];
+    unsigned nl = groups && topsync_groups_hierarchical(groups) ? topsync_groups_levels(groups, lv)
+                                                                : 0;
+    for (unsigned mask = 1; nl && mask < (1u << nl); mask++) {
+        if (nl > 3 && mask != (1u << nl) - 1 && (mask & (mask - 1)))
+            continue;
+        char list[64] = "";
+        for (unsigned k = 0; k < nl; k++)
+            if (mask & (1u << k))
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+                         list[0] ? "," : "", level_word(lv[k]));
+        for (int tree = 0; tree < 2 && n < max; tree++)
+            snprintf(names[n++], 96, "topo:%s/%s", list, tree ? "tree" : "global");
+    }
+    return n;
+}
+
+/* The model of this machine: the tuning file's table, else the defaults. */
+static topsync_model_t *machine_model(const topsync_topology_t *t, char *source, size_t len)
+{
+    topsync_model_options_t mo;
+    topsync_model_options_init(&mo);
+    char path[4096];
+    unsigned n = 0;
+    double *table = NULL;
+    pthread_mutex_lock(&cache_lock);
+    const topsync_tuning_t *tu = machine_tuning(t, path, sizeof path);
+    const double *c2c = tu ? topsync_tuning_c2c(tu, &n) : NULL;
+    if (c2c && (table = malloc((size_t)n * n * sizeof *table)))
+        memcpy(table, c2c, (size_t)n * n * sizeof *table);
+    pthread_mutex_unlock(&cache_lock);
+    topsync_model_t *m = NULL;
+    if (table) {
+        mo.c2c_ns = table;
+        mo.c2c_cpus = n;
+        if (topsync_model_create(&m, t, &mo) == 0)
+            snprintf(source, len, "measured c2c table of %s", path);
+        else
+            m = NULL;
+        free(table);
+        mo.c2c_ns = NULL;
+        mo.c2c_cpus = 0;
+    }
+    if (!m && topsync_model_create(&m, t, &mo) == 0)
+        snprintf(source, len, "per-level default latencies");
+    return m;
+}
+
+static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice *out)
+{
+    if (!bound_one_per_core(req))
+        return false;
+    char placement[48], key[160] = "";
+    if (!req->model) {
+        char fp[TOPSYNC_FINGERPRINT_LEN];
+        if (topsync_tuning_fingerprint(req->topology, fp) < 0 ||
+            topsync_tuning_placement(req->topology, req->n, req->cpusets, placement,
+                                     sizeof placement) < 0)
+            return false;
+        char path[4096];
+        struct stat st = {0};
+        if (topsync_tuning_path(req->topology, path, sizeof path) == 0)
+            stat(path, &st); /* a new file may bring a new table: a new answer */
+        snprintf(key, sizeof key, "%s/%s/%u/%d/%d/%ld.%ld", fp, placement, req->n,
+                 (int)req->wait, req->processes, (long)st.st_mtim.tv_sec,
+                 (long)st.st_mtim.tv_nsec);
+        pthread_mutex_lock(&cache_lock);
+        for (unsigned i = 0; i < 32; i++)
+            if (!strcmp(memo[i].key, key)) {
+                snprintf(out->algorithm, sizeof out->algorithm, "%s", memo[i].algorithm);
+                snprintf(out->explain, sizeof out->explain, "%s", memo[i].explain);
+                pthread_mutex_unlock(&cache_lock);
+                return true;
+            }
+        pthread_mutex_unlock(&cache_lock);
+    }
+    char source[4200] = "the simulated machine";
+    topsync_model_t *own = req->model ? NULL : machine_model(req->topology, source, sizeof source);
+    const topsync_model_t *m = req->model ? req->model : own;
+    if (!m)
+        return false;
+    char names[40][96];
+    unsigned nc = candidates(req->groups, names, 40);
+    double best[3] = {0, 0, 0};
+    int order[3] = {-1, -1, -1};
+    topsync_sim_options_t so;
+    topsync_sim_options_init(&so);
+    so.episodes = MODEL_EPISODES;
+    so.warmup = MODEL_WARMUP;
+    so.seed = 1;
+    so.wait = req->wait;
+    for (unsigned c = 0; c < nc; c++) {
+        topsync_sim_result_t r;
+        if (topsync_sim_barrier(m, req->n, req->cpusets, names[c], &so, &r) < 0)
+            continue;
+        for (int k = 0; k < 3; k++)
+            if (order[k] < 0 || r.latency_ns < best[k]) {
+                for (int j = 2; j > k; j--) {
+                    best[j] = best[j - 1];
+                    order[j] = order[j - 1];
+                }
+                best[k] = r.latency_ns;
+                order[k] = (int)c;
+                break;
+            }
+    }
+    topsync_model_destroy(own);
+    if (order[0] < 0)
+        return false;
+    snprintf(out->algorithm, sizeof out->algorithm, "%s", names[order[0]]);
+    size_t used = (size_t)snprintf(out->explain, sizeof out->explain, "model (%s): predicted ",
+                                   source);
+    for (int k = 0; k < 3 && order[k] >= 0 && used < sizeof out->explain; k++)
+        used += (size_t)snprintf(out->explain + used, sizeof out->explain - used, "%s%s %.0f ns",
+                                 k ? ", " : "", names[order[k]], best[k]);
+    if (used < sizeof out->explain)
+        snprintf(out->explain + used, sizeof out->explain - used, " (fastest of %u candidates)",
+                 nc);
+    if (key[0]) {
+        pthread_mutex_lock(&cache_lock);
+        struct model_memo *slot = &memo[memo_next++ % 32];
+        snprintf(slot->key, sizeof slot->key, "%s", key);
+        snprintf(slot->algorithm, sizeof slot->algorithm, "%s", out->algorithm);
+        snprintf(slot->explain, sizeof slot->explain, "%s", out->explain);
+        pthread_mutex_unlock(&cache_lock);
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Step 3: the rules.                                                       */
+
+static bool groups_below_top(const topsync_groups_t *g)
+{
+    for (unsigned i = 0; g && i < topsync_groups_count(g); i++) {
+        topsync_group_info_t info;
+        topsync_groups_get(g, i, &info);
+        if (info.level != TOPSYNC_GROUP_TOP)
+            return true;
+    }
+    return false;
+}
+
+static void rules_step(const struct ts_auto_request *req, struct ts_auto_choice *out)
+{
+    if (req->oversubscribed) {
+        snprintf(out->algorithm, sizeof out->algorithm, "sense-reversing");
+        snprintf(out->explain, sizeof out->explain,
+                 "rules: sense-reversing, since more participants are runnable than there are "
+                 "CPUs (one wake-up releases every sleeper)");
+    } else if (req->groups && topsync_groups_hierarchical(req->groups) &&
+               groups_below_top(req->groups)) {
+        snprintf(out->algorithm, sizeof out->algorithm, "topo");
+        snprintf(out->explain, sizeof out->explain,
+                 "rules: topo, since the participants' hierarchy has groups below TOP");
+    } else {
+        snprintf(out->algorithm, sizeof out->algorithm, "dissemination");
+        snprintf(out->explain, sizeof out->explain,
+                 "rules: dissemination, since %s (no read-modify-write, log2 P rounds)",
+                 !req->cpusets ? "the participants are not bound"
+                 : req->groups && topsync_groups_hierarchical(req->groups)
+                     ? "no level groups the participants below TOP"
+                     : "some participant is not bound");
+    }
+}
+
+void ts_auto_choose(const struct ts_auto_request *req, struct ts_auto_choice *out)
+{
+    memset(out, 0, sizeof *out);
+    unsigned steps = auto_steps();
+    char skipped[200] = "";
+    if ((steps & STEP_TUNING) && req->topology && !req->model && tuning_step(req, out))
+        return;
+    if ((steps & STEP_MODEL) && model_step(req, out))
+        return;
+    rules_step(req, out);
+    if (!(steps & STEP_MODEL) || !(steps & STEP_TUNING))
+        snprintf(skipped, sizeof skipped, " [TOPSYNC_AUTO=%s]", ts_getenv("TOPSYNC_AUTO"));
+    if (skipped[0] && strlen(out->explain) + strlen(skipped) < sizeof out->explain)
+        strcat(out->explain, skipped);
+}

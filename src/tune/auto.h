@@ -1,0 +1,47 @@
+/*
+ * Private: what "auto" resolves to (README, "auto"), in this order:
+ *   1. the tuning file of this machine, when it has an entry for the case
+ *      (participant count, threads or processes, oversubscribed or not,
+ *      placement): the fastest candidate measured there;
+ *   2. the machine model (docs/model.md), when every participant is bound
+ *      to a core of its own and nobody is oversubscribed: the candidate
+ *      with the smallest predicted latency, on the tuning file's measured
+ *      core-to-core table when it has one, else on the per-level defaults;
+ *   3. the rules: topo with groups below TOP, the central counter when
+ *      oversubscribed, dissemination otherwise.
+ * TOPSYNC_AUTO lists the steps allowed (default tuning,model,rules; the
+ * rules always remain as the last resort).
+ */
+#ifndef TOPSYNC_SRC_TUNE_AUTO_H
+#define TOPSYNC_SRC_TUNE_AUTO_H
+
+#include <stdbool.h>
+
+#include <topsync/groups.h>
+#include <topsync/model.h>
+
+struct ts_auto_request {
+    unsigned n;
+    const topsync_topology_t *topology;  /* NULL: unknown */
+    const hwloc_const_bitmap_t *cpusets; /* NULL: nobody bound */
+    const topsync_groups_t *groups;      /* over every level */
+    bool oversubscribed;
+    bool processes;
+    topsync_wait_policy_t wait;          /* the policy the barrier will run with */
+    /* In a simulation: the simulated machine (the model step predicts on
+     * it, and no tuning file of this machine applies). NULL: this machine. */
+    const topsync_model_t *model;
+};
+
+struct ts_auto_choice {
+    char algorithm[96];         /* a name topsync_barrier_create accepts */
+    topsync_wait_policy_t wait; /* the tuned policy, or DEFAULT (none chosen) */
+    char explain[640];          /* which step chose, what, on which figures */
+};
+
+void ts_auto_choose(const struct ts_auto_request *request, struct ts_auto_choice *choice);
+
+/* TOPSYNC_AUTO: 0, or -EINVAL naming the valid steps. */
+int ts_auto_steps_check(void);
+
+#endif
