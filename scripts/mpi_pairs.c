@@ -1,37 +1,57 @@
 /*
- * An ordinary MPI program for docs/results.md (oversubscribed jobs): loops on
- * MPI_Barrier over MPI_COMM_WORLD (PAIRS = 0) or over pairs of ranks
- * (PAIRS = 1, MPI_Comm_split(world, rank / 2)); prints the slowest rank's
- * mean latency in microseconds. Not built by CMake: compile it with the MPI
- * wrapper, mpicc.openmpi -O2 -o pairs scripts/mpi_pairs.c, and run it with and
- * without LD_PRELOAD=libtopsync-mpi-*.so.
+ * An ordinary MPI program for the oversubscription measurements
+ * (scripts/mpi_oversub.sh, docs/results.md): loops on MPI_Barrier over
+ * MPI_COMM_WORLD (SPLIT = 0), over pairs of ranks (SPLIT = 1,
+ * MPI_Comm_split(world, rank / 2)) or over two halves (SPLIT = 2,
+ * MPI_Comm_split(world, rank < size / 2)), every sub-communicator's barriers
+ * running at the same time as the others'. Prints the slowest rank's mean
+ * latency in microseconds, and the context switches per barrier of the
+ * whole job (every rank's voluntary and involuntary switches, getrusage,
+ * summed, over the barrier count). Not built by CMake: compile it with the
+ * MPI wrapper, mpicc.openmpi -O2 -o pairs scripts/mpi_pairs.c, and run it
+ * with and without LD_PRELOAD=libtopsync-mpi-*.so.
  *
- *   usage: pairs PAIRS [ITERATIONS]
+ *   usage: pairs SPLIT [ITERATIONS]
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+
+static long switches(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_nvcsw + u.ru_nivcsw;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int pairs = argc > 1 && atoi(argv[1]);
+    int split = argc > 1 ? atoi(argv[1]) : 0;
     int iters = argc > 2 ? atoi(argv[2]) : 2000;
     MPI_Comm comm = MPI_COMM_WORLD;
-    if (pairs)
+    if (split == 1)
         MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &comm);
+    else if (split == 2)
+        MPI_Comm_split(MPI_COMM_WORLD, rank < size / 2, rank, &comm);
     for (int i = 0; i < 100; i++)
         MPI_Barrier(comm);
+    long cs = switches();
     double t = MPI_Wtime();
     for (int i = 0; i < iters; i++)
         MPI_Barrier(comm);
     t = (MPI_Wtime() - t) / iters * 1e6;
+    cs = switches() - cs;
     double worst;
+    long all_cs;
     MPI_Reduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&cs, &all_cs, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("%.2f\n", worst);
+        printf("%.2f %.2f\n", worst, (double)all_cs / iters);
     MPI_Finalize();
     return 0;
 }

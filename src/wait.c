@@ -10,6 +10,28 @@
 #include <unistd.h>
 
 _Thread_local jmp_buf *ts_timeout_target;
+_Thread_local unsigned ts_wait_rank;
+
+/* The spin of this wait: the policy's, or with the adaptive spin, its spin
+ * when no other participant was last seen on this CPU (wait.h). The
+ * relaxed loads read hints: a stale CPU only misjudges one spin. */
+static uint32_t spin_budget(const ts_wait *p)
+{
+    if (!p->adaptive_spin)
+        return p->spin_iterations;
+    int cpu = sched_getcpu();
+    if (cpu < 0)
+        return 0;
+    for (unsigned r = 0; r < p->npeers; r++) {
+        if (r == ts_wait_rank)
+            continue;
+        const ts_word *w = (const ts_word *)(p->peer_base + (size_t)r * p->peer_stride);
+        /* relaxed: a hint (see above) */
+        if (atomic_load_explicit(&w->aux, memory_order_relaxed) == (uint32_t)cpu + 1)
+            return 0;
+    }
+    return p->adaptive_spin;
+}
 
 static uint64_t now_ns(void)
 {
@@ -111,7 +133,8 @@ void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
         }
         return;
     }
-    for (uint32_t i = 0; i < policy->spin_iterations; i++) {
+    uint32_t spin = spin_budget(policy);
+    for (uint32_t i = 0; i < spin; i++) {
         if (reached_now(w, episode))
             return;
         ts_cpu_relax();

@@ -31,6 +31,14 @@
  * value (the waiter rechecks and leaves). futex_wait itself compares the
  * word in the kernel, so a wake between the CAS and the sleep is not lost.
  * Every flag has a single publisher per episode (each algorithm says which).
+ *
+ * Adaptive spin (oversubscribed by other processes, while the barrier's own
+ * participants would each fit a CPU: the pairs of an unbound oversubscribed
+ * MPI job). Spinning pays only while the awaited participant runs on
+ * another CPU at the same time. Each participant records the CPU it enters
+ * the barrier on (line 0 of its block, aux); a waiter spins before yielding
+ * only when no other participant was last seen on its own CPU, and yields
+ * at once otherwise (the awaited one may need this very CPU).
  */
 #ifndef TOPSYNC_SRC_WAIT_H
 #define TOPSYNC_SRC_WAIT_H
@@ -45,7 +53,10 @@
 
 typedef struct ts_word {
     _Atomic uint32_t value;
-    uint32_t reserved; /* keeps MCS child slots 8 bytes apart */
+    /* Keeps MCS child slots 8 bytes apart. In line 0 of a rank block: the
+     * CPU its participant last entered a wait on, + 1 (0: not known), for
+     * the adaptive spin below. */
+    _Atomic uint32_t aux;
 } ts_word;
 
 static_assert(sizeof(ts_word) == 8, "a ts_word is 8 bytes");
@@ -63,6 +74,14 @@ typedef struct ts_wait {
     bool process_shared;       /* futex without FUTEX_PRIVATE_FLAG */
     uint64_t timeout_ns;       /* 0: wait forever; else see ts_timeout_target */
     uint64_t idle_ns;          /* period of idle() in the slow path */
+    /* Adaptive spin: 0, or the spin of a waiter that shares its CPU with no
+     * other participant (then spin_iterations is 0); peers' CPU words at
+     * peer_base + r * peer_stride, r < npeers; the waiter's rank is
+     * ts_wait_rank. */
+    uint32_t adaptive_spin;
+    const unsigned char *peer_base;
+    size_t peer_stride;
+    unsigned npeers;
     int (*idle)(void *);       /* NULL: none; non-zero return: unwind */
     void *idle_arg;
 } ts_wait;
@@ -77,6 +96,9 @@ typedef struct ts_wait {
  */
 enum { TS_UNWIND_TIMEOUT = 1, TS_UNWIND_IDLE = 2 };
 extern _Thread_local jmp_buf *ts_timeout_target;
+/* The rank of the participant this thread waits as (set by
+ * topsync_barrier_wait when the policy is adaptive). */
+extern _Thread_local unsigned ts_wait_rank;
 
 /* Has a word holding `value` reached `episode`? (31-bit wrap-safe) */
 static inline bool ts_reached(uint32_t value, uint32_t episode)

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Oversubscribed and concurrent MPI_Barrier against the MPI's own (issue 11,
+# docs/results.md): an unmodified MPI program (scripts/mpi_pairs.c) looping
+# on MPI_Barrier over the world, over pairs or over halves, run natively and
+# with libtopsync-mpi preloaded, alternating, RUNS times each; the medians,
+# their ratio, and the context switches per barrier of the whole job.
+#
+#   usage: scripts/mpi_oversub.sh [BUILD_DIR]
+#   environment: RUNS (default 5), ITERS (default 2000), CASES (default: all
+#   of the list below, as "impl:np:bind:split" words), TOPSYNC_* variables
+#   are passed to the preloaded runs only.
+# Output: a Markdown table on stdout, the raw figures in out/mpi-oversub/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+out=out/mpi-oversub
+mkdir -p "$out"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
+runs=${RUNS:-5}
+iters=${ITERS:-2000}
+cases=${CASES:-"openmpi:2:core:world mpich:2:core:world
+openmpi:8:none:world mpich:4:none:world
+openmpi:4:none:pairs openmpi:4:core:pairs openmpi:8:none:pairs openmpi:8:core:pairs
+openmpi:4:none:halves openmpi:4:core:halves openmpi:8:none:halves openmpi:8:core:halves
+mpich:4:none:pairs mpich:4:core:pairs mpich:8:none:pairs mpich:8:core:pairs
+mpich:4:none:halves mpich:4:core:halves mpich:8:none:halves mpich:8:core:halves"}
+topsync_env=()
+for v in $(env | grep -o '^TOPSYNC_[A-Z_]*' || true); do
+    topsync_env+=("$v=${!v}")
+done
+
+for impl in openmpi mpich; do
+    [ -x "/tmp/topsync-pairs-$impl" ] && [ "/tmp/topsync-pairs-$impl" -nt scripts/mpi_pairs.c ] ||
+        "mpicc.$impl" -O2 -o "/tmp/topsync-pairs-$impl" scripts/mpi_pairs.c
+done
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+# run IMPL NP BIND SPLIT PRELOAD(0|1) -> "latency_us switches_per_barrier"
+run() {
+    local impl=$1 np=$2 bind=$3 split=$4 preload=$5 lib
+    local prog=/tmp/topsync-pairs-$impl
+    lib=$(readlink -f "$build/mpi/libtopsync-mpi-$impl.so")
+    local args=()
+    if [ "$impl" = openmpi ]; then
+        [ "$bind" = core ] && bind=core:overload-allowed
+        args=(mpirun.openmpi --oversubscribe --bind-to "$bind" -np "$np")
+        [ "$preload" = 1 ] && args+=(-x "LD_PRELOAD=$lib")
+        if [ "$preload" = 1 ]; then for e in "${topsync_env[@]}"; do args+=(-x "$e"); done; fi
+    else
+        args=(mpiexec.mpich -n "$np" -bind-to "$bind")
+        [ "$preload" = 1 ] && args+=(-genv LD_PRELOAD "$lib")
+        if [ "$preload" = 1 ]; then for e in "${topsync_env[@]}"; do args+=(-genv "${e%%=*}" "${e#*=}"); done; fi
+    fi
+    # the TOPSYNC_* variables reach the preloaded runs through the launcher only
+    local unset=()
+    for e in "${topsync_env[@]}"; do unset+=(-u "${e%%=*}"); done
+    env "${unset[@]}" timeout 600 "${args[@]}" "$prog" "$split" "$iters"
+}
+
+echo "| case | native us | topsync us | ratio | native cs/barrier | topsync cs/barrier |"
+echo "|---|---:|---:|---:|---:|---:|"
+for c in $cases; do
+    IFS=: read -r impl np bind split <<<"$c"
+    code=0
+    [ "$split" = pairs ] && code=1
+    [ "$split" = halves ] && code=2
+    f="$out/$impl-np$np-$bind-$split"
+    : >"$f.native"
+    : >"$f.topsync"
+    for k in $(seq "$runs"); do
+        run "$impl" "$np" "$bind" "$code" 0 >>"$f.native"
+        run "$impl" "$np" "$bind" "$code" 1 >>"$f.topsync"
+    done
+    n=$(cut -d' ' -f1 "$f.native" | median)
+    t=$(cut -d' ' -f1 "$f.topsync" | median)
+    ncs=$(cut -d' ' -f2 "$f.native" | median)
+    tcs=$(cut -d' ' -f2 "$f.topsync" | median)
+    ratio=$(awk -v a="$t" -v b="$n" 'BEGIN {printf "%.3f", a / b}')
+    echo "| $impl np $np, bind $bind, $split | $n | $t | $ratio | $ncs | $tcs |"
+done
