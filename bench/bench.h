@@ -2,8 +2,11 @@
 #ifndef TOPSYNC_BENCH_H
 #define TOPSYNC_BENCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+
+#include <topsync.h>
 
 static inline uint64_t bench_now_ns(void)
 {
@@ -59,6 +62,41 @@ int bench_omp_runs(unsigned n, uint64_t warmup, uint64_t iterations, unsigned ru
  */
 int bench_pthread_dropin_runs(unsigned threads, uint64_t iterations, unsigned runs,
                               double *glibc_ns, double *preload_ns, char *impl, size_t impl_len);
+
+/* Where participants run: their binding sets on a topology (NULL sets:
+ * unbound). */
+typedef struct bench_binding {
+    topsync_topology_t *topo;
+    hwloc_bitmap_t *sets; /* per rank, or NULL */
+    unsigned n;
+} bench_binding;
+
+/* Bind the calling thread as rank `rank` of ctx (a bench_binding). */
+void bench_bind_rank(unsigned rank, void *ctx);
+
+/*
+ * One run (harness.c): n threads through bb, each bound by binding (may be
+ * NULL), `warmup` barriers then `iterations` timed ones; the maximum over
+ * threads of the mean ns, or a negative value when the barrier could not
+ * be made.
+ */
+double bench_thread_run(const bench_barrier *bb, unsigned n, uint64_t warmup,
+                        uint64_t iterations, bench_binding *binding);
+
+/*
+ * The same with n forked processes through a process-shared topsync
+ * barrier made with `options` (process_shared is set here); `resolved` gets
+ * the algorithm it resolved to. -1 on failure (a message on stderr).
+ */
+double bench_process_run(const topsync_barrier_options_t *options, unsigned n,
+                         uint64_t warmup, uint64_t iterations, bench_binding *binding,
+                         char *resolved, size_t resolved_len);
+
+/* This machine's core-to-core table (c2c.c): n x n ns (symmetric, 0 on the
+ * diagonal), K round trips per measurement, the median of R; 0 or -1 after
+ * a message. */
+int bench_c2c_table(topsync_topology_t *topology, uint64_t iterations, unsigned runs,
+                    double **table, unsigned *n);
 
 /* topsync-bench c2c (c2c.c): this machine's core-to-core latency table. */
 int bench_c2c(int argc, char **argv);

@@ -105,6 +105,49 @@ static void usage(FILE *f)
                "PU OS index i and j (the format of data/c2c, read by topsync-sim --c2c).\n");
 }
 
+int bench_c2c_table(topsync_topology_t *t, uint64_t iterations, unsigned runs, double **out,
+                    unsigned *n_out)
+{
+    hwloc_topology_t topo = topsync_topology_hwloc(t);
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    if (!set || hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) < 0 ||
+        hwloc_bitmap_iszero(set))
+        hwloc_bitmap_copy(set, hwloc_topology_get_allowed_cpuset(topo));
+    int last = hwloc_bitmap_last(set);
+    unsigned n = last < 0 ? 0 : (unsigned)last + 1;
+    if (n < 2 || (unsigned)hwloc_bitmap_weight(set) != n) {
+        fprintf(stderr, "topsync-bench: c2c needs the CPUs 0..N-1 without holes (a CSV table "
+                        "indexes CPUs by OS number); this process may run on %d CPU(s), the "
+                        "highest %d\n", hwloc_bitmap_weight(set), last);
+        hwloc_bitmap_free(set);
+        return -1;
+    }
+    hwloc_bitmap_free(set);
+    double *table = calloc((size_t)n * n, sizeof *table);
+    if (!table) {
+        fprintf(stderr, "topsync-bench: out of memory\n");
+        return -1;
+    }
+    for (unsigned i = 1; i < n; i++)
+        for (unsigned j = 0; j < i; j++) {
+            double samples[BENCH_MAX_RUNS];
+            for (unsigned r = 0; r < runs; r++)
+                samples[r] = measure_pair(topo, i, j, iterations);
+            double v = bench_median(samples, runs);
+            if (!(v > 0)) {
+                fprintf(stderr, "topsync-bench: c2c: measuring CPUs %u and %u failed\n", i, j);
+                free(table);
+                return -1;
+            }
+            table[(size_t)i * n + j] = table[(size_t)j * n + i] = v;
+        }
+    /* the measuring threads were pinned: give the caller its CPUs back */
+    hwloc_set_cpubind(topo, hwloc_topology_get_allowed_cpuset(topo), HWLOC_CPUBIND_THREAD);
+    *out = table;
+    *n_out = n;
+    return 0;
+}
+
 int bench_c2c(int argc, char **argv)
 {
     uint64_t iterations = 5000, runs = 5;
@@ -150,42 +193,12 @@ int bench_c2c(int argc, char **argv)
         fprintf(stderr, "topsync-bench: %s\n", topsync_error_message());
         return 1;
     }
-    hwloc_topology_t topo = topsync_topology_hwloc(t);
-    hwloc_bitmap_t set = hwloc_bitmap_alloc();
-    if (!set || hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) < 0 ||
-        hwloc_bitmap_iszero(set))
-        hwloc_bitmap_copy(set, hwloc_topology_get_allowed_cpuset(topo));
-    int last = hwloc_bitmap_last(set);
-    unsigned n = last < 0 ? 0 : (unsigned)last + 1;
-    if (n < 2 || (unsigned)hwloc_bitmap_weight(set) != n) {
-        fprintf(stderr, "topsync-bench: c2c needs the CPUs 0..N-1 without holes (a CSV table "
-                        "indexes CPUs by OS number); this process may run on %d CPU(s), the "
-                        "highest %d\n", hwloc_bitmap_weight(set), last);
-        hwloc_bitmap_free(set);
-        topsync_topology_destroy(t);
-        return 1;
-    }
-    hwloc_bitmap_free(set);
-    double *table = calloc((size_t)n * n, sizeof *table);
-    if (!table) {
-        fprintf(stderr, "topsync-bench: out of memory\n");
-        topsync_topology_destroy(t);
-        return 1;
-    }
-    for (unsigned i = 1; i < n; i++)
-        for (unsigned j = 0; j < i; j++) {
-            double samples[BENCH_MAX_RUNS];
-            for (unsigned r = 0; r < runs; r++)
-                samples[r] = measure_pair(topo, i, j, iterations);
-            table[(size_t)i * n + j] = bench_median(samples, (unsigned)runs);
-            if (table[(size_t)i * n + j] <= 0) {
-                fprintf(stderr, "topsync-bench: c2c: measuring CPUs %u and %u failed\n", i, j);
-                free(table);
-                topsync_topology_destroy(t);
-                return 1;
-            }
-        }
+    double *table;
+    unsigned n;
+    int rc = bench_c2c_table(t, iterations, (unsigned)runs, &table, &n);
     topsync_topology_destroy(t);
+    if (rc < 0)
+        return 1;
     FILE *f = stdout;
     if (output && !(f = fopen(output, "w"))) {
         fprintf(stderr, "topsync-bench: cannot write %s: %s\n", output, strerror(errno));

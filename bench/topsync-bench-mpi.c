@@ -95,7 +95,145 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: mpirun ... topsync-bench barrier --mpi [--algorithm NAME|all|none]\n"
                "          [--wait POLICY] [--iterations K] [--runs R] [--budget-ms MS]\n"
-               "          [--peer-name NAME] [--label TEXT] [--json] [--output FILE]\n");
+               "          [--peer-name NAME] [--label TEXT] [--json] [--output FILE]\n"
+               "       mpirun ... topsync-tune --mpi [--iterations K] [--runs R] [--output FILE]\n");
+}
+
+/* ---------------------------------------------------------------------- */
+/* --tune FILE (topsync-tune --mpi): the job's case, every candidate.       */
+
+/* Every rank's binding, as the MPI library gathers them at set-up; NULL
+ * on ranks other than 0 (and on failure). */
+static hwloc_bitmap_t *gather_bindings(topsync_topology_t *t)
+{
+    char *mine = NULL;
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    hwloc_topology_t h = topsync_topology_hwloc(t);
+    if (hwloc_get_cpubind(h, set, HWLOC_CPUBIND_PROCESS) < 0)
+        hwloc_bitmap_copy(set, hwloc_topology_get_topology_cpuset(h));
+    hwloc_bitmap_asprintf(&mine, set);
+    hwloc_bitmap_free(set);
+    int len = (int)strlen(mine) + 1;
+    int *lens = calloc((size_t)size, sizeof *lens), *displs = calloc((size_t)size, sizeof *displs);
+    PMPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    long total = 0;
+    for (int i = 0; rank == 0 && i < size; i++) {
+        displs[i] = (int)total;
+        total += lens[i];
+    }
+    char *all = rank == 0 ? calloc((size_t)total + 1, 1) : NULL;
+    PMPI_Gatherv(mine, len, MPI_CHAR, all, lens, displs, MPI_CHAR, 0, MPI_COMM_WORLD);
+    free(mine);
+    hwloc_bitmap_t *sets = NULL;
+    if (rank == 0) {
+        sets = calloc((size_t)size, sizeof *sets);
+        for (int i = 0; i < size; i++) {
+            sets[i] = hwloc_bitmap_alloc();
+            hwloc_bitmap_sscanf(sets[i], all + displs[i]);
+        }
+    }
+    free(all);
+    free(lens);
+    free(displs);
+    return sets;
+}
+
+static int tune(const char *path, uint64_t iterations, unsigned runs, uint64_t budget_ms)
+{
+    MPI_Comm node;
+    int node_size;
+    PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    PMPI_Comm_size(node, &node_size);
+    PMPI_Comm_free(&node);
+    if (node_size != size) {
+        if (rank == 0)
+            fprintf(stderr, "topsync-tune: --mpi tunes one node: run it with every rank on this "
+                            "node (%d of %d are)\n", node_size, size);
+        return 2;
+    }
+    topsync_topology_t *t = NULL;
+    if (topsync_topology_load(&t) < 0) {
+        fprintf(stderr, "topsync-tune: %s\n", topsync_error_message());
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    hwloc_bitmap_t *sets = gather_bindings(t);
+    /* rank 0 decides the case and the candidates, every rank measures */
+    topsync_tuning_entry_t e;
+    memset(&e, 0, sizeof e);
+    char list[TOPSYNC_TUNING_MAX_CANDIDATES * 100] = "";
+    if (rank == 0) {
+        hwloc_bitmap_t all = hwloc_bitmap_alloc();
+        for (int i = 0; i < size; i++)
+            hwloc_bitmap_or(all, all, sets[i]);
+        e.participants = (unsigned)size;
+        e.processes = 1;
+        e.oversubscribed = size > hwloc_bitmap_weight(all);
+        hwloc_bitmap_free(all);
+        topsync_tuning_placement(t, (unsigned)size, (const hwloc_const_bitmap_t *)sets,
+                                 e.placement, sizeof e.placement);
+        char names[TOPSYNC_TUNING_MAX_CANDIDATES][96];
+        int nc = topsync_tuning_candidates(t, (unsigned)size, (const hwloc_const_bitmap_t *)sets,
+                                           names, TOPSYNC_TUNING_MAX_CANDIDATES);
+        for (int c = 0; c < nc; c++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s ", names[c]);
+        printf("%d processes under %s, %s, placement %s: %d candidates x 2 wait policies\n",
+               size, TOPSYNC_BENCH_MPI_IMPL,
+               e.oversubscribed ? "oversubscribed" : "one per CPU", e.placement, nc);
+        fflush(stdout);
+    }
+    PMPI_Bcast(&e, sizeof e, MPI_BYTE, 0, MPI_COMM_WORLD);
+    PMPI_Bcast(list, sizeof list, MPI_CHAR, 0, MPI_COMM_WORLD);
+    const char *waits[2] = {e.oversubscribed ? "yield" : "spin", "block"};
+    double peer = -1;
+    for (char *save, *name = strtok_r(list, " ", &save); name; name = strtok_r(NULL, " ", &save))
+        for (int w = 0; w < 2 && e.nresults < TOPSYNC_TUNING_MAX_RESULTS; w++) {
+            setenv("TOPSYNC_BARRIER", name, 1);
+            setenv("TOPSYNC_WAIT", waits[w], 1);
+            MPI_Comm comm;
+            PMPI_Comm_dup(MPI_COMM_WORLD, &comm);
+            struct record r;
+            memset(&r, 0, sizeof r);
+            measure(topsync_mpi_barrier, comm, iterations, runs, budget_ms, &r);
+            PMPI_Comm_free(&comm);
+            topsync_tuning_result_t *out = &e.results[e.nresults++];
+            snprintf(out->algorithm, sizeof out->algorithm, "%s", name);
+            topsync_wait_policy_parse(waits[w], &out->wait);
+            out->latency_ns = r.latency_ns;
+        }
+    struct record native;
+    memset(&native, 0, sizeof native);
+    measure(PMPI_Barrier, MPI_COMM_WORLD, iterations, runs, budget_ms, &native);
+    peer = native.latency_ns;
+    int status = 0;
+    if (rank == 0) {
+        topsync_tuning_t *tu = NULL;
+        int rc = topsync_tuning_load(&tu, path, t);
+        if (rc < 0 && rc != -ENOENT)
+            fprintf(stderr, "topsync-tune: replacing %s: %s\n", path, topsync_error_message());
+        if (rc < 0)
+            topsync_tuning_create(&tu, t);
+        if (topsync_tuning_put(tu, &e) < 0 || topsync_tuning_write(tu, path) < 0) {
+            fprintf(stderr, "topsync-tune: %s\n", topsync_error_message());
+            status = 1;
+        } else {
+            topsync_tuning_entry_t sorted;
+            topsync_tuning_lookup(tu, e.participants, 1, e.oversubscribed, e.placement, &sorted);
+            printf("  fastest:");
+            for (unsigned k = 0; k < sorted.nresults && k < 3; k++)
+                printf("%s %s/%s %.0f ns", k ? "," : "", sorted.results[k].algorithm,
+                       topsync_wait_policy_to_string(sorted.results[k].wait),
+                       sorted.results[k].latency_ns);
+            printf("; %s's own barrier %.0f ns\nwrote %s (%u entries)\n",
+                   TOPSYNC_BENCH_MPI_IMPL, peer, path, topsync_tuning_count(tu));
+        }
+        topsync_tuning_destroy(tu);
+        for (int i = 0; i < size; i++)
+            hwloc_bitmap_free(sets[i]);
+        free(sets);
+    }
+    topsync_topology_destroy(t);
+    PMPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return status;
 }
 
 int main(int argc, char **argv)
@@ -105,18 +243,20 @@ int main(int argc, char **argv)
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
 
     const char *algorithm = "all", *wait = NULL, *peer_name = "peer:mpi", *label = "";
-    const char *output = NULL;
+    const char *output = NULL, *tune_path = NULL;
     uint64_t iterations = 1000, budget_ms = 5000;
     unsigned runs = 5;
     int json = 0;
-    enum { O_ALG = 256, O_WAIT, O_ITER, O_RUNS, O_BUDGET, O_PEER, O_LABEL, O_JSON, O_OUT, O_MPI, O_HELP };
+    enum { O_ALG = 256, O_WAIT, O_ITER, O_RUNS, O_BUDGET, O_PEER, O_LABEL, O_JSON, O_OUT, O_MPI,
+           O_HELP, O_TUNE };
     static const struct option longopts[] = {
         {"algorithm", required_argument, 0, O_ALG}, {"wait", required_argument, 0, O_WAIT},
         {"iterations", required_argument, 0, O_ITER}, {"runs", required_argument, 0, O_RUNS},
         {"budget-ms", required_argument, 0, O_BUDGET}, {"peer-name", required_argument, 0, O_PEER},
         {"label", required_argument, 0, O_LABEL}, {"json", no_argument, 0, O_JSON},
         {"output", required_argument, 0, O_OUT}, {"mpi", no_argument, 0, O_MPI},
-        {"help", no_argument, 0, O_HELP}, {0, 0, 0, 0}};
+        {"help", no_argument, 0, O_HELP}, {"tune", required_argument, 0, O_TUNE},
+        {0, 0, 0, 0}};
     int c, bad = 0;
     uint64_t v = 0;
     /* argv[1] may be "barrier" (as passed on by topsync-bench) */
@@ -156,6 +296,7 @@ int main(int argc, char **argv)
         case O_JSON: json = 1; break;
         case O_OUT: output = optarg; break;
         case O_MPI: break;
+        case O_TUNE: tune_path = optarg; break;
         case 'h':
         case O_HELP:
             if (rank == 0)
@@ -188,6 +329,11 @@ int main(int argc, char **argv)
             fprintf(stderr, "Try 'topsync-bench barrier --mpi --help'.\n");
         MPI_Finalize();
         return 2;
+    }
+    if (tune_path) {
+        int status = tune(tune_path, iterations, runs, budget_ms);
+        MPI_Finalize();
+        return status;
     }
     if (wait)
         setenv("TOPSYNC_WAIT", wait, 1);

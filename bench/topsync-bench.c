@@ -35,28 +35,12 @@
 #define MAX_RUNS BENCH_MAX_RUNS
 
 /* ---------------------------------------------------------------------- */
-/* Binding: thread r on core r mod ncores, through hwloc.                   */
-
-struct binding {
-    topsync_topology_t *topo;
-    hwloc_bitmap_t *sets; /* per rank */
-    unsigned n;
-};
-
-static void bind_rank(unsigned rank, void *ctx)
-{
-    struct binding *b = ctx;
-    if (b && b->sets)
-        hwloc_set_cpubind(topsync_topology_hwloc(b->topo), b->sets[rank], HWLOC_CPUBIND_THREAD);
-}
-
-/* ---------------------------------------------------------------------- */
 /* topsync and pthread as bench_barrier.                                    */
 
 struct topsync_arg {
     const char *algorithm;
     topsync_wait_policy_t wait;
-    struct binding *binding;
+    bench_binding *binding;
 };
 
 static void *topsync_create(unsigned n, const void *arg)
@@ -99,70 +83,6 @@ static void pthread_destroy_fn(void *s)
     free(s);
 }
 
-/* ---------------------------------------------------------------------- */
-/* The thread harness.                                                       */
-
-struct harness {
-    const bench_barrier *bb;
-    void *state;
-    unsigned n;
-    uint64_t warmup, iterations;
-    double *per_thread;
-    struct binding *binding;
-};
-
-struct worker {
-    struct harness *h;
-    unsigned rank;
-};
-
-static void *worker_main(void *p)
-{
-    struct worker *w = p;
-    struct harness *h = w->h;
-    bind_rank(w->rank, h->binding);
-    for (uint64_t i = 0; i < h->warmup; i++)
-        h->bb->wait_fn(h->state, w->rank);
-    uint64_t t0 = bench_now_ns();
-    for (uint64_t i = 0; i < h->iterations; i++)
-        h->bb->wait_fn(h->state, w->rank);
-    h->per_thread[w->rank] = (double)(bench_now_ns() - t0) / (double)h->iterations;
-    return NULL;
-}
-
-/* One run: max over threads of the mean latency (ns), or a negative value. */
-static double one_run(const bench_barrier *bb, unsigned n, uint64_t warmup, uint64_t iterations,
-                      struct binding *binding)
-{
-    struct harness h = {bb, NULL, n, warmup, iterations, calloc(n, sizeof(double)), binding};
-    pthread_t *tids = calloc(n, sizeof *tids);
-    struct worker *ws = calloc(n, sizeof *ws);
-    double worst = -1;
-    h.state = bb->create(n, bb->arg);
-    if (!h.state || !h.per_thread || !tids || !ws)
-        goto out;
-    for (unsigned r = 0; r < n; r++) {
-        ws[r] = (struct worker){&h, r};
-        if (pthread_create(&tids[r], NULL, worker_main, &ws[r]) != 0) {
-            fprintf(stderr, "topsync-bench: cannot create thread %u\n", r);
-            exit(1);
-        }
-    }
-    for (unsigned r = 0; r < n; r++)
-        pthread_join(tids[r], NULL);
-    worst = 0;
-    for (unsigned r = 0; r < n; r++)
-        if (h.per_thread[r] > worst)
-            worst = h.per_thread[r];
-out:
-    if (h.state)
-        bb->destroy(h.state);
-    free(h.per_thread);
-    free(tids);
-    free(ws);
-    return worst;
-}
-
 struct result {
     char name[64];
     char resolved[64];
@@ -175,7 +95,9 @@ struct result {
 };
 
 struct options {
-    unsigned threads, runs;
+    unsigned threads, runs; /* threads: the participants, threads or processes */
+    int processes;          /* forked processes instead of threads */
+    int unbound;            /* --bind none */
     uint64_t iterations, budget_ms;
     const char *algorithm;
     topsync_wait_policy_t wait;
@@ -184,11 +106,11 @@ struct options {
 };
 
 static uint64_t affordable_iterations(const bench_barrier *bb, unsigned n, const struct options *o,
-                                      struct binding *binding, unsigned ncpus)
+                                      bench_binding *binding, unsigned ncpus)
 {
     if (!bb->spin_only || n <= ncpus)
         return o->iterations;
-    double per = one_run(bb, n, 1, 3, binding);
+    double per = bench_thread_run(bb, n, 1, 3, binding);
     if (per <= 0)
         return o->iterations;
     double fit = (double)o->budget_ms * 1e6 / per;
@@ -196,7 +118,7 @@ static uint64_t affordable_iterations(const bench_barrier *bb, unsigned n, const
     return k < o->iterations ? k : o->iterations;
 }
 
-static void measure(const bench_barrier *bb, const struct options *o, struct binding *binding,
+static void measure(const bench_barrier *bb, const struct options *o, bench_binding *binding,
                     unsigned ncpus, struct result *res)
 {
     snprintf(res->name, sizeof res->name, "%s", bb->name);
@@ -205,7 +127,7 @@ static void measure(const bench_barrier *bb, const struct options *o, struct bin
     uint64_t warmup = res->iterations / 10 ? res->iterations / 10 : 1;
     res->nruns = o->runs;
     for (unsigned r = 0; r < o->runs; r++) {
-        res->runs[r] = one_run(bb, o->threads, warmup, res->iterations, binding);
+        res->runs[r] = bench_thread_run(bb, o->threads, warmup, res->iterations, binding);
         if (res->runs[r] < 0) {
             res->failed = 1;
             return;
@@ -214,14 +136,42 @@ static void measure(const bench_barrier *bb, const struct options *o, struct bin
     res->latency_ns = bench_protocol_summary(res->runs, o->runs);
 }
 
-static void print_json(FILE *f, const struct result *results, size_t nres, unsigned threads)
+/* The same for a topsync algorithm run by forked processes. */
+static void measure_processes(const struct topsync_arg *a, const struct options *o,
+                              bench_binding *binding, struct result *res)
+{
+    topsync_barrier_options_t opts;
+    topsync_barrier_options_init(&opts);
+    opts.algorithm = a->algorithm;
+    opts.wait = a->wait;
+    opts.topology = binding->topo;
+    opts.cpusets = (const hwloc_const_bitmap_t *)binding->sets;
+    snprintf(res->name, sizeof res->name, "%s", a->algorithm);
+    res->iterations = o->iterations;
+    uint64_t warmup = o->iterations / 10 ? o->iterations / 10 : 1;
+    res->nruns = o->runs;
+    for (unsigned r = 0; r < o->runs; r++) {
+        res->runs[r] = bench_process_run(&opts, o->threads, warmup, o->iterations, binding,
+                                         res->resolved, sizeof res->resolved);
+        if (res->runs[r] < 0) {
+            res->failed = 1;
+            return;
+        }
+    }
+    res->latency_ns = bench_protocol_summary(res->runs, o->runs);
+}
+
+static void print_json(FILE *f, const struct result *results, size_t nres,
+                       const struct options *o)
 {
     fprintf(f, "[\n");
     for (size_t i = 0; i < nres; i++) {
         const struct result *r = &results[i];
-        fprintf(f, "  {\"algorithm\": \"%s\", \"participants\": %u, \"wait\": \"%s\", "
-                   "\"latency_ns\": %.1f, \"iterations\": %llu, \"runs_ns\": [",
-                r->name, threads, r->wait, r->failed ? -1.0 : r->latency_ns,
+        fprintf(f, "  {\"algorithm\": \"%s\", \"participants\": %u, \"kind\": \"%s\", "
+                   "\"bind\": \"%s\", \"wait\": \"%s\", \"latency_ns\": %.1f, "
+                   "\"iterations\": %llu, \"runs_ns\": [",
+                r->name, o->threads, o->processes ? "processes" : "threads",
+                o->unbound ? "none" : "core", r->wait, r->failed ? -1.0 : r->latency_ns,
                 (unsigned long long)r->iterations);
         for (unsigned k = 0; k < r->nruns; k++)
             fprintf(f, "%s%.1f", k ? ", " : "", r->runs[k]);
@@ -233,10 +183,12 @@ static void print_json(FILE *f, const struct result *results, size_t nres, unsig
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: topsync-bench barrier --threads N [--algorithm NAME|all] [--wait POLICY]\n"
-               "                     [--iterations K] [--runs R] [--budget-ms MS]\n"
-               "                     [--peers all|none] [--json] [--output FILE.json]\n"
+    fprintf(f, "usage: topsync-bench barrier --threads N|--processes N [--algorithm NAME|all]\n"
+               "                     [--wait POLICY] [--bind core|none] [--iterations K] [--runs R]\n"
+               "                     [--budget-ms MS] [--peers all|none] [--json] [--output FILE.json]\n"
                "  --threads N       participants (threads), 1 to 4096\n"
+               "  --processes N     participants (forked processes; topsync only), 1 to 4096\n"
+               "  --bind WHAT       core: rank r on core r mod cores (default); none: unbound\n"
                "  --algorithm NAME  a barrier algorithm or all (default all)\n"
                "  --wait POLICY     spin, yield or block (default: TOPSYNC_WAIT, else block)\n"
                "  --iterations K    barriers per timed run (default 1000)\n"
@@ -252,13 +204,14 @@ static int cmd_barrier(int argc, char **argv)
     struct options o = {.threads = 0, .runs = 5, .iterations = 1000, .budget_ms = 300,
                         .algorithm = "all", .wait = TOPSYNC_WAIT_DEFAULT, .peers = 1};
     enum { O_THREADS = 256, O_ALG, O_WAIT, O_ITER, O_RUNS, O_JSON, O_PEERS, O_BUDGET, O_OUTPUT,
-           O_HELP };
+           O_HELP, O_PROCESSES, O_BIND };
     static const struct option longopts[] = {
         {"threads", required_argument, 0, O_THREADS}, {"algorithm", required_argument, 0, O_ALG},
         {"wait", required_argument, 0, O_WAIT},       {"iterations", required_argument, 0, O_ITER},
         {"runs", required_argument, 0, O_RUNS},       {"json", no_argument, 0, O_JSON},
         {"peers", required_argument, 0, O_PEERS},     {"budget-ms", required_argument, 0, O_BUDGET},
         {"output", required_argument, 0, O_OUTPUT},   {"help", no_argument, 0, O_HELP},
+        {"processes", required_argument, 0, O_PROCESSES}, {"bind", required_argument, 0, O_BIND},
         {0, 0, 0, 0}};
     int c;
     uint64_t v;
@@ -266,11 +219,25 @@ static int cmd_barrier(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case O_THREADS:
+        case O_PROCESSES:
             if (bench_parse_u64(optarg, &v, 1, 4096)) {
-                fprintf(stderr, "topsync-bench: --threads takes 1..4096, not '%s'\n", optarg);
+                fprintf(stderr, "topsync-bench: --%s takes 1..4096, not '%s'\n",
+                        c == O_THREADS ? "threads" : "processes", optarg);
+                return 2;
+            }
+            if (o.threads && (c == O_PROCESSES) != o.processes) {
+                fprintf(stderr, "topsync-bench: give --threads or --processes, not both\n");
                 return 2;
             }
             o.threads = (unsigned)v;
+            o.processes = c == O_PROCESSES;
+            break;
+        case O_BIND:
+            if (strcmp(optarg, "core") && strcmp(optarg, "none")) {
+                fprintf(stderr, "topsync-bench: --bind takes core or none, not '%s'\n", optarg);
+                return 2;
+            }
+            o.unbound = !strcmp(optarg, "none");
             break;
         case O_ALG: o.algorithm = optarg; break;
         case O_WAIT:
@@ -323,7 +290,7 @@ static int cmd_barrier(int argc, char **argv)
         return 2;
     }
     if (o.threads == 0) {
-        fprintf(stderr, "topsync-bench: --threads N is required\n");
+        fprintf(stderr, "topsync-bench: --threads N (or --processes N) is required\n");
         usage(stderr);
         return 2;
     }
@@ -332,7 +299,7 @@ static int cmd_barrier(int argc, char **argv)
         return 2;
     }
 
-    struct binding binding = {NULL, NULL, o.threads};
+    bench_binding binding = {NULL, NULL, o.threads};
     if (topsync_topology_load(&binding.topo) < 0) {
         fprintf(stderr, "topsync-bench: %s\n", topsync_error_message());
         return 1;
@@ -344,6 +311,11 @@ static int cmd_barrier(int argc, char **argv)
         fprintf(stderr, "topsync-bench: %s\n", topsync_error_message());
         return 1;
     }
+    hwloc_bitmap_t *bound_sets = binding.sets;
+    if (o.unbound)
+        binding.sets = NULL; /* the participants run where the kernel puts them */
+    if (o.processes)
+        o.peers = 0; /* the peers are thread barriers */
 
     /* What to run: topsync algorithms, then peers. */
     static const char *const all_algorithms[] = {
@@ -378,7 +350,12 @@ static int cmd_barrier(int argc, char **argv)
                   : strcmp(wait_name, "yield") == 0 ? "yield" : "block";
         snprintf(results[nres].resolved, sizeof results[nres].resolved, "%s", resolved);
         topsync_barrier_destroy(probe);
-        measure(&bb, &o, &binding, ncpus, &results[nres]);
+        if (o.processes) {
+            measure_processes(&targs[i], &o, &binding, &results[nres]);
+            results[nres].wait = bb.wait;
+        } else {
+            measure(&bb, &o, &binding, ncpus, &results[nres]);
+        }
         nres++;
     }
     if (o.peers) {
@@ -391,8 +368,8 @@ static int cmd_barrier(int argc, char **argv)
         r->wait = "libgomp";
         r->iterations = o.iterations;
         r->nruns = o.runs;
-        if (bench_omp_runs(o.threads, o.iterations / 10 + 1, o.iterations, o.runs, bind_rank,
-                           &binding, r->runs) == 0) {
+        if (bench_omp_runs(o.threads, o.iterations / 10 + 1, o.iterations, o.runs,
+                           bench_bind_rank, &binding, r->runs) == 0) {
             r->latency_ns = bench_protocol_summary(r->runs, o.runs);
             nres++;
         }
@@ -433,15 +410,17 @@ static int cmd_barrier(int argc, char **argv)
         return 1;
     }
     if (out_file) {
-        print_json(out_file, results, nres, o.threads);
+        print_json(out_file, results, nres, &o);
         fclose(out_file);
     }
     if (o.json) {
-        print_json(stdout, results, nres, o.threads);
+        print_json(stdout, results, nres, &o);
     } else {
-        printf("barrier latency, %u threads on %u cores (%s), %u runs of %llu iterations,\n"
-               "max over threads of the mean, min and max run dropped\n\n",
-               o.threads, ncpus, o.threads > ncpus ? "oversubscribed" : "one per core", o.runs,
+        printf("barrier latency, %u %s on %u cores (%s, %s), %u runs of %llu iterations,\n"
+               "max over participants of the mean, min and max run dropped\n\n",
+               o.threads, o.processes ? "processes" : "threads", ncpus,
+               o.threads > ncpus ? "oversubscribed" : "one per core",
+               o.unbound ? "unbound" : "bound round robin", o.runs,
                (unsigned long long)o.iterations);
         printf("  %-24s %-28s %-8s %12s %10s %8s\n", "algorithm", "resolved", "wait", "latency ns",
                "vs pthread", "iters");
@@ -468,8 +447,8 @@ static int cmd_barrier(int argc, char **argv)
                "%.3fx glibc's barrier (%.1f ns against %.1f ns)\n",
                preload_ns / program_ns, preload_ns, program_ns);
     for (unsigned r = 0; r < o.threads; r++)
-        hwloc_bitmap_free(binding.sets[r]);
-    free(binding.sets);
+        hwloc_bitmap_free(bound_sets[r]);
+    free(bound_sets);
     free(results);
     free(targs);
     topsync_topology_destroy(binding.topo);

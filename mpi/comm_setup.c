@@ -283,6 +283,8 @@ static void describe(const struct comm_state *s, MPI_Comm comm, const char *pmpi
         }
     }
     fprintf(stderr, "%s\n", line);
+    if (s->mode != MODE_PMPI) /* which step of auto chose, and on what */
+        fprintf(stderr, "topsync-mpi:   %s\n", topsync_barrier_explain(s->barrier));
 }
 
 void ts_mpi_state_free(struct comm_state *s)
@@ -489,7 +491,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
     } else {
         s->mode = nodes > 1 ? MODE_NODES : MODE_NODE;
     }
-    if (want_verbose && s->node_rank == 0 && (s->mode != MODE_PMPI || rank == 0))
+    if (want_verbose && rank == 0)
         describe(s, comm, NULL);
     return s;
 }

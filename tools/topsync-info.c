@@ -16,6 +16,42 @@
 /* Participants topsync-info lays out: 2^20 take about 2 s and 0.4 GB here
  * (placement and groups are O(n log n)); more is not what it is for. */
 #define MAX_NP (1u << 20)
+/* --explain makes the barrier (a page per participant). */
+#define MAX_EXPLAIN_NP 65536u
+
+/* What auto chooses for these participants: a barrier made with "auto". */
+static int explain_auto(topsync_topology_t *topo, unsigned np, hwloc_bitmap_t *sets,
+                        int processes, unsigned node_processes, char *alg, char *wait,
+                        char *why, size_t len)
+{
+    topsync_barrier_options_t o;
+    topsync_barrier_options_init(&o);
+    o.algorithm = "auto";
+    o.topology = topo;
+    o.cpusets = (const hwloc_const_bitmap_t *)sets;
+    o.process_shared = processes;
+    o.cpu_sharers = node_processes;
+    topsync_barrier_t *b;
+    if (topsync_barrier_create(&b, np, &o) < 0) {
+        fprintf(stderr, "topsync-info: %s\n", topsync_error_message());
+        return -1;
+    }
+    snprintf(alg, 96, "%s", topsync_barrier_algorithm(b));
+    snprintf(wait, 16, "%s", topsync_barrier_wait_policy_name(b));
+    snprintf(why, len, "%s", topsync_barrier_explain(b));
+    topsync_barrier_destroy(b);
+    return 0;
+}
+
+/* A JSON string literal of text. */
+static void json_string(const char *text)
+{
+    putchar('"');
+    for (const char *c = text; *c; c++)
+        printf(*c == '"' || *c == '\\' ? "\\%c" : (unsigned char)*c < 0x20 ? "\\u%04x" : "%c",
+               *c);
+    putchar('"');
+}
 
 static void usage(FILE *f)
 {
@@ -23,6 +59,7 @@ static void usage(FILE *f)
             "usage: topsync-info [--topology STRING | --xml FILE | -i FILE|STRING] [--np N]\n"
             "                    [--map-by core|numa|socket] [--bind-to core|numa|package|none]\n"
             "                    [--levels LIST] [--rank R] [--json] [--list-algorithms]\n"
+            "                    [--explain [--processes] [--node-processes K]]\n"
             "\n"
             "  --topology STRING  hwloc synthetic topology, e.g. 'pack:2 numa:2 l3:1 core:32 pu:1'\n"
             "  --xml FILE         hwloc XML topology (lstopo --of xml)\n"
@@ -34,6 +71,11 @@ static void usage(FILE *f)
             "  --rank R           only the groups of rank R\n"
             "  --json             machine-readable output\n"
             "  --list-algorithms  print the barrier algorithm names and exit\n"
+            "  --explain          what \"auto\" chooses for these participants, which step\n"
+            "                     chose (tuning file, machine model, rules) and on which figures\n"
+            "  --processes        ... for processes (default threads)\n"
+            "  --node-processes K ... with K runnable processes on the machine in all (an MPI\n"
+            "                     job's ranks on the node; default np)\n"
             "  --version          print the version and exit\n"
             "\nWithout --topology, --xml or -i: this machine (or what HWLOC_XMLFILE or\n"
             "HWLOC_SYNTHETIC describe, which the output then names).\n"
@@ -75,16 +117,19 @@ int main(int argc, char **argv)
     const char *synthetic = NULL, *xml = NULL, *levels_arg = "all";
     const char *map_arg = "core", *bind_arg = "core";
     unsigned np = 0, rank = 0;
-    int json = 0, list = 0, has_rank = 0;
+    int json = 0, list = 0, has_rank = 0, explain = 0, processes = 0;
+    unsigned node_processes = 0;
     enum { OPT_TOPO = 256, OPT_XML, OPT_NP, OPT_MAP, OPT_BIND, OPT_LEVELS, OPT_RANK, OPT_JSON,
-           OPT_LIST, OPT_HELP, OPT_VERSION };
+           OPT_LIST, OPT_HELP, OPT_VERSION, OPT_EXPLAIN, OPT_PROCESSES, OPT_NODE_PROCESSES };
     static const struct option longopts[] = {
         {"topology", required_argument, 0, OPT_TOPO}, {"xml", required_argument, 0, OPT_XML},
         {"np", required_argument, 0, OPT_NP},         {"map-by", required_argument, 0, OPT_MAP},
         {"bind-to", required_argument, 0, OPT_BIND},  {"levels", required_argument, 0, OPT_LEVELS},
         {"rank", required_argument, 0, OPT_RANK},     {"json", no_argument, 0, OPT_JSON},
         {"list-algorithms", no_argument, 0, OPT_LIST}, {"help", no_argument, 0, OPT_HELP},
-        {"version", no_argument, 0, OPT_VERSION},     {0, 0, 0, 0}};
+        {"version", no_argument, 0, OPT_VERSION},     {"explain", no_argument, 0, OPT_EXPLAIN},
+        {"processes", no_argument, 0, OPT_PROCESSES},
+        {"node-processes", required_argument, 0, OPT_NODE_PROCESSES}, {0, 0, 0, 0}};
     int c;
     const char *lstopo_input = NULL;
     while ((c = getopt_long(argc, argv, "hi:", longopts, NULL)) != -1) {
@@ -110,6 +155,16 @@ int main(int argc, char **argv)
             break;
         case OPT_JSON: json = 1; break;
         case OPT_LIST: list = 1; break;
+        case OPT_EXPLAIN: explain = 1; break;
+        case OPT_PROCESSES: processes = 1; break;
+        case OPT_NODE_PROCESSES:
+            if (parse_uint(optarg, &node_processes) || node_processes == 0 ||
+                node_processes > MAX_NP) {
+                fprintf(stderr, "topsync-info: --node-processes takes a number from 1 to %u, "
+                                "not '%s'\n", MAX_NP, optarg);
+                return 2;
+            }
+            break;
         case 'i': lstopo_input = optarg; break;
         case 'h':
         case OPT_HELP: usage(stdout); return 0;
@@ -164,6 +219,17 @@ int main(int argc, char **argv)
     }
     if (np == 0)
         np = topsync_topology_ncores(topo);
+    if (explain && np > MAX_EXPLAIN_NP) {
+        fprintf(stderr, "topsync-info: --explain makes the barrier: --np up to %u\n",
+                MAX_EXPLAIN_NP);
+        topsync_topology_destroy(topo);
+        return 2;
+    }
+    if ((processes || node_processes) && !explain) {
+        fprintf(stderr, "topsync-info: --processes and --node-processes go with --explain\n");
+        topsync_topology_destroy(topo);
+        return 2;
+    }
     if (has_rank && rank >= np) {
         fprintf(stderr, "topsync-info: --rank %u out of range (--np %u)\n", rank, np);
         topsync_topology_destroy(topo);
@@ -208,6 +274,12 @@ int main(int argc, char **argv)
             selected[nsel++] = i;
     }
 
+    char auto_alg[96] = "", auto_wait[16] = "", auto_why[800] = "";
+    if (explain && explain_auto(topo, np, sets, processes, node_processes, auto_alg, auto_wait,
+                                auto_why, sizeof auto_why) < 0) {
+        topsync_topology_destroy(topo);
+        return 1;
+    }
     if (json) {
         printf("{\"topology\": \"%s\", \"cores\": %u, \"line_size\": %zu, \"active_levels\": [",
                topsync_topology_source(topo), topsync_topology_ncores(topo),
@@ -246,7 +318,14 @@ int main(int argc, char **argv)
                 printf("%s%u", m ? ", " : "", g.members[m]);
             printf("]}");
         }
-        printf("]}\n");
+        printf("]");
+        if (explain) {
+            printf(", \"auto\": {\"algorithm\": \"%s\", \"wait\": \"%s\", \"kind\": \"%s\", "
+                   "\"explain\": ", auto_alg, auto_wait, processes ? "processes" : "threads");
+            json_string(auto_why);
+            printf("}");
+        }
+        printf("}\n");
     } else {
         printf("Topology:      %s\n", topsync_topology_source(topo));
         printf("Cores:         %u (cache line %zu B)\n", topsync_topology_ncores(topo),
@@ -299,6 +378,9 @@ int main(int argc, char **argv)
         }
         if (nsel == 0)
             printf("  (none: a single participant needs no synchronization)\n");
+        if (explain)
+            printf("\nauto for these %u %s: %s, wait %s\n  %s\n", np,
+                   processes ? "processes" : "threads", auto_alg, auto_wait, auto_why);
     }
     for (unsigned i = 0; i < np; i++)
         hwloc_bitmap_free(sets[i]);

@@ -106,6 +106,19 @@ int topsync_tuning_lookup(const topsync_tuning_t *tuning, unsigned n, int proces
                           int oversubscribed, const char *placement,
                           topsync_tuning_entry_t *out);
 
+/*
+ * The candidates for n participants bound to cpusets (NULL: unbound): every
+ * algorithm, and when their hierarchy has levels, topo on each subset of
+ * them (every subset up to 3 levels; with 4, all of them and each alone)
+ * in both release modes. What topsync-tune measures and what auto's model
+ * step predicts. Writes up to max names, returns how many, or a negative
+ * errno.
+ */
+#define TOPSYNC_TUNING_MAX_CANDIDATES 40
+int topsync_tuning_candidates(const topsync_topology_t *topology, unsigned n,
+                              const hwloc_const_bitmap_t *cpusets, char (*names)[96],
+                              unsigned max);
+
 unsigned topsync_tuning_count(const topsync_tuning_t *tuning);
 int topsync_tuning_get(const topsync_tuning_t *tuning, unsigned index,
                        topsync_tuning_entry_t *out);

@@ -29,6 +29,7 @@
 
 #include "error.h"
 #include "model/model_private.h"
+#include "tune_private.h"
 
 enum { STEP_TUNING = 1, STEP_MODEL = 2, STEP_RULES = 4 };
 
@@ -213,44 +214,6 @@ static bool bound_one_per_core(const struct ts_auto_request *req)
     return ok;
 }
 
-static const char *level_word(topsync_level_t l)
-{
-    switch (l) {
-    case TOPSYNC_LEVEL_L2: return "l2";
-    case TOPSYNC_LEVEL_L3: return "l3";
-    case TOPSYNC_LEVEL_NUMA: return "numa";
-    default: return "socket";
-    }
-}
-
-/* The candidates: every flat algorithm and, with levels, topo with each
- * subset of them (every subset up to 3 levels, else all and each one)
- * in both release modes. Returns the count. */
-static unsigned candidates(const topsync_groups_t *groups, char names[][96], unsigned max)
-{
-    static const char *const flat[] = {"sense-reversing", "sense-reversing-counter",
-                                       "sense-reversing-gr", "combining-tree", "mcs",
-                                       "tournament", "dissemination"};
-    unsigned n = 0;
-    for (size_t i = 0; i < sizeof flat / sizeof *flat && n < max; i++)
-        snprintf(names[n++], 96, "%s", flat[i]);
-    topsync_level_t lv[TOPSYNC_MAX_LEVELS];
-    unsigned nl = groups && topsync_groups_hierarchical(groups) ? topsync_groups_levels(groups, lv)
-                                                                : 0;
-    for (unsigned mask = 1; nl && mask < (1u << nl); mask++) {
-        if (nl > 3 && mask != (1u << nl) - 1 && (mask & (mask - 1)))
-            continue;
-        char list[64] = "";
-        for (unsigned k = 0; k < nl; k++)
-            if (mask & (1u << k))
-                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
-                         list[0] ? "," : "", level_word(lv[k]));
-        for (int tree = 0; tree < 2 && n < max; tree++)
-            snprintf(names[n++], 96, "topo:%s/%s", list, tree ? "tree" : "global");
-    }
-    return n;
-}
-
 /* The model of this machine: the tuning file's table, else the defaults. */
 static topsync_model_t *machine_model(const topsync_topology_t *t, char *source, size_t len)
 {
@@ -315,8 +278,8 @@ static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice 
     const topsync_model_t *m = req->model ? req->model : own;
     if (!m)
         return false;
-    char names[40][96];
-    unsigned nc = candidates(req->groups, names, 40);
+    char names[TOPSYNC_TUNING_MAX_CANDIDATES][96];
+    unsigned nc = ts_tuning_candidates_of(req->groups, names, TOPSYNC_TUNING_MAX_CANDIDATES);
     double best[3] = {0, 0, 0};
     int order[3] = {-1, -1, -1};
     topsync_sim_options_t so;

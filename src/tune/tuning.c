@@ -21,6 +21,7 @@
 
 #include "error.h"
 #include "json.h"
+#include "tune_private.h"
 
 #define FILE_FORMAT "topsync-tuning"
 #define MAX_FILE_BYTES (16u << 20)
@@ -129,6 +130,60 @@ int topsync_tuning_placement(const topsync_topology_t *t, unsigned n,
     }
     snprintf(out, len, "custom-%08x", (unsigned)(h ^ (h >> 32)));
     return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Candidates.                                                              */
+
+static const char *level_word(topsync_level_t l)
+{
+    switch (l) {
+    case TOPSYNC_LEVEL_L2: return "l2";
+    case TOPSYNC_LEVEL_L3: return "l3";
+    case TOPSYNC_LEVEL_NUMA: return "numa";
+    default: return "socket";
+    }
+}
+
+unsigned ts_tuning_candidates_of(const topsync_groups_t *groups, char (*names)[96], unsigned max)
+{
+    static const char *const flat[] = {"sense-reversing", "sense-reversing-counter",
+                                       "sense-reversing-gr", "combining-tree", "mcs",
+                                       "tournament", "dissemination"};
+    unsigned n = 0;
+    for (size_t i = 0; i < sizeof flat / sizeof *flat && n < max; i++)
+        snprintf(names[n++], 96, "%s", flat[i]);
+    topsync_level_t lv[TOPSYNC_MAX_LEVELS];
+    unsigned nl = groups && topsync_groups_hierarchical(groups) ? topsync_groups_levels(groups, lv)
+                                                                : 0;
+    for (unsigned mask = 1; nl && mask < (1u << nl); mask++) {
+        if (nl > 3 && mask != (1u << nl) - 1 && (mask & (mask - 1)))
+            continue; /* with 4 levels: all of them, and each alone */
+        char list[64] = "";
+        for (unsigned k = 0; k < nl; k++)
+            if (mask & (1u << k))
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+                         list[0] ? "," : "", level_word(lv[k]));
+        for (int tree = 0; tree < 2 && n < max; tree++)
+            snprintf(names[n++], 96, "topo:%s/%s", list, tree ? "tree" : "global");
+    }
+    return n;
+}
+
+int topsync_tuning_candidates(const topsync_topology_t *t, unsigned n,
+                              const hwloc_const_bitmap_t *cpusets, char (*names)[96],
+                              unsigned max)
+{
+    if (!t || !names || n == 0)
+        return ts_fail(EINVAL, "topsync_tuning_candidates: bad argument");
+    topsync_groups_t *g = NULL;
+    int rc = cpusets ? topsync_groups_build(&g, t, n, cpusets, TOPSYNC_LEVELS_ALL)
+                     : topsync_groups_build_flat(&g, n);
+    if (rc < 0)
+        return rc;
+    unsigned count = ts_tuning_candidates_of(g, names, max);
+    topsync_groups_destroy(g);
+    return (int)count;
 }
 
 /* ---------------------------------------------------------------------- */

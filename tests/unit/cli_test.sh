@@ -92,7 +92,7 @@ rm -f "$tmpxml"
 HWLOC_SYNTHETIC="pack:2 core:2 pu:1" "$info" | grep -q "(HWLOC_SYNTHETIC)" && ok || ko "HWLOC_SYNTHETIC label"
 expect_error "unknown barrier algorithm 'fastest'" "$bench" barrier --threads 2 --algorithm fastest
 expect_error "unknown wait policy 'nap'" "$bench" barrier --threads 2 --wait nap
-expect_error "--threads N is required" "$bench" barrier
+expect_error "--threads N (or --processes N) is required" "$bench" barrier
 expect_error "--threads takes 1..4096" "$bench" barrier --threads 0
 expect_error "unknown benchmark 'lock'" "$bench" lock
 
@@ -218,6 +218,55 @@ rm -f "$ctable"
 expect_error "--runs takes 1..32, not '0'" "$bench" c2c --runs 0
 expect_error "--iterations takes 1..100000000, not 'x'" "$bench" c2c --iterations x
 expect_error "unexpected argument 'extra'" "$bench" c2c extra
+
+# topsync-bench barrier --processes, --bind
+expect_error "give --threads or --processes, not both" "$bench" barrier --threads 2 --processes 2
+expect_error "--bind takes core or none, not 'numa'" "$bench" barrier --threads 2 --bind numa
+expect_error "--processes takes 1..4096, not '0'" "$bench" barrier --processes 0
+json=$("$bench" barrier --processes 2 --bind none --algorithm dissemination --iterations 50 --runs 3 --json)
+python3 - "$json" <<'PY' && ok || ko "bench --processes JSON"
+import json, sys
+r = json.loads(sys.argv[1])
+assert len(r) == 1 and r[0]["kind"] == "processes" and r[0]["bind"] == "none", r
+assert r[0]["participants"] == 2 and r[0]["latency_ns"] > 0 and r[0]["resolved"] == "dissemination", r
+PY
+
+# topsync-tune: bad input named; a short tuning written, read back by auto
+tune=$(dirname "$bench")/topsync-tune
+expect_error "--threads '2,,8' has an empty element" "$tune" --threads 2,,8
+expect_error "--processes takes up to 16 counts of 1..4096, not '0'" "$tune" --processes 0
+expect_error "--bind takes auto, core or none, not 'l3'" "$tune" --bind l3
+expect_error "--runs takes 1..32, not '99'" "$tune" --runs 99
+expect_error "--iterations takes 10..100000000, not '5'" "$tune" --iterations 5
+expect_error "unexpected argument 'now'" "$tune" now
+expect_error "Try 'topsync-tune --help'" "$tune" --frobnicate
+expect_error "TOPSYNC_AUTO='fast' is not valid" env TOPSYNC_AUTO=fast "$tune" --threads 2
+out=$(env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMI_RANK "$tune" --mpi --output /dev/null 2>&1)
+[ $? -eq 2 ] && grep -q -- "--mpi must run under mpirun" <<<"$out" && ok || ko "tune --mpi outside mpirun: '$out'"
+tfile=$(mktemp -u)
+"$tune" --threads 2 --processes 2 --iterations 50 --runs 1 --output "$tfile" >/dev/null && ok || ko "topsync-tune run"
+python3 - "$tfile" <<'PY' && ok || ko "tuning file content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "topsync-tuning" and d["version"] == 1 and len(d["fingerprint"]) == 16, d
+kinds = sorted((e["kind"], e["participants"]) for e in d["entries"])
+assert kinds == [("processes", 2), ("threads", 2)], kinds
+for e in d["entries"]:
+    lat = [r["latency_ns"] for r in e["results"]]
+    assert lat == sorted(lat) and len(lat) >= 14, e
+assert len(d["c2c_ns"]) >= 2, d.get("c2c_ns")
+PY
+out=$(TOPSYNC_TUNING="$tfile" "$info" --explain --np 2 --processes)
+grep -q "auto: tuning file $tfile, entry 2 processes, one per CPU, placement core: " <<<"$out" && ok ||
+    ko "--explain after tuning: '$out'"
+best=$(python3 -c "import json,sys; e=[e for e in json.load(open(sys.argv[1]))['entries'] if e['kind']=='processes'][0]['results'][0]; print(e['algorithm'])" "$tfile")
+grep -q "auto for these 2 processes: $best" <<<"$out" && ok || ko "--explain chose '$best'? '$out'"
+rm -f "$tfile"
+expect_error "--processes and --node-processes go with --explain" "$info" --processes
+expect_error "--node-processes takes a number from 1 to 1048576, not '0'" "$info" --explain --node-processes 0
+expect_error "--explain makes the barrier: --np up to 65536" "$info" --explain --np 70000
+out=$(TOPSYNC_AUTO=rules "$info" --explain --np 2)
+grep -q "auto: rules: " <<<"$out" && ok || ko "--explain rules: '$out'"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,391 @@
+/*
+ * topsync-tune: measure the barrier candidates on this machine and write
+ * the tuning file that "auto" chooses from (README, "auto";
+ * include/topsync/tune.h).
+ *
+ *   topsync-tune [--threads LIST] [--processes LIST] [--bind auto|core|none]
+ *                [--iterations K] [--runs R] [--no-c2c] [--output FILE]
+ *   mpirun -np N topsync-tune --mpi [--output FILE]   (each rank a participant)
+ *
+ * For each count of threads and of processes: the participants bound as
+ * asked (auto: round robin to cores, but processes outnumbering the cores
+ * unbound, as mpirun --oversubscribe leaves them), every candidate of
+ * topsync_tuning_candidates() under each wait policy where it matters
+ * (spin and block with a CPU each; yield and block when oversubscribed,
+ * where spinning costs a time slice per waiter), measured with the
+ * benchmark's protocol (design.md section 4). The entries replace those of
+ * the same case in the machine's file; the machine's core-to-core table
+ * (topsync-bench c2c) is stored with it for the model step. Under mpirun
+ * (--mpi), topsync-bench-mpi measures MPI_Barrier through libtopsync-mpi
+ * for every candidate and writes the entry of the job's case.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <topsync.h>
+
+#include "bench.h"
+
+#define MAX_COUNTS 16
+
+struct tune_options {
+    unsigned threads[MAX_COUNTS], nthreads;
+    unsigned processes[MAX_COUNTS], nprocesses;
+    const char *bind; /* auto, core, none */
+    uint64_t iterations;
+    unsigned runs;
+    int c2c;
+    const char *output;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: topsync-tune [--threads LIST] [--processes LIST] [--bind auto|core|none]\n"
+        "                    [--iterations K] [--runs R] [--no-c2c] [--output FILE]\n"
+        "       mpirun -np N topsync-tune --mpi [--iterations K] [--runs R] [--output FILE]\n"
+        "  --threads LIST    thread counts to tune, e.g. 2,8 (default: the cores)\n"
+        "  --processes LIST  process counts to tune (default: the cores)\n"
+        "  --bind WHAT       auto (default): threads round robin to cores, processes too\n"
+        "                    unless they outnumber the cores (then unbound, as mpirun\n"
+        "                    --oversubscribe leaves them); core; none\n"
+        "  --iterations K    barriers per timed run (default 1000)\n"
+        "  --runs R          timed runs per candidate, min and max dropped (default 5)\n"
+        "  --no-c2c          do not measure and store this machine's core-to-core table\n"
+        "  --output FILE     the tuning file (default: TOPSYNC_TUNING, else\n"
+        "                    $XDG_CACHE_HOME/topsync/tuning-FINGERPRINT.json)\n"
+        "  --mpi             under mpirun: tune MPI_Barrier of this job's ranks\n"
+        "Entries of other cases in the file are kept; a file of another machine or\n"
+        "format is replaced (said on stderr).\n");
+}
+
+static int parse_counts(const char *option, const char *list, unsigned *out, unsigned *n)
+{
+    if (bench_check_list(option, list) < 0)
+        return -1;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    *n = 0;
+    for (char *save, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        uint64_t v;
+        if (*n == MAX_COUNTS || bench_parse_u64(w, &v, 1, 4096)) {
+            fprintf(stderr, "topsync-tune: %s takes up to %d counts of 1..4096, not '%s'\n",
+                    option, MAX_COUNTS, list);
+            return -1;
+        }
+        out[(*n)++] = (unsigned)v;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* One case.                                                                */
+
+struct candidate_arg {
+    const char *algorithm;
+    topsync_wait_policy_t wait;
+    bench_binding *binding;
+};
+
+static void *create_candidate(unsigned n, const void *p)
+{
+    const struct candidate_arg *a = p;
+    topsync_barrier_options_t o;
+    topsync_barrier_options_init(&o);
+    o.algorithm = a->algorithm;
+    o.wait = a->wait;
+    o.topology = a->binding->topo;
+    o.cpusets = (const hwloc_const_bitmap_t *)a->binding->sets;
+    topsync_barrier_t *b;
+    if (topsync_barrier_create(&b, n, &o) < 0) {
+        fprintf(stderr, "topsync-tune: %s: %s\n", a->algorithm, topsync_error_message());
+        return NULL;
+    }
+    return b;
+}
+static void wait_candidate(void *s, unsigned r) { topsync_barrier_wait(s, r); }
+static void destroy_candidate(void *s) { topsync_barrier_destroy(s); }
+
+/* The protocol's figure of one candidate; negative on failure. */
+static double measure(const struct candidate_arg *a, unsigned n, int processes,
+                      const struct tune_options *o)
+{
+    double runs[BENCH_MAX_RUNS];
+    uint64_t warmup = o->iterations / 10 ? o->iterations / 10 : 1;
+    bench_barrier bb = {a->algorithm, NULL, create_candidate, wait_candidate, destroy_candidate,
+                        a, 0};
+    topsync_barrier_options_t opts;
+    topsync_barrier_options_init(&opts);
+    opts.algorithm = a->algorithm;
+    opts.wait = a->wait;
+    opts.topology = a->binding->topo;
+    opts.cpusets = (const hwloc_const_bitmap_t *)a->binding->sets;
+    for (unsigned r = 0; r < o->runs; r++) {
+        runs[r] = processes ? bench_process_run(&opts, n, warmup, o->iterations, a->binding,
+                                                NULL, 0)
+                            : bench_thread_run(&bb, n, warmup, o->iterations, a->binding);
+        if (runs[r] < 0)
+            return -1;
+    }
+    return bench_protocol_summary(runs, o->runs);
+}
+
+static int tune_case(topsync_tuning_t *tu, topsync_topology_t *t, unsigned n, int processes,
+                     const struct tune_options *o)
+{
+    unsigned cores = topsync_topology_ncores(t);
+    int bind = !strcmp(o->bind, "core") ||
+               (!strcmp(o->bind, "auto") && (!processes || n <= cores));
+    bench_binding binding = {t, NULL, n};
+    hwloc_bitmap_t *sets = calloc(n, sizeof *sets);
+    if (!sets || topsync_placement_compute(t, n, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_CORE,
+                                           sets) < 0) {
+        fprintf(stderr, "topsync-tune: %s\n", topsync_error_message());
+        free(sets);
+        return -1;
+    }
+    if (bind)
+        binding.sets = sets;
+    topsync_tuning_entry_t e;
+    memset(&e, 0, sizeof e);
+    e.participants = n;
+    e.processes = processes;
+    /* as topsync_barrier_create judges it: the participants against the
+     * CPUs they are bound to, or this process's CPUs */
+    hwloc_bitmap_t all = hwloc_bitmap_alloc();
+    for (unsigned i = 0; i < n; i++)
+        hwloc_bitmap_or(all, all, sets[i]);
+    unsigned cpus = bind ? (unsigned)hwloc_bitmap_weight(all) : cores;
+    hwloc_bitmap_free(all);
+    e.oversubscribed = n > cpus;
+    topsync_tuning_placement(t, n, (const hwloc_const_bitmap_t *)binding.sets, e.placement,
+                             sizeof e.placement);
+    char names[TOPSYNC_TUNING_MAX_CANDIDATES][96];
+    int nc = topsync_tuning_candidates(t, n, (const hwloc_const_bitmap_t *)binding.sets, names,
+                                       TOPSYNC_TUNING_MAX_CANDIDATES);
+    topsync_wait_policy_t waits[2] = {e.oversubscribed ? TOPSYNC_WAIT_YIELD : TOPSYNC_WAIT_SPIN,
+                                      TOPSYNC_WAIT_BLOCK};
+    printf("%u %s, %s, placement %s: %d candidates x 2 wait policies\n", n,
+           processes ? "processes" : "threads", e.oversubscribed ? "oversubscribed" : "one per CPU",
+           e.placement, nc);
+    fflush(stdout);
+    for (int c = 0; c < nc; c++)
+        for (int w = 0; w < 2 && e.nresults < TOPSYNC_TUNING_MAX_RESULTS; w++) {
+            struct candidate_arg a = {names[c], waits[w], &binding};
+            double ns = measure(&a, n, processes, o);
+            if (ns <= 0)
+                continue;
+            topsync_tuning_result_t *r = &e.results[e.nresults++];
+            snprintf(r->algorithm, sizeof r->algorithm, "%.95s", names[c]);
+            r->wait = waits[w];
+            r->latency_ns = ns;
+        }
+    for (unsigned i = 0; i < n; i++)
+        hwloc_bitmap_free(sets[i]);
+    free(sets);
+    if (topsync_tuning_put(tu, &e) < 0) {
+        fprintf(stderr, "topsync-tune: %s\n", topsync_error_message());
+        return -1;
+    }
+    topsync_tuning_entry_t sorted;
+    topsync_tuning_lookup(tu, n, processes, e.oversubscribed, e.placement, &sorted);
+    printf("  fastest:");
+    for (unsigned k = 0; k < sorted.nresults && k < 3; k++)
+        printf("%s %s/%s %.0f ns", k ? "," : "", sorted.results[k].algorithm,
+               topsync_wait_policy_to_string(sorted.results[k].wait),
+               sorted.results[k].latency_ns);
+    printf("\n");
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+
+/* This machine's file, or a new one (a foreign or stale file is replaced). */
+static topsync_tuning_t *open_tuning(topsync_topology_t *t, const char *path)
+{
+    topsync_tuning_t *tu = NULL;
+    int rc = topsync_tuning_load(&tu, path, t);
+    if (rc == 0)
+        return tu;
+    if (rc != -ENOENT)
+        fprintf(stderr, "topsync-tune: replacing %s: %s\n", path, topsync_error_message());
+    if (topsync_tuning_create(&tu, t) < 0) {
+        fprintf(stderr, "topsync-tune: %s\n", topsync_error_message());
+        return NULL;
+    }
+    return tu;
+}
+
+/* --mpi: the MPI benchmark of the MPI that started us tunes the job. */
+static int exec_mpi(char **argv, const char *path)
+{
+    const char *impl = getenv("TOPSYNC_BENCH_MPI");
+    if (!impl)
+        impl = getenv("OMPI_COMM_WORLD_SIZE") ? "openmpi"
+               : getenv("PMI_SIZE") || getenv("PMI_RANK") ? "mpich" : NULL;
+    if (!impl || (strcmp(impl, "openmpi") && strcmp(impl, "mpich"))) {
+        fprintf(stderr, "topsync-tune: --mpi must run under mpirun (Open MPI) or mpiexec "
+                        "(MPICH); set TOPSYNC_BENCH_MPI=openmpi|mpich to force one\n");
+        return 2;
+    }
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 64);
+    if (len <= 0) {
+        fprintf(stderr, "topsync-tune: cannot find my own executable\n");
+        return 1;
+    }
+    self[len] = '\0';
+    char *slash = strrchr(self, '/');
+    snprintf(slash + 1, sizeof self - (size_t)(slash + 1 - self), "topsync-bench-mpi-%s", impl);
+    /* keep --iterations/--runs, drop --mpi and --output: the benchmark
+     * takes --tune FILE */
+    char *args[64];
+    int n = 0;
+    args[n++] = self;
+    for (int i = 1; argv[i] && n < 60; i++) {
+        if (!strcmp(argv[i], "--mpi"))
+            continue;
+        if (!strcmp(argv[i], "--output")) {
+            i++;
+            continue;
+        }
+        args[n++] = argv[i];
+    }
+    args[n++] = "--tune";
+    args[n++] = (char *)path;
+    args[n] = NULL;
+    execv(self, args);
+    fprintf(stderr, "topsync-tune: cannot run %s: %s (built without %s?)\n", self,
+            strerror(errno), impl);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    struct tune_options o = {.bind = "auto", .iterations = 1000, .runs = 5, .c2c = 1};
+    int mpi = 0;
+    enum { O_THREADS = 256, O_PROCESSES, O_BIND, O_ITER, O_RUNS, O_NOC2C, O_OUT, O_MPI, O_HELP,
+           O_VERSION };
+    static const struct option longopts[] = {
+        {"threads", required_argument, 0, O_THREADS},
+        {"processes", required_argument, 0, O_PROCESSES},
+        {"bind", required_argument, 0, O_BIND},     {"iterations", required_argument, 0, O_ITER},
+        {"runs", required_argument, 0, O_RUNS},     {"no-c2c", no_argument, 0, O_NOC2C},
+        {"output", required_argument, 0, O_OUT},    {"mpi", no_argument, 0, O_MPI},
+        {"help", no_argument, 0, O_HELP},           {"version", no_argument, 0, O_VERSION},
+        {0, 0, 0, 0}};
+    int c;
+    uint64_t v;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_THREADS:
+            if (parse_counts("--threads", optarg, o.threads, &o.nthreads) < 0)
+                return 2;
+            break;
+        case O_PROCESSES:
+            if (parse_counts("--processes", optarg, o.processes, &o.nprocesses) < 0)
+                return 2;
+            break;
+        case O_BIND:
+            if (strcmp(optarg, "auto") && strcmp(optarg, "core") && strcmp(optarg, "none")) {
+                fprintf(stderr, "topsync-tune: --bind takes auto, core or none, not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            o.bind = optarg;
+            break;
+        case O_ITER:
+            if (bench_parse_u64(optarg, &o.iterations, 10, 100000000)) {
+                fprintf(stderr, "topsync-tune: --iterations takes 10..100000000, not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case O_RUNS:
+            if (bench_parse_u64(optarg, &v, 1, BENCH_MAX_RUNS)) {
+                fprintf(stderr, "topsync-tune: --runs takes 1..%d, not '%s'\n", BENCH_MAX_RUNS,
+                        optarg);
+                return 2;
+            }
+            o.runs = (unsigned)v;
+            break;
+        case O_NOC2C: o.c2c = 0; break;
+        case O_OUT: o.output = optarg; break;
+        case O_MPI: mpi = 1; break;
+        case 'h':
+        case O_HELP: usage(stdout); return 0;
+        case O_VERSION: printf("topsync-tune (topsync) %s\n", topsync_version()); return 0;
+        default:
+            fprintf(stderr, "Try 'topsync-tune --help'.\n");
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "topsync-tune: unexpected argument '%s'; try 'topsync-tune --help'\n",
+                argv[optind]);
+        return 2;
+    }
+    if (topsync_environment_check() < 0) {
+        fprintf(stderr, "topsync-tune: %s\n", topsync_error_message());
+        return 2;
+    }
+    topsync_topology_t *t;
+    if (topsync_topology_load(&t) < 0) {
+        fprintf(stderr, "topsync-tune: %s\n", topsync_error_message());
+        return 1;
+    }
+    char path[4096];
+    if (o.output)
+        snprintf(path, sizeof path, "%s", o.output);
+    else if (topsync_tuning_path(t, path, sizeof path) < 0) {
+        fprintf(stderr, "topsync-tune: %s; give --output FILE\n", topsync_error_message());
+        topsync_topology_destroy(t);
+        return 2;
+    }
+    if (mpi) {
+        topsync_topology_destroy(t);
+        return exec_mpi(argv, path);
+    }
+    unsigned cores = topsync_topology_ncores(t);
+    if (!o.nthreads && !o.nprocesses) {
+        o.threads[o.nthreads++] = cores;
+        o.processes[o.nprocesses++] = cores;
+    }
+    topsync_tuning_t *tu = open_tuning(t, path);
+    if (!tu) {
+        topsync_topology_destroy(t);
+        return 1;
+    }
+    printf("topsync-tune: %s, %u cores, fingerprint %s\n", topsync_topology_source(t), cores,
+           topsync_tuning_machine_fingerprint(tu));
+    if (o.c2c) {
+        double *table;
+        unsigned n;
+        if (bench_c2c_table(t, 5000, 5, &table, &n) == 0) {
+            if (topsync_tuning_set_c2c(tu, n, table) < 0)
+                fprintf(stderr, "topsync-tune: %s\n", topsync_error_message());
+            else
+                printf("core-to-core table: %u CPUs measured\n", n);
+            free(table);
+        }
+    }
+    int status = 0;
+    for (unsigned i = 0; i < o.nthreads && !status; i++)
+        status = tune_case(tu, t, o.threads[i], 0, &o);
+    for (unsigned i = 0; i < o.nprocesses && !status; i++)
+        status = tune_case(tu, t, o.processes[i], 1, &o);
+    if (!status && topsync_tuning_write(tu, path) < 0) {
+        fprintf(stderr, "topsync-tune: %s\n", topsync_error_message());
+        status = 1;
+    }
+    if (!status)
+        printf("wrote %s (%u entries)\n", path, topsync_tuning_count(tu));
+    topsync_tuning_destroy(tu);
+    topsync_topology_destroy(t);
+    return status ? 1 : 0;
+}
