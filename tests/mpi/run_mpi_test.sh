@@ -83,6 +83,19 @@ preload) # the plain program, not linked with topsync: LD_PRELOAD
     grep -q "topsync-mpi: comm of 4 ranks" <<<"$out" && ok || ko "preload: no topsync verbose line"
     out=$(launch 2 core TOPSYNC_EXPECT_PMPI=1 -- "$plain" 200 5 2>&1)
     expect_pass "$out" "plain program without topsync" ;;
+split) # concurrent barriers on pairs and halves, np 4 and 8 on this machine's cores,
+       # bound and unbound, preloaded into the plain program (and once natively)
+    split=$bindir/split_check_$impl
+    algs="auto sense-reversing dissemination combining-tree topo/tree"
+    for np in 4 8; do
+        for bind in overload none; do
+            out=$(launch $np $bind LD_PRELOAD=$lib "SPLIT_CHECK_ALGORITHMS=$algs" -- "$split" 800 2>&1)
+            expect_pass "$out" "split np $np $bind"
+        done
+    done
+    # the native MPI's, for the check itself (MPICH's busy polling: short)
+    out=$(launch 4 overload -- "$split" 100 2>&1)
+    expect_pass "$out" "split natively" ;;
 pseudo-nodes) # TOPSYNC_NODE_SPLIT: node barriers + PMPI_Barrier among leaders
     # MPICH's own barrier among leaders busy-polls: milliseconds when oversubscribed.
     if [ "$impl" = mpich ]; then n=100; else n=500; fi
