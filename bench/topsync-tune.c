@@ -13,7 +13,8 @@
  * topsync_tuning_candidates() under each wait policy where it matters
  * (spin and block with a CPU each; yield and block when oversubscribed,
  * where spinning costs a time slice per waiter), measured with the
- * benchmark's protocol (design.md section 4). The entries replace those of
+ * benchmark's protocol (design.md section 4): in turn, round after round,
+ * and the four fastest again with three times the runs (race()). The entries replace those of
  * the same case in the machine's file; the machine's core-to-core table
  * (topsync-bench c2c) is stored with it for the model step. Under mpirun
  * (--mpi), topsync-bench-mpi measures MPI_Barrier through libtopsync-mpi
@@ -111,12 +112,10 @@ static void *create_candidate(unsigned n, const void *p)
 static void wait_candidate(void *s, unsigned r) { topsync_barrier_wait(s, r); }
 static void destroy_candidate(void *s) { topsync_barrier_destroy(s); }
 
-/* The protocol's figure of one candidate; negative on failure. */
-static double measure(const struct candidate_arg *a, unsigned n, int processes,
-                      const struct tune_options *o)
+/* One run of one candidate; negative on failure. */
+static double one_run(const struct candidate_arg *a, unsigned n, int processes, uint64_t warmup,
+                      uint64_t iterations)
 {
-    double runs[BENCH_MAX_RUNS];
-    uint64_t warmup = o->iterations / 10 ? o->iterations / 10 : 1;
     bench_barrier bb = {a->algorithm, NULL, create_candidate, wait_candidate, destroy_candidate,
                         a, 0};
     topsync_barrier_options_t opts;
@@ -125,14 +124,53 @@ static double measure(const struct candidate_arg *a, unsigned n, int processes,
     opts.wait = a->wait;
     opts.topology = a->binding->topo;
     opts.cpusets = (const hwloc_const_bitmap_t *)a->binding->sets;
-    for (unsigned r = 0; r < o->runs; r++) {
-        runs[r] = processes ? bench_process_run(&opts, n, warmup, o->iterations, a->binding,
-                                                NULL, 0)
-                            : bench_thread_run(&bb, n, warmup, o->iterations, a->binding);
-        if (runs[r] < 0)
-            return -1;
+    return processes ? bench_process_run(&opts, n, warmup, iterations, a->binding, NULL, 0)
+                     : bench_thread_run(&bb, n, warmup, iterations, a->binding);
+}
+
+/*
+ * Every candidate measured in turn, round after round (so that a drift of
+ * the machine hits all alike), runs[c][r]; then the TOP fastest again with
+ * three times the runs, still in turn, their figures replacing the first:
+ * two candidates within the noise of the first pass are told apart by the
+ * second. latency[c]: the protocol's figure, negative for a failed one.
+ */
+#define REFINE_TOP 4
+static void race(struct candidate_arg *cands, unsigned nc, unsigned n, int processes,
+                 const struct tune_options *o, double *latency)
+{
+    uint64_t warmup = o->iterations / 10 ? o->iterations / 10 : 1;
+    double (*runs)[BENCH_MAX_RUNS] = calloc(nc, sizeof *runs);
+    for (unsigned c = 0; c < nc; c++)
+        latency[c] = 0;
+    for (unsigned r = 0; r < o->runs; r++)
+        for (unsigned c = 0; c < nc; c++)
+            if (latency[c] >= 0 &&
+                (runs[c][r] = one_run(&cands[c], n, processes, warmup, o->iterations)) < 0)
+                latency[c] = -1;
+    for (unsigned c = 0; c < nc; c++)
+        if (latency[c] >= 0)
+            latency[c] = bench_protocol_summary(runs[c], o->runs);
+    unsigned top[REFINE_TOP], ntop = 0;
+    for (unsigned k = 0; k < REFINE_TOP; k++) {
+        int best = -1;
+        for (unsigned c = 0; c < nc; c++) {
+            int taken = 0;
+            for (unsigned j = 0; j < ntop; j++)
+                taken |= top[j] == c;
+            if (!taken && latency[c] > 0 && (best < 0 || latency[c] < latency[best]))
+                best = (int)c;
+        }
+        if (best >= 0)
+            top[ntop++] = (unsigned)best;
     }
-    return bench_protocol_summary(runs, o->runs);
+    unsigned more = 3 * o->runs > BENCH_MAX_RUNS ? BENCH_MAX_RUNS : 3 * o->runs;
+    for (unsigned r = 0; r < more; r++)
+        for (unsigned j = 0; j < ntop; j++)
+            runs[top[j]][r] = one_run(&cands[top[j]], n, processes, warmup, o->iterations);
+    for (unsigned j = 0; j < ntop; j++)
+        latency[top[j]] = bench_protocol_summary(runs[top[j]], more);
+    free(runs);
 }
 
 static int tune_case(topsync_tuning_t *tu, topsync_topology_t *t, unsigned n, int processes,
@@ -174,17 +212,21 @@ static int tune_case(topsync_tuning_t *tu, topsync_topology_t *t, unsigned n, in
            processes ? "processes" : "threads", e.oversubscribed ? "oversubscribed" : "one per CPU",
            e.placement, nc);
     fflush(stdout);
+    struct candidate_arg cands[2 * TOPSYNC_TUNING_MAX_CANDIDATES];
+    double latency[2 * TOPSYNC_TUNING_MAX_CANDIDATES];
+    unsigned ncand = 0;
     for (int c = 0; c < nc; c++)
-        for (int w = 0; w < 2 && e.nresults < TOPSYNC_TUNING_MAX_RESULTS; w++) {
-            struct candidate_arg a = {names[c], waits[w], &binding};
-            double ns = measure(&a, n, processes, o);
-            if (ns <= 0)
-                continue;
-            topsync_tuning_result_t *r = &e.results[e.nresults++];
-            snprintf(r->algorithm, sizeof r->algorithm, "%.95s", names[c]);
-            r->wait = waits[w];
-            r->latency_ns = ns;
-        }
+        for (int w = 0; w < 2; w++)
+            cands[ncand++] = (struct candidate_arg){names[c], waits[w], &binding};
+    race(cands, ncand, n, processes, o, latency);
+    for (unsigned c = 0; c < ncand && e.nresults < TOPSYNC_TUNING_MAX_RESULTS; c++) {
+        if (latency[c] <= 0)
+            continue;
+        topsync_tuning_result_t *r = &e.results[e.nresults++];
+        snprintf(r->algorithm, sizeof r->algorithm, "%.95s", cands[c].algorithm);
+        r->wait = cands[c].wait;
+        r->latency_ns = latency[c];
+    }
     for (unsigned i = 0; i < n; i++)
         hwloc_bitmap_free(sets[i]);
     free(sets);
