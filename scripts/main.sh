@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job on a fresh Debian machine: set up, build, show the machine's
-# topology and groups, and run the thread barrier benchmark (the paper's
+# topology and groups, tune auto for this machine (topsync-tune), and run
+# the thread barrier benchmark (the paper's
 # protocol, topsync against pthread, OpenMP and Concurrency Kit in the same
 # process) with one thread per core and oversubscribed, then the MPI_Barrier
 # comparison against Open MPI and MPICH, then the RCL benchmark (the RCL
@@ -20,13 +21,33 @@ echo
 echo "== topsync-info: the paper's Kunpeng 920, 14 ranks map-by numa =="
 build/tools/topsync-info --topology "pack:2 numa:2 l3:1 core:32 pu:1" --np 14 --map-by numa
 cores=$(build/tools/topsync-info --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["cores"])')
+echo
+echo "== topsync-tune: measure every candidate here, for auto (out/tuning.json) =="
+# The tuning goes to out/ and this script's benchmarks use it; `topsync-tune`
+# without --output writes the per-user cache that auto reads by default.
+build/bench/topsync-tune --threads "$cores,$((cores * 4)),64" --processes "$cores,$((cores * 4))" \
+    --bind core --output out/tuning.json | tee out/tune.log
+export TOPSYNC_TUNING=$PWD/out/tuning.json
 for n in $cores $((cores * 4)) 64; do
     echo
     echo "== topsync-bench barrier --threads $n =="
     build/bench/topsync-bench barrier --threads "$n" --output "out/bench-barrier-$n.json" |
         tee "out/bench-barrier-$n.txt"
 done
-python3 scripts/barrier_report.py out/bench-barrier-*.json | tee out/bench-barrier-summary.md
+python3 scripts/barrier_report.py out/bench-barrier-*.json > out/bench-barrier-summary.md
+{
+    echo
+    echo "### What auto picked, and why (topsync-info --explain)"
+    echo
+    for n in $cores $((cores * 4)) 64; do
+        echo "- $n threads: $(build/tools/topsync-info --explain --np "$n" | tail -1 | sed 's/^ *//')"
+    done
+    for n in $cores $((cores * 4)); do
+        echo "- $n processes: $(build/tools/topsync-info --explain --np "$n" --processes | tail -1 |
+                                sed 's/^ *//')"
+    done
+} >> out/bench-barrier-summary.md
+cat out/bench-barrier-summary.md
 echo
 echo "== MPI_Barrier: topsync against Open MPI and MPICH (scripts/mpi_compare.sh) =="
 scripts/mpi_compare.sh build > out/mpi-compare.log 2>&1 || { tail -20 out/mpi-compare.log; exit 1; }

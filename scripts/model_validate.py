@@ -129,8 +129,10 @@ def this_machine(build, out, sim, reps):
     for rep in range(reps):
         table = os.path.join(out, f"this-machine-c2c-{rep}.csv")
         run([bench, "c2c", "--output", table])
+        # auto as the model chooses it here, not from a tuning file
         measured = json.loads(run([bench, "barrier", "--threads", "2", "--wait", "spin",
-                                   "--peers", "none", "--json"]))
+                                   "--peers", "none", "--json"],
+                                  env=dict(os.environ, TOPSYNC_TUNING="off")))
         with open(table) as f:
             t_ns = float(f.read().splitlines()[1].split(",")[0])
         meas = {r["algorithm"]: r["latency_ns"] for r in measured if r["latency_ns"] > 0}
