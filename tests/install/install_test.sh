@@ -35,6 +35,11 @@ env -u LD_LIBRARY_PATH "$tmp/prefix/bin/topsync-info" --np 2 >/dev/null
 env -u LD_LIBRARY_PATH "$tmp/prefix/bin/topsync-sim" barrier --topology 'pack:2 numa:2 l3:1 core:32 pu:1' \
     --c2c "$tmp/prefix/share/topsync/c2c/hisilicon-kunpeng-920-6426.csv" --np 64 \
     --algorithm topo --episodes 50 | grep -q "topo:numa,socket/global"
+# ... the tuner writes a file that the installed library's auto then reads
+env -u LD_LIBRARY_PATH "$tmp/prefix/bin/topsync-tune" --threads 2 --iterations 50 --runs 1 \
+    --no-c2c --output "$tmp/tuning.json" >/dev/null
+TOPSYNC_TUNING="$tmp/tuning.json" env -u LD_LIBRARY_PATH "$tmp/prefix/bin/topsync-info" \
+    --explain --np 2 | grep -q "auto: tuning file $tmp/tuning.json"
 # (a sanitized library cannot be preloaded into an unsanitized program)
 if [ -z "$sanitize" ]; then
     pthread_lib=$(ls "$tmp/prefix"/lib*/libtopsync-pthread.so.0 | head -1)
