@@ -6,7 +6,8 @@
 # their ratio, and the context switches per barrier of the whole job.
 #
 #   usage: scripts/mpi_oversub.sh [BUILD_DIR]
-#   environment: RUNS (default 5), ITERS (default 2000), CASES (default: all
+#   environment: RUNS (default 5), ITERS (barriers per run, or seconds per run
+#   with a point: default 0.5), CASES (default: all
 #   of the list below, as "impl:np:bind:split" words), TOPSYNC_* variables
 #   are passed to the preloaded runs only.
 # Output: a Markdown table on stdout, the raw figures in out/mpi-oversub/.
@@ -17,7 +18,7 @@ out=out/mpi-oversub
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
 runs=${RUNS:-5}
-iters=${ITERS:-2000}
+iters=${ITERS:-0.5}
 cases=${CASES:-"openmpi:2:core:world mpich:2:core:world
 openmpi:8:none:world mpich:4:none:world
 openmpi:4:none:pairs openmpi:4:core:pairs openmpi:8:none:pairs openmpi:8:core:pairs
