@@ -71,6 +71,21 @@ typedef struct bench_binding {
     unsigned n;
 } bench_binding;
 
+/* A topsync barrier under test: the algorithm and policy, and where its
+ * participants run. */
+typedef struct bench_topsync_arg {
+    const char *algorithm;
+    topsync_wait_policy_t wait;
+    bench_binding *binding;
+} bench_topsync_arg;
+
+/* Its options (topology and bindings included), and the bench_barrier
+ * functions that make, wait on and destroy it (arg: a bench_topsync_arg). */
+void bench_topsync_options(const bench_topsync_arg *arg, topsync_barrier_options_t *options);
+void *bench_topsync_create(unsigned n, const void *arg);
+void bench_topsync_wait(void *state, unsigned rank);
+void bench_topsync_destroy(void *state);
+
 /* Bind the calling thread as rank `rank` of ctx (a bench_binding). */
 void bench_bind_rank(unsigned rank, void *ctx);
 

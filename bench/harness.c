@@ -28,6 +28,40 @@ void bench_bind_rank(unsigned rank, void *ctx)
 }
 
 /* ---------------------------------------------------------------------- */
+/* topsync as a bench_barrier.                                               */
+
+void bench_topsync_options(const bench_topsync_arg *a, topsync_barrier_options_t *o)
+{
+    topsync_barrier_options_init(o);
+    o->algorithm = a->algorithm;
+    o->wait = a->wait;
+    o->topology = a->binding->topo;
+    o->cpusets = (const hwloc_const_bitmap_t *)a->binding->sets;
+}
+
+void *bench_topsync_create(unsigned n, const void *arg)
+{
+    topsync_barrier_options_t o;
+    bench_topsync_options(arg, &o);
+    topsync_barrier_t *b;
+    if (topsync_barrier_create(&b, n, &o) < 0) {
+        fprintf(stderr, "topsync-bench: %s: %s\n", o.algorithm, topsync_error_message());
+        return NULL;
+    }
+    return b;
+}
+
+void bench_topsync_wait(void *state, unsigned rank)
+{
+    topsync_barrier_wait(state, rank);
+}
+
+void bench_topsync_destroy(void *state)
+{
+    topsync_barrier_destroy(state);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Threads.                                                                  */
 
 struct harness {

@@ -37,31 +37,6 @@
 /* ---------------------------------------------------------------------- */
 /* topsync and pthread as bench_barrier.                                    */
 
-struct topsync_arg {
-    const char *algorithm;
-    topsync_wait_policy_t wait;
-    bench_binding *binding;
-};
-
-static void *topsync_create(unsigned n, const void *arg)
-{
-    const struct topsync_arg *a = arg;
-    topsync_barrier_options_t o;
-    topsync_barrier_options_init(&o);
-    o.algorithm = a->algorithm;
-    o.wait = a->wait;
-    o.topology = a->binding->topo;
-    o.cpusets = (const hwloc_const_bitmap_t *)a->binding->sets;
-    topsync_barrier_t *b;
-    if (topsync_barrier_create(&b, n, &o) < 0) {
-        fprintf(stderr, "topsync-bench: %s\n", topsync_error_message());
-        return NULL;
-    }
-    return b;
-}
-static void topsync_wait_fn(void *s, unsigned r) { topsync_barrier_wait(s, r); }
-static void topsync_destroy_fn(void *s) { topsync_barrier_destroy(s); }
-
 static void *pthread_create_fn(unsigned n, const void *arg)
 {
     (void)arg;
@@ -137,15 +112,11 @@ static void measure(const bench_barrier *bb, const struct options *o, bench_bind
 }
 
 /* The same for a topsync algorithm run by forked processes. */
-static void measure_processes(const struct topsync_arg *a, const struct options *o,
+static void measure_processes(const bench_topsync_arg *a, const struct options *o,
                               bench_binding *binding, struct result *res)
 {
     topsync_barrier_options_t opts;
-    topsync_barrier_options_init(&opts);
-    opts.algorithm = a->algorithm;
-    opts.wait = a->wait;
-    opts.topology = binding->topo;
-    opts.cpusets = (const hwloc_const_bitmap_t *)binding->sets;
+    bench_topsync_options(a, &opts);
     snprintf(res->name, sizeof res->name, "%s", a->algorithm);
     res->iterations = o->iterations;
     uint64_t warmup = o->iterations / 10 ? o->iterations / 10 : 1;
@@ -332,19 +303,19 @@ static int cmd_barrier(int argc, char **argv)
     int nck = o.peers ? bench_ck_peers(&ck) : 0;
     size_t ntotal = nalg + (o.peers ? 4 + (size_t)nck : 0);
     struct result *results = calloc(ntotal, sizeof *results);
-    struct topsync_arg *targs = calloc(nalg, sizeof *targs);
+    bench_topsync_arg *targs = calloc(nalg, sizeof *targs);
     size_t nres = 0;
     char wait_name[16];
 
     for (size_t i = 0; i < nalg; i++) {
-        targs[i] = (struct topsync_arg){names[i], o.wait, &binding};
+        targs[i] = (bench_topsync_arg){names[i], o.wait, &binding};
         if (i == 0) {
             /* An untimed run first: the first run of a process pays for its
              * threads' stacks, page faults and the CPUs' wake-up (8 threads
              * here: 80-94 us in the first run against 6-7 us after), which
              * would otherwise land on whichever algorithm comes first. */
-            bench_barrier warm = {names[0], NULL, topsync_create, topsync_wait_fn,
-                                  topsync_destroy_fn, &targs[0], 0};
+            bench_barrier warm = {names[0], NULL, bench_topsync_create, bench_topsync_wait,
+                                  bench_topsync_destroy, &targs[0], 0};
             if (o.processes) {
                 struct result scratch = {0};
                 struct options once = o;
@@ -355,12 +326,12 @@ static int cmd_barrier(int argc, char **argv)
             }
         }
         /* the resolved policy name, as the barrier reports it */
-        topsync_barrier_t *probe = topsync_create(o.threads, &targs[i]);
+        topsync_barrier_t *probe = bench_topsync_create(o.threads, &targs[i]);
         if (!probe)
             return 1;
         snprintf(wait_name, sizeof wait_name, "%s", topsync_barrier_wait_policy_name(probe));
         const char *resolved = topsync_barrier_algorithm(probe);
-        bench_barrier bb = {names[i], NULL, topsync_create, topsync_wait_fn, topsync_destroy_fn,
+        bench_barrier bb = {names[i], NULL, bench_topsync_create, bench_topsync_wait, bench_topsync_destroy,
                             &targs[i], !strcmp(wait_name, "spin")};
         bb.wait = strcmp(wait_name, "spin") == 0 ? "spin"
                   : strcmp(wait_name, "yield") == 0 ? "yield" : "block";
@@ -446,9 +417,11 @@ static int cmd_barrier(int argc, char **argv)
                 printf("  %-24s failed\n", r->name);
                 continue;
             }
-            printf("  %-24s %-28s %-8s %12.1f %9.3fx %8llu\n", r->name, r->resolved, r->wait,
-                   r->latency_ns, pthread_ns > 0 ? r->latency_ns / pthread_ns : NAN,
-                   (unsigned long long)r->iterations);
+            char vs[16] = "         -";
+            if (pthread_ns > 0)
+                snprintf(vs, sizeof vs, "%9.3fx", r->latency_ns / pthread_ns);
+            printf("  %-24s %-28s %-8s %12.1f %s %8llu\n", r->name, r->resolved, r->wait,
+                   r->latency_ns, vs, (unsigned long long)r->iterations);
         }
     }
     double program_ns = 0, preload_ns = 0;

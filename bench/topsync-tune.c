@@ -87,43 +87,14 @@ static int parse_counts(const char *option, const char *list, unsigned *out, uns
 /* ---------------------------------------------------------------------- */
 /* One case.                                                                */
 
-struct candidate_arg {
-    const char *algorithm;
-    topsync_wait_policy_t wait;
-    bench_binding *binding;
-};
-
-static void *create_candidate(unsigned n, const void *p)
-{
-    const struct candidate_arg *a = p;
-    topsync_barrier_options_t o;
-    topsync_barrier_options_init(&o);
-    o.algorithm = a->algorithm;
-    o.wait = a->wait;
-    o.topology = a->binding->topo;
-    o.cpusets = (const hwloc_const_bitmap_t *)a->binding->sets;
-    topsync_barrier_t *b;
-    if (topsync_barrier_create(&b, n, &o) < 0) {
-        fprintf(stderr, "topsync-tune: %s: %s\n", a->algorithm, topsync_error_message());
-        return NULL;
-    }
-    return b;
-}
-static void wait_candidate(void *s, unsigned r) { topsync_barrier_wait(s, r); }
-static void destroy_candidate(void *s) { topsync_barrier_destroy(s); }
-
 /* One run of one candidate; negative on failure. */
-static double one_run(const struct candidate_arg *a, unsigned n, int processes, uint64_t warmup,
+static double one_run(const bench_topsync_arg *a, unsigned n, int processes, uint64_t warmup,
                       uint64_t iterations)
 {
-    bench_barrier bb = {a->algorithm, NULL, create_candidate, wait_candidate, destroy_candidate,
-                        a, 0};
+    bench_barrier bb = {a->algorithm, NULL, bench_topsync_create, bench_topsync_wait,
+                        bench_topsync_destroy, a, 0};
     topsync_barrier_options_t opts;
-    topsync_barrier_options_init(&opts);
-    opts.algorithm = a->algorithm;
-    opts.wait = a->wait;
-    opts.topology = a->binding->topo;
-    opts.cpusets = (const hwloc_const_bitmap_t *)a->binding->sets;
+    bench_topsync_options(a, &opts);
     return processes ? bench_process_run(&opts, n, warmup, iterations, a->binding, NULL, 0)
                      : bench_thread_run(&bb, n, warmup, iterations, a->binding);
 }
@@ -136,7 +107,7 @@ static double one_run(const struct candidate_arg *a, unsigned n, int processes, 
  * second. latency[c]: the protocol's figure, negative for a failed one.
  */
 #define REFINE_TOP 4
-static void race(struct candidate_arg *cands, unsigned nc, unsigned n, int processes,
+static void race(bench_topsync_arg *cands, unsigned nc, unsigned n, int processes,
                  const struct tune_options *o, double *latency)
 {
     uint64_t warmup = o->iterations / 10 ? o->iterations / 10 : 1;
@@ -212,12 +183,12 @@ static int tune_case(topsync_tuning_t *tu, topsync_topology_t *t, unsigned n, in
            processes ? "processes" : "threads", e.oversubscribed ? "oversubscribed" : "one per CPU",
            e.placement, nc);
     fflush(stdout);
-    struct candidate_arg cands[2 * TOPSYNC_TUNING_MAX_CANDIDATES];
+    bench_topsync_arg cands[2 * TOPSYNC_TUNING_MAX_CANDIDATES];
     double latency[2 * TOPSYNC_TUNING_MAX_CANDIDATES];
     unsigned ncand = 0;
     for (int c = 0; c < nc; c++)
         for (int w = 0; w < 2; w++)
-            cands[ncand++] = (struct candidate_arg){names[c], waits[w], &binding};
+            cands[ncand++] = (bench_topsync_arg){names[c], waits[w], &binding};
     race(cands, ncand, n, processes, o, latency);
     for (unsigned c = 0; c < ncand && e.nresults < TOPSYNC_TUNING_MAX_RESULTS; c++) {
         if (latency[c] <= 0)
