@@ -36,11 +36,12 @@ extern "C" {
 #define TOPSYNC_TUNING_MAX_ENTRIES 256
 
 /*
- * The fingerprint of a topology: FNV-1a (64 bits) of hwloc's object tree as
- * text: each object's type, OS index and complete cpuset, each cache's
- * size and line size, and the CPU model hwloc reports. Memory sizes and
- * the allowed CPUs are left out: they change with boots and jobs, not with
- * the machine. 16 lowercase hex digits.
+ * The fingerprint of a topology: FNV-1a (64 bits) of hwloc's object tree,
+ * depth first: each object's type, OS index and number of children, each
+ * cache's size and line size, the CPU model hwloc reports, and the
+ * machine's complete cpuset (offline CPUs included). Memory sizes and the
+ * allowed CPUs are left out: they change with boots and jobs, not with the
+ * machine. 16 lowercase hex digits, computed when the topology is loaded.
  */
 int topsync_tuning_fingerprint(const topsync_topology_t *topology,
                                char out[TOPSYNC_FINGERPRINT_LEN]);

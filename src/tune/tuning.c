@@ -21,6 +21,7 @@
 
 #include "error.h"
 #include "json.h"
+#include "topology_private.h"
 #include "tune_private.h"
 
 #define FILE_FORMAT "topsync-tuning"
@@ -45,41 +46,11 @@ static uint64_t fnv(uint64_t h, const char *s)
     return h;
 }
 
-static uint64_t hash_object(uint64_t h, hwloc_obj_t o)
-{
-    char buf[96], *set = NULL;
-    if (o->type == HWLOC_OBJ_MISC || hwloc_obj_type_is_io(o->type))
-        return h;
-    snprintf(buf, sizeof buf, "%s:%d:", hwloc_obj_type_string(o->type),
-             o->os_index == HWLOC_UNKNOWN_INDEX ? -1 : (int)o->os_index);
-    h = fnv(h, buf);
-    if (o->complete_cpuset && hwloc_bitmap_asprintf(&set, o->complete_cpuset) >= 0) {
-        h = fnv(h, set);
-        free(set);
-    }
-    if (hwloc_obj_type_is_cache(o->type) && o->attr) {
-        snprintf(buf, sizeof buf, ":%llu:%u", (unsigned long long)o->attr->cache.size,
-                 o->attr->cache.linesize);
-        h = fnv(h, buf);
-    }
-    const char *model = hwloc_obj_get_info_by_name(o, "CPUModel");
-    if (model)
-        h = fnv(fnv(h, ":"), model);
-    h = fnv(h, ";");
-    for (hwloc_obj_t c = o->memory_first_child; c; c = c->next_sibling)
-        h = hash_object(h, c);
-    for (hwloc_obj_t c = o->first_child; c; c = c->next_sibling)
-        h = hash_object(h, c);
-    return h;
-}
-
 int topsync_tuning_fingerprint(const topsync_topology_t *t, char out[TOPSYNC_FINGERPRINT_LEN])
 {
     if (!t || !out)
         return ts_fail(EINVAL, "topsync_tuning_fingerprint: NULL argument");
-    hwloc_topology_t h = topsync_topology_hwloc(t);
-    uint64_t v = hash_object(14695981039346656037ull, hwloc_get_root_obj(h));
-    snprintf(out, TOPSYNC_FINGERPRINT_LEN, "%016llx", (unsigned long long)v);
+    memcpy(out, t->fingerprint, TOPSYNC_FINGERPRINT_LEN); /* made at load, topology.c */
     return 0;
 }
 
