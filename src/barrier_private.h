@@ -67,7 +67,7 @@ struct topsync_barrier {
 
     void *roles; /* per-rank roles, algorithm specific, read-only after setup */
     bool attached;          /* a process's part of a shared segment */
-    char explain[700];      /* how the algorithm was chosen (topsync_barrier_explain) */
+    char explain[1100];     /* how the algorithm was chosen (topsync_barrier_explain) */
     double timeout_seconds; /* 0: none */
     bool armed;             /* a timeout or an idle hook: waits unwind */
     _Atomic bool broken;    /* a wait on this handle timed out */

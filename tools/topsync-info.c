@@ -274,7 +274,7 @@ int main(int argc, char **argv)
             selected[nsel++] = i;
     }
 
-    char auto_alg[96] = "", auto_wait[16] = "", auto_why[800] = "";
+    char auto_alg[96] = "", auto_wait[16] = "", auto_why[1100] = "";
     if (explain && explain_auto(topo, np, sets, processes, node_processes, auto_alg, auto_wait,
                                 auto_why, sizeof auto_why) < 0) {
         topsync_topology_destroy(topo);

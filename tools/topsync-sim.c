@@ -136,6 +136,8 @@ static int load_machine(struct machine *m)
     }
     if (rc < 0) {
         fprintf(stderr, "topsync-sim: %s\n", topsync_error_message());
+        topsync_topology_destroy(m->topology);
+        m->topology = NULL;
         return rc == -ENOMEM ? 1 : 2;
     }
     return 0;

@@ -174,7 +174,7 @@ static bool tuning_step(const struct ts_auto_request *req, struct ts_auto_choice
     if (e.participants != req->n)
         snprintf(nearest, sizeof nearest, " (nearest tuned count to %u)", req->n);
     snprintf(out->explain, sizeof out->explain,
-             "tuning file %.300s, entry %u %s%s, %s, placement %s: %s", path, e.participants,
+             "tuning file %.300s, entry %u %s%s, %s, placement %s: %.400s", path, e.participants,
              e.processes ? "processes" : "threads", nearest,
              e.oversubscribed ? "oversubscribed" : "one per CPU", placement, figures);
     return true;
@@ -186,7 +186,7 @@ static bool tuning_step(const struct ts_auto_request *req, struct ts_auto_choice
 struct model_memo {
     char key[160];
     char algorithm[96];
-    char explain[640];
+    char explain[1024];
 };
 static struct model_memo memo[32];
 static unsigned memo_next;

@@ -36,7 +36,7 @@ struct ts_auto_request {
 struct ts_auto_choice {
     char algorithm[96];         /* a name topsync_barrier_create accepts */
     topsync_wait_policy_t wait; /* the tuned policy, or DEFAULT (none chosen) */
-    char explain[640];          /* which step chose, what, on which figures */
+    char explain[1024];         /* which step chose, what, on which figures */
 };
 
 void ts_auto_choose(const struct ts_auto_request *request, struct ts_auto_choice *choice);

@@ -305,7 +305,7 @@ struct auto_case {
     topsync_topology_t *t;
     hwloc_bitmap_t *sets;
     unsigned n;
-    char algorithm[96], wait[16], explain[800];
+    char algorithm[96], wait[16], explain[1100];
 };
 
 static void create_twice(void *arg)
