@@ -24,11 +24,19 @@ static inline uint64_t bench_now_ns(void)
 double bench_protocol_summary(const double *runs, unsigned nruns);
 /* The median of the runs' figures; -1 for a bad count. */
 double bench_median(const double *runs, unsigned nruns);
-/* A decimal count in [min, max] (no sign, nothing after it): 0, else -1. */
 /* A comma-separated LIST option: 0, or -1 after a message when it is empty
  * or has an empty element ("1,,2", ",x", "x,"). */
 int bench_check_list(const char *option, const char *list);
+/* A decimal count in [min, max] (no sign, nothing after it): 0, else -1. */
 int bench_parse_u64(const char *s, uint64_t *out, uint64_t min, uint64_t max);
+/*
+ * --mpi: this process was started by mpirun/mpiexec; the MPI benchmark built
+ * for the MPI that started it (its handles are not ABI-compatible with the
+ * other's) is topsync-bench-mpi-IMPL beside this executable. Writes its path
+ * (size bytes at most) and IMPL: 0, or the exit status (2: not under a known
+ * MPI or a bad TOPSYNC_BENCH_MPI; 1: no path) after a message prefixed by tool.
+ */
+int bench_mpi_sibling(const char *tool, char *path, size_t size, const char **impl);
 
 /* A barrier under test, driven by the thread harness of barrier_bench.c. */
 typedef struct bench_barrier {

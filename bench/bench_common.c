@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -65,5 +66,41 @@ int bench_parse_u64(const char *s, uint64_t *out, uint64_t min, uint64_t max)
     if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
         return -1;
     *out = v;
+    return 0;
+}
+
+int bench_mpi_sibling(const char *tool, char *path, size_t size, const char **impl_out)
+{
+    const char *impl = getenv("TOPSYNC_BENCH_MPI");
+    if (!impl) {
+        if (getenv("OMPI_COMM_WORLD_SIZE"))
+            impl = "openmpi";
+        else if (getenv("PMI_SIZE") || getenv("PMI_RANK") || getenv("MPI_LOCALRANKID"))
+            impl = "mpich";
+    }
+    if (!impl) {
+        fprintf(stderr, "%s: --mpi must run under mpirun (Open MPI) or mpiexec "
+                        "(MPICH); set TOPSYNC_BENCH_MPI=openmpi|mpich to force one\n",
+                tool);
+        return 2;
+    }
+    if (strcmp(impl, "openmpi") && strcmp(impl, "mpich")) {
+        fprintf(stderr, "%s: TOPSYNC_BENCH_MPI='%s'; valid: openmpi, mpich\n", tool, impl);
+        return 2;
+    }
+    static const char prefix[] = "topsync-bench-mpi-";
+    ssize_t len = readlink("/proc/self/exe", path, size);
+    char *slash = NULL;
+    if (len > 0 && (size_t)len < size) {
+        path[len] = '\0';
+        slash = strrchr(path, '/');
+    }
+    /* the directory, the prefix, impl and the terminating NUL must fit */
+    if (!slash || (size_t)(slash + 1 - path) + sizeof prefix + strlen(impl) > size) {
+        fprintf(stderr, "%s: cannot find my own executable\n", tool);
+        return 1;
+    }
+    snprintf(slash + 1, size - (size_t)(slash + 1 - path), "%s%s", prefix, impl);
+    *impl_out = impl;
     return 0;
 }

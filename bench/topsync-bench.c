@@ -444,38 +444,14 @@ static int cmd_barrier(int argc, char **argv)
     return 0;
 }
 
-/*
- * --mpi: this process was started by mpirun/mpiexec; run the MPI benchmark
- * built for the MPI that started it (its handles are not ABI-compatible with
- * the other's), found beside this executable.
- */
+/* --mpi: run the MPI benchmark of the MPI that started this process. */
 static int exec_mpi(char **argv)
 {
-    const char *impl = getenv("TOPSYNC_BENCH_MPI");
-    if (!impl) {
-        if (getenv("OMPI_COMM_WORLD_SIZE"))
-            impl = "openmpi";
-        else if (getenv("PMI_SIZE") || getenv("PMI_RANK") || getenv("MPI_LOCALRANKID"))
-            impl = "mpich";
-    }
-    if (!impl) {
-        fprintf(stderr, "topsync-bench: --mpi must run under mpirun (Open MPI) or mpiexec "
-                        "(MPICH); set TOPSYNC_BENCH_MPI=openmpi|mpich to force one\n");
-        return 2;
-    }
-    if (strcmp(impl, "openmpi") && strcmp(impl, "mpich")) {
-        fprintf(stderr, "topsync-bench: TOPSYNC_BENCH_MPI='%s'; valid: openmpi, mpich\n", impl);
-        return 2;
-    }
     char self[4096];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 64);
-    if (len <= 0) {
-        fprintf(stderr, "topsync-bench: cannot find my own executable\n");
-        return 1;
-    }
-    self[len] = '\0';
-    char *slash = strrchr(self, '/');
-    snprintf(slash + 1, sizeof self - (size_t)(slash + 1 - self), "topsync-bench-mpi-%s", impl);
+    const char *impl;
+    int rc = bench_mpi_sibling("topsync-bench", self, sizeof self, &impl);
+    if (rc)
+        return rc;
     argv[0] = self;
     execv(self, argv);
     fprintf(stderr, "topsync-bench: cannot run %s: %s (built without %s?)\n", self,

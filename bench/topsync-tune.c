@@ -234,44 +234,20 @@ static topsync_tuning_t *open_tuning(topsync_topology_t *t, const char *path)
     return tu;
 }
 
-/* --mpi: the MPI benchmark of the MPI that started us tunes the job. */
-static int exec_mpi(char **argv, const char *path)
+/* --mpi: the MPI benchmark of the MPI that started us tunes the job, with
+ * this run's --iterations and --runs, into path. */
+static int exec_mpi(const struct tune_options *o, const char *path)
 {
-    const char *impl = getenv("TOPSYNC_BENCH_MPI");
-    if (!impl)
-        impl = getenv("OMPI_COMM_WORLD_SIZE") ? "openmpi"
-               : getenv("PMI_SIZE") || getenv("PMI_RANK") ? "mpich" : NULL;
-    if (!impl || (strcmp(impl, "openmpi") && strcmp(impl, "mpich"))) {
-        fprintf(stderr, "topsync-tune: --mpi must run under mpirun (Open MPI) or mpiexec "
-                        "(MPICH); set TOPSYNC_BENCH_MPI=openmpi|mpich to force one\n");
-        return 2;
-    }
     char self[4096];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 64);
-    if (len <= 0) {
-        fprintf(stderr, "topsync-tune: cannot find my own executable\n");
-        return 1;
-    }
-    self[len] = '\0';
-    char *slash = strrchr(self, '/');
-    snprintf(slash + 1, sizeof self - (size_t)(slash + 1 - self), "topsync-bench-mpi-%s", impl);
-    /* keep --iterations/--runs, drop --mpi and --output: the benchmark
-     * takes --tune FILE */
-    char *args[64];
-    int n = 0;
-    args[n++] = self;
-    for (int i = 1; argv[i] && n < 60; i++) {
-        if (!strcmp(argv[i], "--mpi"))
-            continue;
-        if (!strcmp(argv[i], "--output")) {
-            i++;
-            continue;
-        }
-        args[n++] = argv[i];
-    }
-    args[n++] = "--tune";
-    args[n++] = (char *)path;
-    args[n] = NULL;
+    const char *impl;
+    int rc = bench_mpi_sibling("topsync-tune", self, sizeof self, &impl);
+    if (rc)
+        return rc;
+    char iterations[24], runs[16];
+    snprintf(iterations, sizeof iterations, "%llu", (unsigned long long)o->iterations);
+    snprintf(runs, sizeof runs, "%u", o->runs);
+    char *args[] = {self, "--iterations", iterations, "--runs", runs, "--tune", (char *)path,
+                    NULL};
     execv(self, args);
     fprintf(stderr, "topsync-tune: cannot run %s: %s (built without %s?)\n", self,
             strerror(errno), impl);
@@ -282,6 +258,7 @@ int main(int argc, char **argv)
 {
     struct tune_options o = {.bind = "auto", .iterations = 1000, .runs = 5, .c2c = 1};
     int mpi = 0;
+    const char *local_option = NULL; /* one that --mpi cannot take */
     enum { O_THREADS = 256, O_PROCESSES, O_BIND, O_ITER, O_RUNS, O_NOC2C, O_OUT, O_MPI, O_HELP,
            O_VERSION };
     static const struct option longopts[] = {
@@ -297,10 +274,12 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case O_THREADS:
+            local_option = "--threads";
             if (parse_counts("--threads", optarg, o.threads, &o.nthreads) < 0)
                 return 2;
             break;
         case O_PROCESSES:
+            local_option = "--processes";
             if (parse_counts("--processes", optarg, o.processes, &o.nprocesses) < 0)
                 return 2;
             break;
@@ -311,6 +290,7 @@ int main(int argc, char **argv)
                 return 2;
             }
             o.bind = optarg;
+            local_option = "--bind";
             break;
         case O_ITER:
             if (bench_parse_u64(optarg, &o.iterations, 10, 100000000)) {
@@ -327,7 +307,10 @@ int main(int argc, char **argv)
             }
             o.runs = (unsigned)v;
             break;
-        case O_NOC2C: o.c2c = 0; break;
+        case O_NOC2C:
+            o.c2c = 0;
+            local_option = "--no-c2c";
+            break;
         case O_OUT: o.output = optarg; break;
         case O_MPI: mpi = 1; break;
         case 'h':
@@ -341,6 +324,14 @@ int main(int argc, char **argv)
     if (optind < argc) {
         fprintf(stderr, "topsync-tune: unexpected argument '%s'; try 'topsync-tune --help'\n",
                 argv[optind]);
+        return 2;
+    }
+    if (mpi && local_option) {
+        fprintf(stderr,
+                "topsync-tune: %s does not go with --mpi (mpirun chose the ranks and their "
+                "binding; --mpi takes --iterations, --runs and --output); try "
+                "'topsync-tune --help'\n",
+                local_option);
         return 2;
     }
     if (topsync_environment_check() < 0) {
@@ -362,7 +353,7 @@ int main(int argc, char **argv)
     }
     if (mpi) {
         topsync_topology_destroy(t);
-        return exec_mpi(argv, path);
+        return exec_mpi(&o, path);
     }
     unsigned cores = topsync_topology_ncores(t);
     if (!o.nthreads && !o.nprocesses) {

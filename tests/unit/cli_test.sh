@@ -241,8 +241,13 @@ expect_error "--iterations takes 10..100000000, not '5'" "$tune" --iterations 5
 expect_error "unexpected argument 'now'" "$tune" now
 expect_error "Try 'topsync-tune --help'" "$tune" --frobnicate
 expect_error "TOPSYNC_AUTO='fast' is not valid" env TOPSYNC_AUTO=fast "$tune" --threads 2
-out=$(env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMI_RANK "$tune" --mpi --output /dev/null 2>&1)
+out=$(env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMI_RANK -u MPI_LOCALRANKID -u TOPSYNC_BENCH_MPI \
+    "$tune" --mpi --output /dev/null 2>&1)
 [ $? -eq 2 ] && grep -q -- "--mpi must run under mpirun" <<<"$out" && ok || ko "tune --mpi outside mpirun: '$out'"
+expect_error "--threads does not go with --mpi" "$tune" --mpi --threads 2 --output /dev/null
+expect_error "--bind does not go with --mpi" "$tune" --bind core --mpi --output /dev/null
+expect_error "TOPSYNC_BENCH_MPI='lam'; valid: openmpi, mpich" \
+    env TOPSYNC_BENCH_MPI=lam "$tune" --mpi --output /dev/null
 tfile=$(mktemp -u)
 "$tune" --threads 2 --processes 2 --iterations 50 --runs 1 --output "$tfile" >/dev/null && ok || ko "topsync-tune run"
 python3 - "$tfile" <<'PY' && ok || ko "tuning file content"
