@@ -216,13 +216,6 @@ static int load_level_units(topsync_topology_t *t, int l)
  * keeps a 32768-PU machine at milliseconds. Memory sizes and the allowed
  * CPUs are left out: they change with boots and jobs, not with the machine.
  */
-static uint64_t fnv(uint64_t h, const char *s)
-{
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
-}
-
 static uint64_t hash_object(uint64_t h, hwloc_obj_t o)
 {
     if (o->type == HWLOC_OBJ_MISC || hwloc_obj_type_is_io(o->type))
@@ -234,11 +227,11 @@ static uint64_t hash_object(uint64_t h, hwloc_obj_t o)
     if (hwloc_obj_type_is_cache(o->type) && o->attr && len > 0 && (size_t)len < sizeof buf)
         snprintf(buf + len, sizeof buf - (size_t)len, ":%llu:%u",
                  (unsigned long long)o->attr->cache.size, o->attr->cache.linesize);
-    h = fnv(h, buf);
+    h = ts_fnv1a(h, buf);
     const char *model = hwloc_obj_get_info_by_name(o, "CPUModel");
     if (model)
-        h = fnv(fnv(h, ":"), model);
-    h = fnv(h, ";");
+        h = ts_fnv1a(ts_fnv1a(h, ":"), model);
+    h = ts_fnv1a(h, ";");
     for (hwloc_obj_t c = o->memory_first_child; c; c = c->next_sibling)
         h = hash_object(h, c);
     for (hwloc_obj_t c = o->first_child; c; c = c->next_sibling)
@@ -249,11 +242,11 @@ static uint64_t hash_object(uint64_t h, hwloc_obj_t o)
 static int fingerprint(topsync_topology_t *t)
 {
     hwloc_obj_t root = hwloc_get_root_obj(t->hwloc);
-    uint64_t h = hash_object(14695981039346656037ull, root);
+    uint64_t h = hash_object(TS_FNV1A_OFFSET, root);
     char *set = NULL;
     if (hwloc_bitmap_asprintf(&set, hwloc_topology_get_complete_cpuset(t->hwloc)) < 0)
         return ts_fail(ENOMEM, "out of memory loading the topology");
-    h = fnv(h, set);
+    h = ts_fnv1a(h, set);
     free(set);
     snprintf(t->fingerprint, sizeof t->fingerprint, "%016llx", (unsigned long long)h);
     return 0;

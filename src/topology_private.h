@@ -2,6 +2,8 @@
 #ifndef TOPSYNC_SRC_TOPOLOGY_PRIVATE_H
 #define TOPSYNC_SRC_TOPOLOGY_PRIVATE_H
 
+#include <stdint.h>
+
 #include <topsync/topology.h>
 
 /*
@@ -57,5 +59,15 @@ int ts_topology_unit_of_set(const topsync_topology_t *t, int l, hwloc_const_cpus
 int ts_levels_order(const topsync_topology_t *t, unsigned mask, unsigned n, const int *unit_of,
                     topsync_level_t levels[TOPSYNC_MAX_LEVELS],
                     topsync_level_note_t notes[TOPSYNC_MAX_LEVELS], unsigned *nnotes);
+
+/* FNV-1a, 64 bits: h (start from TS_FNV1A_OFFSET) extended by the bytes of
+ * s. The machine's fingerprint and the placement signature (tuning.c). */
+#define TS_FNV1A_OFFSET 14695981039346656037ull
+static inline uint64_t ts_fnv1a(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
 
 #endif

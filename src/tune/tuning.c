@@ -39,13 +39,6 @@ struct topsync_tuning {
 /* ---------------------------------------------------------------------- */
 /* Fingerprint and placement.                                               */
 
-static uint64_t fnv(uint64_t h, const char *s)
-{
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
-}
-
 int topsync_tuning_fingerprint(const topsync_topology_t *t, char out[TOPSYNC_FINGERPRINT_LEN])
 {
     if (!t || !out)
@@ -91,12 +84,12 @@ int topsync_tuning_placement(const topsync_topology_t *t, unsigned n,
         }
     }
     free(want);
-    uint64_t h = 14695981039346656037ull;
+    uint64_t h = TS_FNV1A_OFFSET;
     for (unsigned i = 0; i < n; i++) {
         char *s = NULL;
         if (hwloc_bitmap_asprintf(&s, sets[i]) < 0)
             return ts_fail(ENOMEM, "out of memory");
-        h = fnv(fnv(h, s), ";");
+        h = ts_fnv1a(ts_fnv1a(h, s), ";");
         free(s);
     }
     snprintf(out, len, "custom-%08x", (unsigned)(h ^ (h >> 32)));
