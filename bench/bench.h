@@ -37,6 +37,13 @@ int bench_parse_u64(const char *s, uint64_t *out, uint64_t min, uint64_t max);
  * MPI or a bad TOPSYNC_BENCH_MPI; 1: no path) after a message prefixed by tool.
  */
 int bench_mpi_sibling(const char *tool, char *path, size_t size, const char **impl);
+/* topsync-tune's race (threads, processes, MPI): the indexes of the k
+ * fastest of n latencies, fastest first, leaving out failed ones (<= 0);
+ * returns how many (fewer than k when fewer succeeded). */
+unsigned bench_fastest(const double *latency, unsigned n, unsigned *top, unsigned k);
+/* Print "  fastest: A/W N ns, ..." (the three fastest of entry's case as the
+ * tuning now holds it), without the newline. */
+void bench_print_fastest(const topsync_tuning_t *tuning, const topsync_tuning_entry_t *entry);
 
 /* A barrier under test, driven by the thread harness of barrier_bench.c. */
 typedef struct bench_barrier {

@@ -104,3 +104,35 @@ int bench_mpi_sibling(const char *tool, char *path, size_t size, const char **im
     *impl_out = impl;
     return 0;
 }
+
+unsigned bench_fastest(const double *latency, unsigned n, unsigned *top, unsigned k)
+{
+    unsigned ntop = 0;
+    while (ntop < k) {
+        int best = -1;
+        for (unsigned c = 0; c < n; c++) {
+            int taken = 0;
+            for (unsigned j = 0; j < ntop; j++)
+                taken |= top[j] == c;
+            if (!taken && latency[c] > 0 && (best < 0 || latency[c] < latency[best]))
+                best = (int)c;
+        }
+        if (best < 0)
+            break;
+        top[ntop++] = (unsigned)best;
+    }
+    return ntop;
+}
+
+void bench_print_fastest(const topsync_tuning_t *tuning, const topsync_tuning_entry_t *entry)
+{
+    topsync_tuning_entry_t sorted;
+    if (topsync_tuning_lookup(tuning, entry->participants, entry->processes,
+                              entry->oversubscribed, entry->placement, &sorted) < 0)
+        return;
+    printf("  fastest:");
+    for (unsigned k = 0; k < sorted.nresults && k < 3; k++)
+        printf("%s %s/%s %.0f ns", k ? "," : "", sorted.results[k].algorithm,
+               topsync_wait_policy_to_string(sorted.results[k].wait),
+               sorted.results[k].latency_ns);
+}

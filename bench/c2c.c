@@ -110,8 +110,11 @@ int bench_c2c_table(topsync_topology_t *t, uint64_t iterations, unsigned runs, d
 {
     hwloc_topology_t topo = topsync_topology_hwloc(t);
     hwloc_bitmap_t set = hwloc_bitmap_alloc();
-    if (!set || hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) < 0 ||
-        hwloc_bitmap_iszero(set))
+    if (!set) {
+        fprintf(stderr, "topsync-bench: out of memory\n");
+        return -1;
+    }
+    if (hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) < 0 || hwloc_bitmap_iszero(set))
         hwloc_bitmap_copy(set, hwloc_topology_get_allowed_cpuset(topo));
     int last = hwloc_bitmap_last(set);
     unsigned n = last < 0 ? 0 : (unsigned)last + 1;

@@ -213,18 +213,11 @@ static int tune(const char *path, uint64_t iterations, unsigned runs, uint64_t b
                    MPI_COMM_WORLD);
     for (unsigned c = 0; c < nc; c++)
         e.results[c].latency_ns = bench_protocol_summary(all[c], runs);
-    unsigned top[4], ntop = 0; /* identical on every rank: the same reduced figures */
-    for (unsigned k = 0; k < 4 && k < nc; k++) {
-        int best = -1;
-        for (unsigned c = 0; c < nc; c++) {
-            int taken = 0;
-            for (unsigned j = 0; j < ntop; j++)
-                taken |= top[j] == c;
-            if (!taken && (best < 0 || e.results[c].latency_ns < e.results[best].latency_ns))
-                best = (int)c;
-        }
-        top[ntop++] = (unsigned)best;
-    }
+    double latency[2 * TOPSYNC_TUNING_MAX_CANDIDATES];
+    for (unsigned c = 0; c < nc; c++)
+        latency[c] = e.results[c].latency_ns;
+    /* identical on every rank: the same reduced figures */
+    unsigned top[4], ntop = bench_fastest(latency, nc, top, 4);
     unsigned more = 3 * runs > MAX_RUNS ? MAX_RUNS : 3 * runs;
     for (unsigned r = 0; r < more; r++)
         for (unsigned j = 0; j < ntop; j++)
@@ -251,13 +244,7 @@ static int tune(const char *path, uint64_t iterations, unsigned runs, uint64_t b
             fprintf(stderr, "topsync-tune: %s\n", topsync_error_message());
             status = 1;
         } else {
-            topsync_tuning_entry_t sorted;
-            topsync_tuning_lookup(tu, e.participants, 1, e.oversubscribed, e.placement, &sorted);
-            printf("  fastest:");
-            for (unsigned k = 0; k < sorted.nresults && k < 3; k++)
-                printf("%s %s/%s %.0f ns", k ? "," : "", sorted.results[k].algorithm,
-                       topsync_wait_policy_to_string(sorted.results[k].wait),
-                       sorted.results[k].latency_ns);
+            bench_print_fastest(tu, &e);
             printf("; %s's own barrier %.0f ns\nwrote %s (%u entries)\n",
                    TOPSYNC_BENCH_MPI_IMPL, peer, path, topsync_tuning_count(tu));
         }

@@ -122,19 +122,7 @@ static void race(bench_topsync_arg *cands, unsigned nc, unsigned n, int processe
     for (unsigned c = 0; c < nc; c++)
         if (latency[c] >= 0)
             latency[c] = bench_protocol_summary(runs[c], o->runs);
-    unsigned top[REFINE_TOP], ntop = 0;
-    for (unsigned k = 0; k < REFINE_TOP; k++) {
-        int best = -1;
-        for (unsigned c = 0; c < nc; c++) {
-            int taken = 0;
-            for (unsigned j = 0; j < ntop; j++)
-                taken |= top[j] == c;
-            if (!taken && latency[c] > 0 && (best < 0 || latency[c] < latency[best]))
-                best = (int)c;
-        }
-        if (best >= 0)
-            top[ntop++] = (unsigned)best;
-    }
+    unsigned top[REFINE_TOP], ntop = bench_fastest(latency, nc, top, REFINE_TOP);
     unsigned more = 3 * o->runs > BENCH_MAX_RUNS ? BENCH_MAX_RUNS : 3 * o->runs;
     for (unsigned r = 0; r < more; r++)
         for (unsigned j = 0; j < ntop; j++)
@@ -205,13 +193,7 @@ static int tune_case(topsync_tuning_t *tu, topsync_topology_t *t, unsigned n, in
         fprintf(stderr, "topsync-tune: %s\n", topsync_error_message());
         return -1;
     }
-    topsync_tuning_entry_t sorted;
-    topsync_tuning_lookup(tu, n, processes, e.oversubscribed, e.placement, &sorted);
-    printf("  fastest:");
-    for (unsigned k = 0; k < sorted.nresults && k < 3; k++)
-        printf("%s %s/%s %.0f ns", k ? "," : "", sorted.results[k].algorithm,
-               topsync_wait_policy_to_string(sorted.results[k].wait),
-               sorted.results[k].latency_ns);
+    bench_print_fastest(tu, &e);
     printf("\n");
     return 0;
 }
