@@ -281,9 +281,11 @@ int main(int argc, char **argv)
         return 1;
     }
     if (json) {
-        printf("{\"topology\": \"%s\", \"cores\": %u, \"line_size\": %zu, \"active_levels\": [",
-               topsync_topology_source(topo), topsync_topology_ncores(topo),
-               topsync_topology_line_size(topo));
+        /* the source names the user's XML file: escaped */
+        printf("{\"topology\": ");
+        json_string(topsync_topology_source(topo));
+        printf(", \"cores\": %u, \"line_size\": %zu, \"active_levels\": [",
+               topsync_topology_ncores(topo), topsync_topology_line_size(topo));
         for (int l = 0; l < nlevels; l++)
             printf("%s\"%s\"", l ? ", " : "", topsync_level_name(levels[l]));
         printf("], \"np\": %u, \"map_by\": \"%s\", \"bind_to\": \"%s\", \"hierarchical\": %s", np,
@@ -292,9 +294,12 @@ int main(int argc, char **argv)
         for (unsigned l = 0; l < ngl; l++)
             printf("%s\"%s\"", l ? ", " : "", topsync_level_name(group_levels[l]));
         printf("], \"dropped_levels\": [");
-        for (unsigned k = 0; k < nnotes; k++)
-            printf("%s{\"level\": \"%s\", \"reason\": \"%s\"}", k ? ", " : "",
-                   topsync_level_name(notes[k].level), notes[k].reason);
+        for (unsigned k = 0; k < nnotes; k++) {
+            printf("%s{\"level\": \"%s\", \"reason\": ", k ? ", " : "",
+                   topsync_level_name(notes[k].level));
+            json_string(notes[k].reason);
+            printf("}");
+        }
         printf("], \"shared_cores\": %u, \"ranks\": [", doubled);
         for (unsigned i = 0; i < np; i++) {
             printf("%s{\"rank\": %u, \"pus\": [", i ? ", " : "", i);
