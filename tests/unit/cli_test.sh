@@ -46,6 +46,17 @@ import json, sys
 d = json.loads(sys.argv[1])
 assert d["hierarchical"] is False and d["groups"] == [{"level": "TOP", "leader": 0, "members": list(range(8))}], d
 PY
+# an XML path with a quote and a backslash: the JSON still parses and names it
+odd_dir=$(mktemp -d)
+odd_xml="$odd_dir/odd\"na\\me.xml"
+cp "$(dirname "$0")/../topologies/machines/cpuid-AMD-17h-Zen-2xEpyc-7451.xml" "$odd_xml"
+json=$("$info" --xml "$odd_xml" --np 4 --json)
+python3 - "$json" "$odd_xml" <<'PY' && ok || ko "JSON of an XML path with a quote: $json"
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["topology"].endswith(sys.argv[2]), d["topology"]
+PY
+rm -rf "$odd_dir"
 "$info" --topology "$K" --np 128 | grep -q "Package    0       2        0,32" && ok || ko "text table"
 "$info" --list-algorithms | grep -qx "dissemination" && ok || ko "--list-algorithms"
 "$info" >/dev/null && ok || ko "this machine"
