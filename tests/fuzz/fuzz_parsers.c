@@ -147,7 +147,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     }
     case 9: { /* a tuning file */
-        char fp[TOPSYNC_FINGERPRINT_LEN], path[64], *doc = malloc(2 * size + 16);
+        /* each 2-byte "FP" becomes 16 bytes: at most 8 out per byte in */
+        char fp[TOPSYNC_FINGERPRINT_LEN], path[64], *doc = malloc(8 * size + 1);
+        if (!doc)
+            break;
         topsync_tuning_fingerprint(small_machine(), fp);
         size_t out = 0;
         for (const char *c = text; *c; c++) /* "FP": this machine's fingerprint */
