@@ -22,7 +22,9 @@
  *  3. The rest are ordered finest first (most blocks; ties in the usual
  *     order), and each joins the chain only when every level already in it
  *     refines it: a level that cuts across a lower one does not nest and is
- *     dropped.
+ *     dropped. Points in no unit of the higher level do not make it cut
+ *     across (Arrow Lake: two E-cores share an L2 that lies in no L3), but
+ *     a lower block with points both inside and outside its units does.
  *
  * On machines that nest in the usual order this gives exactly the levels of
  * the paper (the test vectors of docs/design.md hold). Partitions are
@@ -36,6 +38,12 @@
 #include "error.h"
 #include "topology_private.h"
 
+/* A point of no unit of level l (a block of its own there). */
+static int unitless(const int *unit_of, unsigned nunits, unsigned i)
+{
+    return unit_of[i] < 0 || (unsigned)unit_of[i] >= nunits;
+}
+
 /* label[i]: the first point in i's block. first_of is scratch of one slot per unit. */
 static void canonical_labels(unsigned n, const int *unit_of, unsigned nunits, int *first_of,
                              unsigned *label, unsigned *nblocks)
@@ -45,7 +53,7 @@ static void canonical_labels(unsigned n, const int *unit_of, unsigned nunits, in
     unsigned blocks = 0;
     for (unsigned i = 0; i < n; i++) {
         int u = unit_of[i];
-        if (u < 0 || (unsigned)u >= nunits) {
+        if (unitless(unit_of, nunits, i)) {
             label[i] = i;
             blocks++;
         } else if (first_of[u] < 0) {
@@ -59,12 +67,21 @@ static void canonical_labels(unsigned n, const int *unit_of, unsigned nunits, in
     *nblocks = blocks;
 }
 
-/* Every block of a lies inside one block of b. */
-static int refines(unsigned n, const unsigned *a, const unsigned *b)
+/*
+ * Every block of a lies inside one unit of b, or wholly outside b's units:
+ * points that b does not cover (the two E-cores of Arrow Lake whose L2 lies
+ * in no L3) do not make b cut across a; a block with points both inside and
+ * outside b's units does.
+ */
+static int refines(unsigned n, const unsigned *a, const unsigned *b, const int *b_unit_of,
+                   unsigned b_nunits)
 {
-    for (unsigned i = 0; i < n; i++)
-        if (b[a[i]] != b[i])
+    for (unsigned i = 0; i < n; i++) {
+        unsigned first = a[i];
+        int out_i = unitless(b_unit_of, b_nunits, i), out_first = unitless(b_unit_of, b_nunits, first);
+        if (out_i != out_first || (!out_i && b[first] != b[i]))
             return 0;
+    }
     return 1;
 }
 
@@ -153,7 +170,8 @@ int ts_levels_order(const topsync_topology_t *t, unsigned mask, unsigned n, cons
         for (int o = 0; o < norder; o++) {
             int k = order[o], cut = -1;
             for (int c = 0; c < n_out && cut < 0; c++)
-                if (!refines(n, label[chain[c]], label[k]))
+                if (!refines(n, label[chain[c]], label[k], unit_of + (size_t)candidate[k] * n,
+                             t->levels[candidate[k]].count))
                     cut = chain[c];
             if (cut >= 0) {
                 note(notes, nnotes, candidate[k], "does not nest with %s (its units cut across)",
