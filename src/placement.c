@@ -75,19 +75,22 @@ static void deal_new_round(struct deal *d)
     }
 }
 
-int topsync_placement_compute(const topsync_topology_t *t, unsigned n, topsync_map_by_t map_by,
-                              topsync_bind_to_t bind_to, hwloc_bitmap_t *cpusets)
+/* The deal itself: rank r's core (an index into the topology's cores) and
+ * its binding, a cpuset the topology owns. Either output may be NULL. */
+static int placement_deal(const topsync_topology_t *t, unsigned n, topsync_map_by_t map_by,
+                          topsync_bind_to_t bind_to, unsigned *cores, hwloc_const_bitmap_t *sets,
+                          const char *caller)
 {
-    if (!t || !cpusets)
-        return ts_fail(EINVAL, "topsync_placement_compute: NULL argument");
+    if (!t)
+        return ts_fail(EINVAL, "%s: NULL topology", caller);
     if (n == 0)
-        return ts_fail(EINVAL, "topsync_placement_compute: no participants (n = 0)");
+        return ts_fail(EINVAL, "%s: no participants (n = 0)", caller);
     if ((unsigned)map_by > TOPSYNC_MAP_BY_SOCKET)
-        return ts_fail(EINVAL, "topsync_placement_compute: map_by %u out of range "
-                       "(valid: core, numa, socket)", (unsigned)map_by);
+        return ts_fail(EINVAL, "%s: map_by %u out of range (valid: core, numa, socket)", caller,
+                       (unsigned)map_by);
     if ((unsigned)bind_to > TOPSYNC_BIND_TO_NONE)
-        return ts_fail(EINVAL, "topsync_placement_compute: bind_to %u out of range "
-                       "(valid: core, numa, package, none)", (unsigned)bind_to);
+        return ts_fail(EINVAL, "%s: bind_to %u out of range (valid: core, numa, package, none)",
+                       caller, (unsigned)bind_to);
     int map_level = map_by == TOPSYNC_MAP_BY_NUMA     ? ts_level_index(TOPSYNC_LEVEL_NUMA)
                     : map_by == TOPSYNC_MAP_BY_SOCKET ? ts_level_index(TOPSYNC_LEVEL_PACKAGE)
                                                       : -1;
@@ -101,10 +104,11 @@ int topsync_placement_compute(const topsync_topology_t *t, unsigned n, topsync_m
     deal_new_round(&d);
     unsigned at = 0, prev = d.ndomains - 1, free_cores = t->ncores;
     for (unsigned r = 0; r < n; r++) {
-        if (free_cores == 0) { /* every core has a rank: the next round */
+        if (free_cores == 0) { /* every core has a rank: the next round, from domain 0 */
             deal_new_round(&d);
             free_cores = t->ncores;
-            prev = (at + d.ndomains - 1) % d.ndomains;
+            at = 0;
+            prev = d.ndomains - 1;
         }
         unsigned dom = at;
         unsigned core = d.cores[d.start[dom] + d.used[dom]++];
@@ -116,19 +120,49 @@ int topsync_placement_compute(const topsync_topology_t *t, unsigned n, topsync_m
         }
         at = d.next[dom];
 
-        hwloc_const_cpuset_t set = t->core_sets[core];
-        if (bind_level >= 0 && t->levels[bind_level].core_unit[core] >= 0)
-            set = t->levels[bind_level].cpusets[t->levels[bind_level].core_unit[core]];
-        else if (bind_to == TOPSYNC_BIND_TO_NONE)
-            set = t->allowed;
-        cpusets[r] = hwloc_bitmap_dup(set);
-        if (!cpusets[r]) {
-            for (unsigned i = 0; i < r; i++)
-                hwloc_bitmap_free(cpusets[i]);
-            deal_free(&d);
-            return ts_fail(ENOMEM, "placement: out of memory");
+        if (cores)
+            cores[r] = core;
+        if (sets) {
+            hwloc_const_cpuset_t set = t->core_sets[core];
+            if (bind_level >= 0 && t->levels[bind_level].core_unit[core] >= 0)
+                set = t->levels[bind_level].cpusets[t->levels[bind_level].core_unit[core]];
+            else if (bind_to == TOPSYNC_BIND_TO_NONE)
+                set = t->allowed;
+            sets[r] = set;
         }
     }
     deal_free(&d);
     return 0;
+}
+
+int topsync_placement_compute(const topsync_topology_t *t, unsigned n, topsync_map_by_t map_by,
+                              topsync_bind_to_t bind_to, hwloc_bitmap_t *cpusets)
+{
+    if (!cpusets)
+        return ts_fail(EINVAL, "topsync_placement_compute: NULL argument");
+    /* the shared sets are written into the caller's array, then copied in place */
+    int rc = placement_deal(t, n, map_by, bind_to, NULL, (hwloc_const_bitmap_t *)cpusets,
+                            "topsync_placement_compute");
+    if (rc < 0)
+        return rc;
+    for (unsigned r = 0; r < n; r++) {
+        cpusets[r] = hwloc_bitmap_dup(cpusets[r]);
+        if (!cpusets[r]) {
+            for (unsigned i = 0; i < r; i++)
+                hwloc_bitmap_free(cpusets[i]);
+            return ts_fail(ENOMEM, "placement: out of memory");
+        }
+    }
+    return 0;
+}
+
+int topsync_placement_compute_shared(const topsync_topology_t *t, unsigned n,
+                                     topsync_map_by_t map_by, topsync_bind_to_t bind_to,
+                                     hwloc_const_bitmap_t *cpusets, unsigned *cores)
+{
+    if (!cpusets && !cores)
+        return ts_fail(EINVAL, "topsync_placement_compute_shared: no output (cpusets and cores "
+                       "are NULL)");
+    return placement_deal(t, n, map_by, bind_to, cores, cpusets,
+                          "topsync_placement_compute_shared");
 }

@@ -168,6 +168,20 @@ int topsync_placement_compute(const topsync_topology_t *topology, unsigned n,
                               topsync_map_by_t map_by, topsync_bind_to_t bind_to,
                               hwloc_bitmap_t *cpusets);
 
+/*
+ * The same placement without an allocation per participant, for large n:
+ * cpusets[i] (when cpusets is not NULL) points to a cpuset the topology owns
+ * (a core's, a unit's, or the allowed cpuset), valid until
+ * topsync_topology_destroy and not to be freed or changed; cores[i] (when
+ * cores is not NULL) is participant i's core, an index from 0 to
+ * topsync_topology_ncores() - 1 in hwloc logical order. Memory grows with n
+ * only. Returns 0 or -EINVAL (both outputs NULL, n == 0, an enum value out
+ * of range).
+ */
+int topsync_placement_compute_shared(const topsync_topology_t *topology, unsigned n,
+                                     topsync_map_by_t map_by, topsync_bind_to_t bind_to,
+                                     hwloc_const_bitmap_t *cpusets, unsigned *cores);
+
 #ifdef __cplusplus
 }
 #endif

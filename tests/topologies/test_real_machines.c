@@ -9,7 +9,8 @@
  * that asks hwloc directly and does not reuse the library's grouping code:
  *
  *   - no core holds two ranks while an allowed core holds none (per-core
- *     counts differ by at most one);
+ *     counts differ by at most one), and a new round restarts at the first
+ *     unit (rank r + cores on rank r's core);
  *   - every rank is bound inside the allowed cpuset, and a wider binding
  *     contains the core the same mapping gives with bind-to core;
  *   - every group's members are bound inside one hwloc object of its
@@ -58,16 +59,19 @@ static hwloc_obj_type_t level_type(unsigned level)
     }
 }
 
-/* `set` lies inside one object of `type`. */
-static int inside_one(hwloc_topology_t h, hwloc_obj_type_t type, hwloc_const_cpuset_t set)
+/* `set` lies inside one object of `type`, or outside every one of them (cores
+ * that no object of that type covers, like Arrow Lake's two E-cores in no L3). */
+static int inside_one(hwloc_topology_t h, hwloc_obj_type_t type, hwloc_const_cpuset_t set,
+                      int may_be_outside)
 {
-    int nb = hwloc_get_nbobjs_by_type(h, type);
+    int nb = hwloc_get_nbobjs_by_type(h, type), touched = 0;
     for (int i = 0; i < nb; i++) {
         hwloc_obj_t o = hwloc_get_obj_by_type(h, type, (unsigned)i);
         if (o->cpuset && hwloc_bitmap_isincluded(set, o->cpuset))
             return 1;
+        touched |= o->cpuset && hwloc_bitmap_intersects(set, o->cpuset);
     }
-    return 0;
+    return may_be_outside && !touched;
 }
 
 /* The core (or PU) object that a bind-to-core cpuset names. */
@@ -120,6 +124,13 @@ static void check_case(const char *name, const topsync_topology_t *t, unsigned n
             violation(name, "np %u map-by %s bind-to %s: rank %u's binding misses its core", np,
                       maps[map], binds[bind], i);
     }
+    /* a new round of the deal (past one rank per allowed core) starts again
+     * at the first unit, as mpirun does: rank r + cores sits where rank r does */
+    unsigned nallowed = topsync_topology_ncores(t);
+    for (unsigned i = nallowed; i < np; i++)
+        if (!hwloc_bitmap_isequal(cores[i], cores[i - nallowed]))
+            violation(name, "np %u map-by %s: rank %u is not on rank %u's core (a new round "
+                      "must restart at the first unit)", np, maps[map], i, i - nallowed);
     unsigned lo = ~0u, hi = 0;
     for (unsigned c = 0; c < ncoreobjs; c++) {
         hwloc_obj_t o = hwloc_get_obj_by_type(h, core_type, (unsigned)c);
@@ -170,7 +181,7 @@ static void check_case(const char *name, const topsync_topology_t *t, unsigned n
         if (pos == nlevels)
             violation(name, "np %u: group %u at a level not in the list", np, k);
         for (unsigned up = pos; up < nlevels; up++)
-            if (!inside_one(h, level_type(levels[up]), set))
+            if (!inside_one(h, level_type(levels[up]), set, up > pos))
                 violation(name, "np %u map-by %s bind-to %s: group %u (%s) is not inside one %s",
                           np, maps[map], binds[bind], k, topsync_level_name(info.level),
                           topsync_level_name(levels[up]));
@@ -399,6 +410,24 @@ static void test_expectations(const char *dir)
         CHECK_STR(buf, pus[i]);
     }
     free_sets(sets, 6);
+    topsync_topology_destroy(t);
+
+    /* Intel Arrow Lake (Core Ultra 5 225U): one L3 holds 10 cores; the two
+     * low-power E-cores share an L2 that lies in no L3. Cores in no L3 do
+     * not make L3 cut across L2: both levels are used, and the E-core pair
+     * is a group of its own up to TOP. */
+    t = load(dir, "cpuid-Intel-ArrowLake-CoreUltra5-225U.xml");
+    CHECK_EQ(topsync_topology_active_levels(t, TOPSYNC_LEVELS_ALL, lv), 2);
+    CHECK_EQ(lv[0], TOPSYNC_LEVEL_L2);
+    CHECK_EQ(lv[1], TOPSYNC_LEVEL_L3);
+    g = groups_of(t, 12, TOPSYNC_MAP_BY_CORE, sets);
+    CHECK_EQ(topsync_groups_levels(g, lv), 2);
+    CHECK_EQ(lv[1], TOPSYNC_LEVEL_L3);
+    expect_group(g, 2, "L2Cache", 10, 11, END);
+    expect_group(g, 3, "L3Cache", 0, 1, 2, 6, END);
+    expect_group(g, 4, "TOP", 0, 10, END);
+    topsync_groups_destroy(g);
+    free_sets(sets, 12);
     topsync_topology_destroy(t);
 
     /* Package 0's 9 cores lie in no NUMA node: 13 ranks map-by numa use 13

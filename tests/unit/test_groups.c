@@ -317,6 +317,51 @@ static void test_table_and_bad_input(void)
     topsync_groups_destroy(NULL);
 }
 
+/* The shared placement gives the same cpusets without a copy per rank
+ * (pointers into the topology), and the core of each rank. */
+static void test_placement_shared(void)
+{
+    static const char *const machines[] = {KUNPENG, OAK, JET, EPYC};
+    for (unsigned m = 0; m < 4; m++) {
+        topsync_topology_t *t;
+        CHECK_EQ(topsync_topology_load_synthetic(&t, machines[m]), 0);
+        unsigned ncores = topsync_topology_ncores(t), n = 2 * ncores + 3;
+        for (int map = 0; map <= TOPSYNC_MAP_BY_SOCKET; map++)
+            for (int bind = 0; bind <= TOPSYNC_BIND_TO_NONE; bind++) {
+                hwloc_bitmap_t *own = calloc(n, sizeof *own);
+                hwloc_const_bitmap_t *shared = calloc(n, sizeof *shared);
+                unsigned *cores = calloc(n, sizeof *cores);
+                CHECK_EQ(topsync_placement_compute(t, n, (topsync_map_by_t)map,
+                                                   (topsync_bind_to_t)bind, own), 0);
+                CHECK_EQ(topsync_placement_compute_shared(t, n, (topsync_map_by_t)map,
+                                                          (topsync_bind_to_t)bind, shared, cores),
+                         0);
+                for (unsigned i = 0; i < n; i++) {
+                    CHECK(hwloc_bitmap_isequal(own[i], shared[i]));
+                    CHECK(cores[i] < ncores);
+                    /* rounds repeat: rank i + ncores on rank i's core */
+                    if (i >= ncores)
+                        CHECK_EQ(cores[i], cores[i - ncores]);
+                    hwloc_bitmap_free(own[i]);
+                }
+                /* equal bindings are one cpuset of the topology's */
+                for (unsigned i = ncores; i < n; i++)
+                    CHECK(shared[i] == shared[i - ncores]);
+                free(own);
+                free(shared);
+                free(cores);
+            }
+        unsigned core;
+        CHECK_EQ(topsync_placement_compute_shared(t, 1, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_CORE,
+                                                  NULL, &core), 0);
+        CHECK_EQ(core, 0);
+        CHECK_EQ(topsync_placement_compute_shared(t, 1, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_CORE,
+                                                  NULL, NULL), -EINVAL);
+        CHECK_MSG("no output");
+        topsync_topology_destroy(t);
+    }
+}
+
 int main(void)
 {
     test_placement_enums();
@@ -327,5 +372,6 @@ int main(void)
     test_unbound();
     test_other_machines();
     test_table_and_bad_input();
+    test_placement_shared();
     return check_summary();
 }
