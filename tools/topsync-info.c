@@ -8,10 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <limits.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <topsync.h>
+
+#include "utf8.h"
 
 /* Participants topsync-info lays out: 2^20 take about 2 s and 0.4 GB here
  * (placement and groups are O(n log n)); more is not what it is for. */
@@ -20,7 +23,7 @@
 #define MAX_EXPLAIN_NP 65536u
 
 /* What auto chooses for these participants: a barrier made with "auto". */
-static int explain_auto(topsync_topology_t *topo, unsigned np, hwloc_bitmap_t *sets,
+static int explain_auto(topsync_topology_t *topo, unsigned np, hwloc_const_bitmap_t *sets,
                         int processes, unsigned node_processes, char *alg, char *wait,
                         char *why, size_t len)
 {
@@ -28,7 +31,7 @@ static int explain_auto(topsync_topology_t *topo, unsigned np, hwloc_bitmap_t *s
     topsync_barrier_options_init(&o);
     o.algorithm = "auto";
     o.topology = topo;
-    o.cpusets = (const hwloc_const_bitmap_t *)sets;
+    o.cpusets = sets;
     o.process_shared = processes;
     o.cpu_sharers = node_processes;
     topsync_barrier_t *b;
@@ -43,14 +46,61 @@ static int explain_auto(topsync_topology_t *topo, unsigned np, hwloc_bitmap_t *s
     return 0;
 }
 
-/* A JSON string literal of text. */
+/* A JSON string literal of text: JSON is UTF-8, so a byte that starts no
+ * well-formed sequence (a path in another encoding) becomes U+FFFD. */
 static void json_string(const char *text)
 {
     putchar('"');
-    for (const char *c = text; *c; c++)
-        printf(*c == '"' || *c == '\\' ? "\\%c" : (unsigned char)*c < 0x20 ? "\\u%04x" : "%c",
-               *c);
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        size_t seq = ts_utf8_sequence(c);
+        if (*c == '"' || *c == '\\')
+            printf("\\%c", *c);
+        else if (*c < 0x20)
+            printf("\\u%04x", *c);
+        else if (seq == 0)
+            printf("\\ufffd");
+        else {
+            fwrite(c, 1, seq, stdout);
+            c += seq - 1;
+        }
+    }
     putchar('"');
+}
+
+/* The distinct bindings of the ranks, each listed once: binding[i] is rank
+ * i's index into them (the sets are the topology's, so equal bindings are
+ * the same pointer). An open-addressing table of pointers: O(np). */
+static unsigned index_bindings(const hwloc_const_bitmap_t *sets, unsigned np, unsigned *binding,
+                               hwloc_const_bitmap_t **distinct)
+{
+    size_t cap = 16;
+    while (cap < 2 * (size_t)np)
+        cap *= 2;
+    hwloc_const_bitmap_t *key = calloc(cap, sizeof *key);
+    unsigned *val = malloc(cap * sizeof *val);
+    hwloc_const_bitmap_t *list = malloc((size_t)np * sizeof *list);
+    unsigned n = 0;
+    if (!key || !val || !list) {
+        free(key);
+        free(val);
+        free(list);
+        return 0;
+    }
+    for (unsigned i = 0; i < np; i++) {
+        size_t h = ((uintptr_t)sets[i] >> 4) * 0x9e3779b97f4a7c15ull & (cap - 1);
+        while (key[h] && key[h] != sets[i])
+            h = (h + 1) & (cap - 1);
+        if (!key[h]) {
+            key[h] = sets[i];
+            val[h] = n;
+            list[n++] = sets[i];
+        }
+        binding[i] = val[h];
+    }
+    free(key);
+    free(val);
+    *distinct = list;
+    return n;
 }
 
 static void usage(FILE *f)
@@ -238,26 +288,28 @@ int main(int argc, char **argv)
 
     topsync_level_t levels[TOPSYNC_MAX_LEVELS];
     int nlevels = topsync_topology_active_levels(topo, mask, levels);
-    hwloc_bitmap_t *sets = calloc(np, sizeof *sets);
+    /* the topology's own cpusets, one pointer and one core index per rank */
+    hwloc_const_bitmap_t *sets = calloc(np, sizeof *sets);
+    unsigned *cores = calloc(np, sizeof *cores);
     topsync_groups_t *groups = NULL;
-    if (nlevels < 0 || !sets ||
-        topsync_placement_compute(topo, np, map_by, bind_to, sets) < 0 ||
-        topsync_groups_build(&groups, topo, np, (const hwloc_const_bitmap_t *)sets, mask) < 0) {
-        fprintf(stderr, "topsync-info: %s\n", topsync_error_message());
+    if (nlevels < 0 || !sets || !cores ||
+        topsync_placement_compute_shared(topo, np, map_by, bind_to, sets, cores) < 0 ||
+        topsync_groups_build(&groups, topo, np, sets, mask) < 0) {
+        fprintf(stderr, "topsync-info: %s\n", nlevels < 0 || (sets && cores)
+                                                  ? topsync_error_message() : "out of memory");
         topsync_topology_destroy(topo);
         return 1;
     }
 
     /* Placement as the user sees it: ranks beyond one per core share one. */
     unsigned doubled = 0;
-    {
-        hwloc_bitmap_t seen = hwloc_bitmap_alloc();
+    if (bind_to == TOPSYNC_BIND_TO_CORE) {
+        unsigned char *seen = calloc(topsync_topology_ncores(topo), 1);
         for (unsigned i = 0; i < np && seen; i++) {
-            if (bind_to == TOPSYNC_BIND_TO_CORE && hwloc_bitmap_intersects(seen, sets[i]))
-                doubled++;
-            hwloc_bitmap_or(seen, seen, sets[i]);
+            doubled += seen[cores[i]];
+            seen[cores[i]] = 1;
         }
-        hwloc_bitmap_free(seen);
+        free(seen);
     }
     topsync_level_t group_levels[TOPSYNC_MAX_LEVELS];
     unsigned ngl = topsync_groups_levels(groups, group_levels);
@@ -300,17 +352,31 @@ int main(int argc, char **argv)
             json_string(notes[k].reason);
             printf("}");
         }
-        printf("], \"shared_cores\": %u, \"ranks\": [", doubled);
-        for (unsigned i = 0; i < np; i++) {
-            printf("%s{\"rank\": %u, \"pus\": [", i ? ", " : "", i);
+        /* each distinct binding once; a rank refers to its binding */
+        unsigned *binding = malloc((size_t)np * sizeof *binding);
+        hwloc_const_bitmap_t *distinct = NULL;
+        unsigned nbindings = binding ? index_bindings(sets, np, binding, &distinct) : 0;
+        if (nbindings == 0) {
+            fprintf(stderr, "topsync-info: out of memory\n");
+            return 1;
+        }
+        printf("], \"shared_cores\": %u, \"bindings\": [", doubled);
+        for (unsigned b = 0; b < nbindings; b++) {
+            printf("%s{\"binding\": %u, \"pus\": [", b ? ", " : "", b);
             int pu, first = 1;
-            hwloc_bitmap_foreach_begin(pu, sets[i])
+            hwloc_bitmap_foreach_begin(pu, distinct[b])
                 printf("%s%d", first ? "" : ", ", pu);
                 first = 0;
             hwloc_bitmap_foreach_end();
             printf("]}");
         }
+        printf("], \"ranks\": [");
+        for (unsigned i = 0; i < np; i++)
+            printf("%s{\"rank\": %u, \"core\": %u, \"binding\": %u}", i ? ", " : "", i,
+                   cores[i], binding[i]);
         printf("]");
+        free(binding);
+        free(distinct);
         if (has_rank)
             printf(", \"rank\": %u", rank);
         printf(", \"groups\": [");
@@ -387,9 +453,8 @@ int main(int argc, char **argv)
             printf("\nauto for these %u %s: %s, wait %s\n  %s\n", np,
                    processes ? "processes" : "threads", auto_alg, auto_wait, auto_why);
     }
-    for (unsigned i = 0; i < np; i++)
-        hwloc_bitmap_free(sets[i]);
     free(sets);
+    free(cores);
     free(selected);
     topsync_groups_destroy(groups);
     topsync_topology_destroy(topo);

@@ -58,6 +58,68 @@ assert d["topology"].endswith(sys.argv[2]), d["topology"]
 PY
 rm -rf "$odd_dir"
 "$info" --topology "$K" --np 128 | grep -q "Package    0       2        0,32" && ok || ko "text table"
+# Oversubscribed rounds restart at the first unit (as mpirun): 2 packages of
+# 2 cores, 6 ranks map-by socket: 0,2,1,3 then 0,2 (issue 22.1)
+json=$("$info" --topology 'pack:2 core:2 pu:1' --np 6 --map-by socket --json)
+python3 - "$json" <<'PY' && ok || ko "oversubscribed map-by socket restarts at package 0: $json"
+import json, sys
+d = json.loads(sys.argv[1])
+pus = {b["binding"]: b["pus"] for b in d["bindings"]}
+got = [pus[r["binding"]] for r in d["ranks"]]
+assert got == [[0], [2], [1], [3], [0], [2]], got
+assert [r["core"] for r in d["ranks"]] == [0, 2, 1, 3, 0, 2]
+assert d["shared_cores"] == 2
+PY
+json=$("$info" --topology "$K" --np 132 --map-by numa --json)
+python3 - "$json" <<'PY' && ok || ko "np 132 map-by numa: ranks 128..131 on the first core of each node"
+import json, sys
+d = json.loads(sys.argv[1])
+cores = [r["core"] for r in d["ranks"]]
+assert cores[128:] == [0, 32, 64, 96], cores[124:]
+PY
+# Each binding listed once, a rank refers to it: bind-to none is one
+# binding of every PU, not a copy per rank (issue 22.5)
+big_json=$(mktemp)
+"$info" --topology "$K" --np 4096 --bind-to none --json >"$big_json"
+python3 - "$big_json" <<'PY' && ok || ko "bind-to none: one binding"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d["bindings"]) == 1 and d["bindings"][0]["pus"] == list(range(128)), d["bindings"]
+assert len(d["ranks"]) == 4096 and all(r["binding"] == 0 for r in d["ranks"])
+PY
+[ "$(wc -c <"$big_json")" -lt 200000 ] && ok || ko "bind-to none JSON of 4096 ranks is not compact"
+rm -f "$big_json"
+# The documented maximum --np on a large machine: memory grows with np, not
+# np x PUs (issue 22.4): 2^20 ranks on 4000 PUs in 300 MB of address space
+# (a bitmap per rank needed over 560 MB)
+(ulimit -v 300000; "$info" --topology 'pack:2 numa:2 core:1000 pu:1' --np 1048576 \
+    --map-by numa >/dev/null) && ok || ko "--np 1048576 on 4000 PUs within 300 MB"
+# A valid XML at a path that is not UTF-8: the JSON is still UTF-8 (issue 22.6)
+odd_dir=$(mktemp -d)
+odd_xml="$odd_dir/$(printf 'bad\xff\xfe.xml')"
+cp "$(dirname "$0")/../topologies/machines/cpuid-AMD-17h-Zen-2xEpyc-7451.xml" "$odd_xml"
+"$info" --xml "$odd_xml" --np 4 --json >"$odd_dir/out.json"
+python3 - "$odd_dir/out.json" <<'PY' && ok || ko "JSON of a non-UTF-8 XML path"
+import json, sys
+d = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))  # strict UTF-8
+assert d["topology"].endswith("bad\ufffd\ufffd.xml"), d["topology"]
+PY
+# A truncated XML is said to be truncated (issue 22.7)
+head -c 3000 "$(dirname "$0")/../topologies/machines/cpuid-AMD-17h-Zen-2xEpyc-7451.xml" \
+    >"$odd_dir/cut.xml"
+expect_error "truncated or not well-formed" "$info" --xml "$odd_dir/cut.xml"
+# The XML check is linear: "<object " 32768 times in a comment (600 KB) is
+# read in well under a second; hwloc's loader then refuses or loads it
+{
+    head -n 2 "$(dirname "$0")/../topologies/machines/cpuid-AMD-17h-Zen-2xEpyc-7451.xml"
+    printf '<!-- '
+    for i in $(seq 4096); do printf '<object <object <object <object <object <object <object <object '; done
+    printf ' -->\n'
+    tail -n +3 "$(dirname "$0")/../topologies/machines/cpuid-AMD-17h-Zen-2xEpyc-7451.xml"
+} >"$odd_dir/comment.xml"
+(ulimit -t 3; "$info" --xml "$odd_dir/comment.xml" --np 4 >/dev/null) && ok ||
+    ko "an XML with 32768 '<object ' in a comment takes more than 3 s of CPU (or fails)"
+rm -rf "$odd_dir"
 "$info" --list-algorithms | grep -qx "dissemination" && ok || ko "--list-algorithms"
 "$info" >/dev/null && ok || ko "this machine"
 
