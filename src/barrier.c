@@ -130,6 +130,10 @@ static int parse_algorithm(const char *name, struct parsed_algorithm *out, const
         out->algo = &ts_algo_topo;
         return 0;
     }
+    if (!strcasecmp(name, "mpi"))
+        return ts_fail(EINVAL, "%s'mpi' is a value for the MPI library only (libtopsync-mpi: "
+                       "the MPI's own barrier); for this barrier, valid: " VALID_ALGORITHMS,
+                       origin);
     return ts_fail(EINVAL, "%sunknown barrier algorithm '%s'; valid: " VALID_ALGORITHMS, origin,
                    name);
 }
@@ -442,6 +446,9 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
     *out = NULL;
     if (n == 0)
         return ts_fail(EINVAL, "barrier: no participants (n = 0)");
+    if (n > TOPSYNC_BARRIER_MAX_PARTICIPANTS)
+        return ts_fail(EINVAL, "barrier: %u participants; the limit is %u "
+                       "(TOPSYNC_BARRIER_MAX_PARTICIPANTS)", n, TOPSYNC_BARRIER_MAX_PARTICIPANTS);
     if (!opts) {
         topsync_barrier_options_init(&defaults);
         opts = &defaults;
@@ -456,15 +463,19 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
         return ts_fail(EINVAL, "barrier: groups are for %u participants, barrier for %u",
                        topsync_groups_nparticipants(opts->groups), n);
     size_t line = opts->line_size ? opts->line_size : machine_line_size;
-    if (line < TS_MIN_LINE || line > TS_MAX_LINE || (line & (line - 1)))
-        return ts_fail(EINVAL, "barrier: line size %zu is not a power of two in [%d, %d]", line,
-                       TS_MIN_LINE, TS_MAX_LINE);
+    if (line & (line - 1))
+        return ts_fail(EINVAL, "barrier: line size %zu is not a power of two (valid: %d to %d)",
+                       line, TS_MIN_LINE, TS_MAX_LINE);
+    if (line < TS_MIN_LINE || line > TS_MAX_LINE)
+        return ts_fail(EINVAL, "barrier: line size %zu is not in [%d, %d]", line, TS_MIN_LINE,
+                       TS_MAX_LINE);
 
     long spin;
     rc = spin_from_env(&spin);
     if (rc < 0)
         return rc;
     double timeout = opts->timeout_seconds;
+    bool timeout_by_env = timeout == 0;
     if (timeout != timeout || timeout > 1e6)
         return ts_fail(EINVAL, "barrier: timeout_seconds %g is not valid; valid: up to 1000000, "
                                "0 for $TOPSYNC_TIMEOUT, negative for none", timeout);
@@ -518,6 +529,7 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
     b->tree_release = r.alg.tree_release;
     wait_settings(&b->wait, &r, opts->process_shared != 0, spin);
     b->timeout_seconds = timeout;
+    b->timeout_from_env = timeout_by_env;
     b->wait.timeout_ns = timeout > 0 ? (uint64_t)(timeout * 1e9) + 1 : 0;
     b->wait.idle = opts->idle;
     b->wait.idle_arg = opts->idle_arg;
@@ -543,11 +555,17 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
     }
     b->algo = from_table(b->algo, table);
 
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    /* A block of a page when it is placed on its participant's NUMA node
+     * (create) or first touched by its own process (attach); of its lines
+     * otherwise: a thread barrier of 10^5 participants must not cost 10^5
+     * pages. */
     unsigned lines = ts_algo_global_lines(b);
     if (ts_algo_rank_lines(b) > lines)
         lines = ts_algo_rank_lines(b);
-    b->block_bytes = ((size_t)lines * line + page - 1) / page * page;
+    size_t granule = line;
+    if (attached || opts->process_shared || (opts->topology && opts->cpusets))
+        granule = (size_t)sysconf(_SC_PAGESIZE);
+    b->block_bytes = ((size_t)lines * line + granule - 1) / granule * granule;
     b->size = b->block_bytes * ((size_t)n + 1);
     *bp = b;
     return 0;
@@ -634,10 +652,14 @@ int ts_barrier_create_with(topsync_barrier_t **out, unsigned n,
                                    b->base + (size_t)(r + 1) * b->block_bytes, b->block_bytes,
                                    opts->cpusets[r], HWLOC_MEMBIND_BIND, 0);
     }
+    /* A fresh anonymous mapping reads as zeros, which is every word's
+     * initial value at episode 0: then nothing is touched before use. */
     uint32_t start = (uint32_t)(opts ? opts->start_episode : 0);
-    fill_block(b, -1, start);
-    for (unsigned r = 0; r < n; r++)
-        fill_block(b, (int)r, start);
+    if (ts_flag_initial(start) != 0) {
+        fill_block(b, -1, start);
+        for (unsigned r = 0; r < n; r++)
+            fill_block(b, (int)r, start);
+    }
 
     rc = b->algo->setup ? b->algo->setup(b) : 0;
     if (rc < 0) {
@@ -702,6 +724,37 @@ static int check_fingerprint(topsync_barrier_t *b, unsigned rank)
                    rank, b->n, b->name, topsync_barrier_wait_policy_name(b));
 }
 
+/*
+ * Whether [addr, addr + size) is mapped readable and writable in this
+ * process, from /proc/self/maps: 1, 0, or -1 when that cannot be read (the
+ * check is then skipped). A read-only mapping would otherwise crash the
+ * first store of attach.
+ */
+static int mapping_writable(const void *addr, size_t size)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f)
+        return -1;
+    uintptr_t at = (uintptr_t)addr, end = at + size;
+    char line[512];
+    while (at < end && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3)
+            continue;
+        if (lo <= at && at < hi) {
+            if (perms[0] != 'r' || perms[1] != 'w')
+                break;
+            at = hi; /* maps is sorted: the rest, if any, comes next */
+        }
+        if (strchr(line, '\n') == NULL) /* a long path: skip the rest of the line */
+            for (int c = fgetc(f); c != EOF && c != '\n'; c = fgetc(f))
+                ;
+    }
+    fclose(f);
+    return at >= end;
+}
+
 int topsync_barrier_attach(topsync_barrier_t **out, unsigned n,
                            const topsync_barrier_options_t *opts, void *segment, size_t size,
                            unsigned rank)
@@ -722,6 +775,12 @@ int topsync_barrier_attach(topsync_barrier_t **out, unsigned n,
     if (rank >= n) {
         free_barrier(b);
         return ts_fail(EINVAL, "barrier: rank %u out of range (%u participants)", rank, n);
+    }
+    if (mapping_writable(segment, b->size) == 0) {
+        size_t need = b->size;
+        free_barrier(b);
+        return ts_fail(EINVAL, "barrier: the segment at %p (%zu bytes) is not all mapped "
+                       "readable and writable (map it PROT_READ | PROT_WRITE)", segment, need);
     }
     b->base = segment;
     b->owns_mapping = false;
@@ -833,7 +892,11 @@ static int report_timeout(topsync_barrier_t *b, unsigned rank)
         len += (size_t)snprintf(list + len, sizeof list - len, "%s%u", i ? ", " : "", shown[i]);
     if (missing > 16)
         snprintf(list + len, sizeof list - len, ", ... (%d in all)", missing);
-    if (missing <= 0) {
+    if (missing > 0 && b->ranks_by_arrival) {
+        /* the ranks were drawn by arrival: a missing rank names no thread */
+        snprintf(list, sizeof list, "%d of %u threads %s not arrived", missing, b->n,
+                 missing == 1 ? "has" : "have");
+    } else if (missing <= 0) {
         /* Everybody entered this episode, yet my release never came: the
          * participant that releases me arrived and then stopped (killed?) */
         int from = b->algo->releaser ? b->algo->releaser(b, rank) : -1;
@@ -846,11 +909,15 @@ static int report_timeout(topsync_barrier_t *b, unsigned rank)
                                         "participant %u (one of them stopped or was killed "
                                         "after arriving?)", rank);
     }
+    uint32_t episode = atomic_load_explicit(&ts_rank_line(b, rank, 0)->value,
+                                            memory_order_relaxed);
+    const char *source = b->timeout_from_env ? "TOPSYNC_TIMEOUT" : "options.timeout_seconds";
+    if (b->ranks_by_arrival && missing > 0)
+        return ts_fail(ETIMEDOUT, "a barrier wait lasted more than %g s (%s) in episode %u: %s",
+                       b->timeout_seconds, source, episode, list);
     return ts_fail(ETIMEDOUT, "topsync_barrier_wait: participant %u waited more than %g s "
-                              "(TOPSYNC_TIMEOUT) in episode %u; participant(s) not arrived: %s",
-                   rank, b->timeout_seconds,
-                   atomic_load_explicit(&ts_rank_line(b, rank, 0)->value, memory_order_relaxed),
-                   list);
+                              "(%s) in episode %u; participant(s) not arrived: %s",
+                   rank, b->timeout_seconds, source, episode, list);
 }
 
 /* The -ECANCELED message: the idle hook gave up. */
@@ -868,13 +935,19 @@ static int report_cancel(topsync_barrier_t *b, unsigned rank)
 static int wait_with_timeout(topsync_barrier_t *b, unsigned rank, uint32_t episode)
 {
     if (atomic_load_explicit(&b->broken, memory_order_relaxed))
-        return ts_fail(EPIPE, "topsync_barrier_wait: the barrier is broken (an earlier wait "
-                              "timed out or was abandoned by the idle hook); destroy it");
+        return ts_fail(EPIPE, "topsync_barrier_wait: the barrier is broken (%s); destroy it",
+                       atomic_load_explicit(&b->broken_by, memory_order_relaxed) == TS_UNWIND_IDLE
+                           ? "an earlier wait was abandoned by its idle hook"
+                           : "an earlier wait timed out");
     jmp_buf env;
     jmp_buf *outer = ts_timeout_target;
     int why = setjmp(env);
     if (why) {
         ts_timeout_target = outer;
+        /* relaxed: a report for later waits on this handle, no data behind it */
+        int none = 0;
+        atomic_compare_exchange_strong_explicit(&b->broken_by, &none, why, memory_order_relaxed,
+                                                memory_order_relaxed);
         atomic_store_explicit(&b->broken, true, memory_order_relaxed);
         return why == TS_UNWIND_IDLE ? report_cancel(b, rank) : report_timeout(b, rank);
     }

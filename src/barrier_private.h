@@ -69,8 +69,11 @@ struct topsync_barrier {
     bool attached;          /* a process's part of a shared segment */
     char explain[1100];     /* how the algorithm was chosen (topsync_barrier_explain) */
     double timeout_seconds; /* 0: none */
+    bool timeout_from_env;  /* set by TOPSYNC_TIMEOUT, not options.timeout_seconds */
+    bool ranks_by_arrival;  /* ranks are drawn per episode (the pthread drop-in) */
     bool armed;             /* a timeout or an idle hook: waits unwind */
-    _Atomic bool broken;    /* a wait on this handle timed out */
+    _Atomic bool broken;    /* a wait on this handle timed out or was abandoned */
+    _Atomic int broken_by;  /* why: TS_UNWIND_* of the first wait that broke it */
 };
 
 struct ts_algorithm {

@@ -108,10 +108,18 @@ typedef struct topsync_barrier_options {
 /* Fill `options` with defaults (everything from the environment). */
 void topsync_barrier_options_init(topsync_barrier_options_t *options);
 
+/* The most participants a barrier takes (2^24: beyond any machine's threads). */
+#define TOPSYNC_BARRIER_MAX_PARTICIPANTS (1u << 24)
+
 /*
- * Create a barrier for n participants (n >= 1). options may be NULL.
- * Returns 0 or a negative errno: -EINVAL (n == 0, unknown algorithm or wait
- * policy name, bad line size; see topsync_error_message()), -ENOMEM.
+ * Create a barrier for n participants (1 <= n <=
+ * TOPSYNC_BARRIER_MAX_PARTICIPANTS). options may be NULL. Memory is
+ * reserved for every participant but touched only as participants use it:
+ * a page per participant when its block is placed on its NUMA node
+ * (cpusets of this machine) or shared between processes, a few cache lines
+ * otherwise. Returns 0 or a negative errno: -EINVAL (n out of range,
+ * unknown algorithm or wait policy name, bad line size; see
+ * topsync_error_message()), -ENOMEM.
  */
 int topsync_barrier_create(topsync_barrier_t **out, unsigned n,
                            const topsync_barrier_options_t *options);

@@ -428,6 +428,12 @@ static void test_bad_input(void)
     CHECK(b == NULL);
     CHECK_MSG("n = 0");
     CHECK_EQ(topsync_barrier_create(NULL, 2, NULL), -EINVAL);
+    /* beyond the limit: said so, not "out of memory" somewhere inside */
+    CHECK_EQ(topsync_barrier_create(&b, 4000000000u, NULL), -EINVAL);
+    CHECK_MSG("limit is 16777216");
+    CHECK_EQ(topsync_barrier_create(&b, TOPSYNC_BARRIER_MAX_PARTICIPANTS + 1, NULL), -EINVAL);
+    size_t bytes;
+    CHECK_EQ(topsync_barrier_segment_size(4000000000u, NULL, &bytes), -EINVAL);
 
     topsync_barrier_options_t o;
     topsync_barrier_options_init(&o);
@@ -475,6 +481,17 @@ static void test_bad_input(void)
     CHECK_MSG("needed");
     CHECK_EQ(topsync_barrier_attach(&b, 4, NULL, seg, size, 4), -EINVAL);
     CHECK_MSG("rank 4 out of range");
+    munmap(seg, size);
+    /* a segment mapped read-only (or partly): an error, not SIGSEGV */
+    seg = mmap(NULL, size, PROT_READ, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK_EQ(topsync_barrier_attach(&b, 4, NULL, seg, size, 0), -EINVAL);
+    CHECK_MSG("readable and writable");
+    CHECK_EQ(mprotect(seg, size, PROT_READ | PROT_WRITE), 0);
+    CHECK_EQ(mprotect((char *)seg + size - 4096, 4096, PROT_READ), 0);
+    CHECK_EQ(topsync_barrier_attach(&b, 4, NULL, seg, size, 0), -EINVAL);
+    CHECK_EQ(mprotect((char *)seg + size - 4096, 4096, PROT_READ | PROT_WRITE), 0);
+    CHECK_EQ(topsync_barrier_attach(&b, 4, NULL, seg, size, 0), 0);
+    topsync_barrier_destroy(b);
     munmap(seg, size);
 
     /* wait_checked */
