@@ -48,7 +48,17 @@
  *
  * Destroy waits for the threads still leaving the last episode (as glibc
  * does); with threads blocked in an unfinished episode it returns EBUSY
- * (POSIX: undefined; glibc would wait forever).
+ * (POSIX: undefined; glibc would wait forever). It leaves a destroyed
+ * handle behind, so that a late wait (undefined, but common in racy
+ * programs) returns EINVAL instead of reaching glibc's code on a handle it
+ * never initialized. A handle whose state pointer no longer matches its
+ * check word was overwritten by the program: that is reported and aborts.
+ *
+ * Ranks are drawn by arrival, so a thread held inside its wait (by a
+ * signal handler that waits for the others) must not hold a duty the
+ * others need. auto therefore runs only algorithms that the last arrival
+ * completes by itself: the central counter (sense-reversing) and the
+ * combining tree (global release); TOPSYNC_BARRIER may name any other.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -59,6 +69,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <topsync/barrier.h>
 #include <topsync/pthread.h>
@@ -66,7 +77,8 @@
 #include "barrier_private.h"
 #include "wait.h"
 
-#define TS_PTHREAD_MAGIC 0x7473796e63627231ull /* "tsyncbr1" */
+#define TS_PTHREAD_MAGIC 0x7473796e63627231ull     /* "tsyncbr1" */
+#define TS_PTHREAD_DESTROYED 0x7473796e63646561ull /* "tsyncdea": destroyed */
 
 struct ts_pthread_barrier {
     /* tickets drawn so far; on a line of its own (allocated line-aligned) */
@@ -119,12 +131,38 @@ static struct ts_pthread_handle *handle(pthread_barrier_t *b)
     return (struct ts_pthread_handle *)(void *)b;
 }
 
-static struct ts_pthread_barrier *ours(pthread_barrier_t *b)
+enum ts_handle_kind { TS_HANDLE_GLIBC, TS_HANDLE_OURS, TS_HANDLE_DESTROYED };
+
+/*
+ * Whose barrier this is. The check word is 0 for glibc's barriers (init
+ * clears it), the state pointer xor the magic for ours, or the destroyed
+ * mark. Anything else means the program wrote into a barrier of ours (as
+ * glibc's white-box tests write its private fields): abort with a message
+ * rather than let glibc divide by a count it never set.
+ */
+static enum ts_handle_kind handle_kind(pthread_barrier_t *b, struct ts_pthread_barrier **state)
 {
     struct ts_pthread_handle *h = handle(b);
-    if (h->state && h->check == ((uint64_t)(uintptr_t)h->state ^ TS_PTHREAD_MAGIC))
-        return h->state;
-    return NULL;
+    *state = NULL;
+    if (h->check == 0)
+        return TS_HANDLE_GLIBC;
+    if (h->check == TS_PTHREAD_DESTROYED && h->state == NULL)
+        return TS_HANDLE_DESTROYED;
+    if (h->state && h->check == ((uint64_t)(uintptr_t)h->state ^ TS_PTHREAD_MAGIC)) {
+        *state = h->state;
+        return TS_HANDLE_OURS;
+    }
+    fprintf(stderr, "libtopsync-pthread: the pthread_barrier_t at %p is corrupted: its state "
+                    "pointer no longer matches its check word (did the program write into the "
+                    "barrier, or copy it?); aborting\n", (void *)b);
+    abort();
+}
+
+static struct ts_pthread_barrier *ours(pthread_barrier_t *b)
+{
+    struct ts_pthread_barrier *s;
+    handle_kind(b, &s);
+    return s;
 }
 
 static ts_word *gate(const struct ts_pthread_barrier *s, unsigned instance, unsigned rank)
@@ -145,10 +183,26 @@ static int state_create(struct ts_pthread_barrier **out, unsigned n)
     topsync_barrier_options_t o;
     topsync_barrier_options_init(&o);
     topsync_barrier_t *first = NULL, *second = NULL;
-    if (topsync_barrier_create(&first, n, &o) < 0 || topsync_barrier_create(&second, n, &o) < 0) {
+    const char *named = getenv("TOPSYNC_BARRIER");
+    if (!named || !*named || !strcasecmp(named, "auto")) {
+        /* auto, among the algorithms the last arrival completes (above) */
+        o.algorithm = "auto";
+        if (topsync_barrier_create(&first, n, &o) < 0)
+            return ENOMEM;
+        const char *chosen = topsync_barrier_algorithm(first);
+        if (strcmp(chosen, "sense-reversing") && strcmp(chosen, "combining-tree")) {
+            topsync_barrier_destroy(first);
+            first = NULL;
+            o.algorithm = "combining-tree";
+        }
+    }
+    if ((!first && topsync_barrier_create(&first, n, &o) < 0) ||
+        topsync_barrier_create(&second, n, &o) < 0) {
         topsync_barrier_destroy(first);
         return ENOMEM;
     }
+    /* a timeout then counts the threads missing instead of naming ranks */
+    first->ranks_by_arrival = second->ranks_by_arrival = true;
     size_t line = first->line;
     size_t bytes = line /* tickets */ + sizeof(struct ts_pthread_barrier) + line +
                    (size_t)2 * n * line + line /* alignment */;
@@ -202,10 +256,13 @@ int topsync_pthread_barrier_init(pthread_barrier_t *barrier, const pthread_barri
 
 int topsync_pthread_barrier_wait(pthread_barrier_t *barrier)
 {
-    struct ts_pthread_barrier *s = barrier ? ours(barrier) : NULL;
+    struct ts_pthread_barrier *s = NULL;
+    enum ts_handle_kind kind = barrier ? handle_kind(barrier, &s) : TS_HANDLE_DESTROYED;
+    if (kind == TS_HANDLE_DESTROYED)
+        return EINVAL;
     if (!s) {
         pthread_once(&glibc_once, glibc_resolve);
-        return glibc.wait && barrier ? glibc.wait(barrier) : EINVAL;
+        return glibc.wait ? glibc.wait(barrier) : EINVAL;
     }
     /* relaxed: the ticket only names a slot; ordering comes from the gate
      * (acquire below) and the instance's own barrier */
@@ -220,8 +277,6 @@ int topsync_pthread_barrier_wait(pthread_barrier_t *barrier)
     ts_word *g = gate(s, instance, rank);
     /* acquire: pairs with the release publish of the slot's previous holder
      * below, so its wait on the instance is over before ours begins */
-    /* acquire: pairs with the release publish of the slot's previous holder
-     * below, so its wait on the instance is over before ours begins */
     ts_wait_reach(g, use, &policy);
     topsync_barrier_wait(s->instance[instance], rank);
     /* release: pairs with the acquire in the next holder's ts_wait_reach and
@@ -232,10 +287,13 @@ int topsync_pthread_barrier_wait(pthread_barrier_t *barrier)
 
 int topsync_pthread_barrier_destroy(pthread_barrier_t *barrier)
 {
-    struct ts_pthread_barrier *s = barrier ? ours(barrier) : NULL;
+    struct ts_pthread_barrier *s = NULL;
+    enum ts_handle_kind kind = barrier ? handle_kind(barrier, &s) : TS_HANDLE_DESTROYED;
+    if (kind == TS_HANDLE_DESTROYED)
+        return EINVAL;
     if (!s) {
         pthread_once(&glibc_once, glibc_resolve);
-        return glibc.destroy && barrier ? glibc.destroy(barrier) : EINVAL;
+        return glibc.destroy ? glibc.destroy(barrier) : EINVAL;
     }
     /* relaxed: destroy may only race with threads leaving (POSIX) */
     uint64_t tickets = atomic_load_explicit(&s->tickets, memory_order_relaxed);
@@ -248,9 +306,10 @@ int topsync_pthread_barrier_destroy(pthread_barrier_t *barrier)
             /* acquire: pairs with the leaver's release publish; it is out */
             ts_wait_reach(gate(s, instance, r), uses, &s->gate_policy);
     }
+    /* a late wait or a second destroy finds the destroyed mark: EINVAL */
     struct ts_pthread_handle *h = handle(barrier);
-    h->check = 0;
     h->state = NULL;
+    h->check = TS_PTHREAD_DESTROYED;
     state_free(s);
     return 0;
 }
