@@ -9,6 +9,15 @@
 #ifndef TOPSYNC_MPI_H
 #define TOPSYNC_MPI_H
 
+/* C++: the MPI's C API only. Open MPI 4 and MPICH otherwise pull in their
+ * deprecated C++ bindings (MPI::Comm...), which need a library of their
+ * own that a C++ consumer of topsync does not link. */
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h>
 
 #ifdef __cplusplus

@@ -85,6 +85,15 @@ for impl in openmpi mpich; do
     out=$(env -u LD_LIBRARY_PATH timeout 60 $launch "$tmp/pc_mpi_$impl")
     case "$out" in *"mpi consumer: "*) ;;
         *) echo "FAILED: $impl pkg-config consumer: $out" >&2; exit 1 ;; esac
-    checks=$((checks + 2))
+    # C++: the .pc's flags keep the MPI's C++ bindings out (MPI::Comm would
+    # need libmpi_cxx); the header alone does too
+    printf '#include <topsync/mpi.h>\n#include <cstdio>\nint main(int argc, char **argv) {\n  MPI_Init(&argc, &argv);\n  MPI_Barrier(MPI_COMM_WORLD);\n  int r; MPI_Comm_rank(MPI_COMM_WORLD, &r);\n  if (!r) std::printf("mpi consumer: %%s\\n", topsync_mpi_describe(MPI_COMM_WORLD));\n  MPI_Finalize();\n}\n' \
+        >"$tmp/consumer_$impl.cpp"
+    g++ -o "$tmp/pc_mpi_cxx_$impl" "$tmp/consumer_$impl.cpp" \
+        $(pkg-config --cflags --libs "topsync-mpi-$impl" topsync) -Wl,-rpath,"$(dirname "$libdir")"
+    out=$(env -u LD_LIBRARY_PATH timeout 60 $launch "$tmp/pc_mpi_cxx_$impl")
+    case "$out" in *"mpi consumer: "*) ;;
+        *) echo "FAILED: $impl C++ pkg-config consumer: $out" >&2; exit 1 ;; esac
+    checks=$((checks + 3))
 done
 echo "$checks passed, 0 failed"
