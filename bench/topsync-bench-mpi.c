@@ -152,10 +152,8 @@ static int tune(const char *path, uint64_t iterations, unsigned runs, uint64_t b
         return 2;
     }
     topsync_topology_t *t = NULL;
-    if (topsync_topology_load(&t) < 0) {
-        fprintf(stderr, "topsync-tune: %s\n", topsync_error_message());
-        PMPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    if (bench_topology_load("topsync-tune", &t))
+        PMPI_Abort(MPI_COMM_WORLD, 2);
     hwloc_bitmap_t *sets = gather_bindings(t);
     /* rank 0 decides the case and the candidates, every rank measures */
     topsync_tuning_entry_t e;
@@ -236,11 +234,15 @@ static int tune(const char *path, uint64_t iterations, unsigned runs, uint64_t b
     if (rank == 0) {
         topsync_tuning_t *tu = NULL;
         int rc = topsync_tuning_load(&tu, path, t);
-        if (rc < 0 && rc != -ENOENT)
+        if (rc == -EINVAL) /* not a tuning file: never overwritten (topsync-tune) */
+            fprintf(stderr, "topsync-tune: %s; not overwritten\n", topsync_error_message());
+        else if (rc < 0 && rc != -ENOENT)
             fprintf(stderr, "topsync-tune: replacing %s: %s\n", path, topsync_error_message());
-        if (rc < 0)
+        if (rc < 0 && rc != -EINVAL)
             topsync_tuning_create(&tu, t);
-        if (topsync_tuning_put(tu, &e) < 0 || topsync_tuning_write(tu, path) < 0) {
+        if (!tu) {
+            status = 1;
+        } else if (topsync_tuning_put(tu, &e) < 0 || topsync_tuning_write(tu, path) < 0) {
             fprintf(stderr, "topsync-tune: %s\n", topsync_error_message());
             status = 1;
         } else {
@@ -431,8 +433,10 @@ int main(int argc, char **argv)
             fclose(outs[1]);
         if (!json) {
             double peer = recs[nrec - 1].latency_ns;
-            printf("MPI_Barrier latency, %d ranks, %s %s, %u runs (min and max dropped), "
-                   "max over ranks of the mean\n\n", size, TOPSYNC_BENCH_MPI_IMPL, label, runs);
+            char words[96];
+            printf("MPI_Barrier latency, %d ranks, %s%s%s, %u runs: the slowest rank's mean per "
+                   "run; of the runs, %s\n\n", size, TOPSYNC_BENCH_MPI_IMPL, *label ? " " : "",
+                   label, runs, bench_protocol_words(runs, words, sizeof words));
             printf("  %-24s %-28s %12s %10s %8s\n", "algorithm", "resolved", "latency ns",
                    "vs MPI", "iters");
             for (size_t i = 0; i < nrec; i++)

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <topsync.h>
@@ -56,13 +57,16 @@ static void usage(FILE *f)
         "                    unless they outnumber the cores (then unbound, as mpirun\n"
         "                    --oversubscribe leaves them); core; none\n"
         "  --iterations K    barriers per timed run (default 1000)\n"
-        "  --runs R          timed runs per candidate, min and max dropped (default 5)\n"
+        "  --runs R          timed runs per candidate; the mean of those but the\n"
+        "                    smallest and largest (the plain mean below 3) (default 5)\n"
         "  --no-c2c          do not measure and store this machine's core-to-core table\n"
         "  --output FILE     the tuning file (default: TOPSYNC_TUNING, else\n"
         "                    $XDG_CACHE_HOME/topsync/tuning-FINGERPRINT.json)\n"
         "  --mpi             under mpirun: tune MPI_Barrier of this job's ranks\n"
-        "Entries of other cases in the file are kept; a file of another machine or\n"
-        "format is replaced (said on stderr).\n");
+        "Entries of other cases in the file are kept; a tuning file of another machine\n"
+        "or format version, or a damaged one, is replaced (said on stderr); a file that\n"
+        "is not a tuning file is never overwritten (exit 2), and the directory of\n"
+        "--output FILE must exist.\n");
 }
 
 static int parse_counts(const char *option, const char *list, unsigned *out, unsigned *n)
@@ -201,12 +205,22 @@ static int tune_case(topsync_tuning_t *tu, topsync_topology_t *t, unsigned n, in
 /* ---------------------------------------------------------------------- */
 
 /* This machine's file, or a new one (a foreign or stale file is replaced). */
-static topsync_tuning_t *open_tuning(topsync_topology_t *t, const char *path)
+/* The tuning file to add to: this machine's, or a new one in place of a
+ * missing, damaged, foreign or other-version tuning file. Anything else at
+ * the path (not a tuning file) is not overwritten: NULL, *refused = 1. */
+static topsync_tuning_t *open_tuning(topsync_topology_t *t, const char *path, int *refused)
 {
     topsync_tuning_t *tu = NULL;
     int rc = topsync_tuning_load(&tu, path, t);
+    *refused = 0;
     if (rc == 0)
         return tu;
+    if (rc == -EINVAL || rc == -ENOMEM) {
+        fprintf(stderr, "topsync-tune: %s; not overwritten (remove it, or give another "
+                        "--output)\n", topsync_error_message());
+        *refused = rc == -EINVAL;
+        return NULL;
+    }
     if (rc != -ENOENT)
         fprintf(stderr, "topsync-tune: replacing %s: %s\n", path, topsync_error_message());
     if (topsync_tuning_create(&tu, t) < 0) {
@@ -321,19 +335,41 @@ int main(int argc, char **argv)
         return 2;
     }
     topsync_topology_t *t;
-    if (topsync_topology_load(&t) < 0) {
-        fprintf(stderr, "topsync-tune: %s\n", topsync_error_message());
-        return 1;
-    }
+    int loaded = bench_topology_load("topsync-tune", &t);
+    if (loaded)
+        return loaded;
     char path[4096];
-    if (o.output)
+    if (o.output) {
         snprintf(path, sizeof path, "%s", o.output);
-    else if (topsync_tuning_path(t, path, sizeof path) < 0) {
+        /* the user's path: its directory must exist (only the default cache
+         * directory is created) */
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        struct stat st;
+        if (slash) {
+            slash[slash == dir] = '\0';
+            if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                fprintf(stderr, "topsync-tune: --output %s: the directory %s does not exist\n",
+                        path, dir);
+                topsync_topology_destroy(t);
+                return 2;
+            }
+        }
+    } else if (topsync_tuning_path(t, path, sizeof path) < 0) {
         fprintf(stderr, "topsync-tune: %s; give --output FILE\n", topsync_error_message());
         topsync_topology_destroy(t);
         return 2;
     }
+    /* before anything is measured: the file is one topsync-tune may write */
+    int refused;
+    topsync_tuning_t *tu = open_tuning(t, path, &refused);
+    if (!tu) {
+        topsync_topology_destroy(t);
+        return refused ? 2 : 1;
+    }
     if (mpi) {
+        topsync_tuning_destroy(tu);
         topsync_topology_destroy(t);
         return exec_mpi(&o, path);
     }
@@ -341,11 +377,6 @@ int main(int argc, char **argv)
     if (!o.nthreads && !o.nprocesses) {
         o.threads[o.nthreads++] = cores;
         o.processes[o.nprocesses++] = cores;
-    }
-    topsync_tuning_t *tu = open_tuning(t, path);
-    if (!tu) {
-        topsync_topology_destroy(t);
-        return 1;
     }
     printf("topsync-tune: %s, %u cores, fingerprint %s\n", topsync_topology_source(t), cores,
            topsync_tuning_machine_fingerprint(tu));

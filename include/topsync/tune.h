@@ -79,9 +79,11 @@ int topsync_tuning_create(topsync_tuning_t **out, const topsync_topology_t *topo
 
 /*
  * Read a tuning file for `topology`'s machine. -ENOENT: no such file;
- * -EINVAL: not a tuning file (the message says where it is wrong);
- * -ESTALE: a tuning file of another format version; -ENODEV: a tuning file
- * of another machine (fingerprints differ).
+ * -EINVAL: not a tuning file at all (not JSON, or no "format":
+ * "topsync-tuning"); -EBADMSG: a tuning file whose contents are damaged
+ * (the message says where); -ESTALE: a tuning file of another format
+ * version; -ENODEV: a tuning file of another machine (fingerprints differ).
+ * topsync-tune replaces the last three and refuses to overwrite the first.
  */
 int topsync_tuning_load(topsync_tuning_t **out, const char *path,
                         const topsync_topology_t *topology);

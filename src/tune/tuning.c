@@ -349,6 +349,12 @@ static int refuse(const char *path, const char *fmt, const char *detail)
                    detail ? detail : "");
 }
 
+/* A tuning file (its format says so) whose contents are damaged. */
+static int damaged(const char *path, const char *where)
+{
+    return ts_fail(EBADMSG, "tuning file %s is damaged: %s", path, where);
+}
+
 static int read_entry(const ts_json *j, topsync_tuning_entry_t *e, char *why, size_t len)
 {
     memset(e, 0, sizeof *e);
@@ -488,7 +494,7 @@ int topsync_tuning_load(topsync_tuning_t **out, const char *path, const topsync_
                              "one is %s)", path, machine ? machine->string : "?",
                      fp ? fp->string : "none", tu->fingerprint);
     } else if (!entries) {
-        rc = refuse(path, "no \"entries\" array", NULL);
+        rc = damaged(path, "no \"entries\" array");
     } else {
         if (machine)
             snprintf(tu->machine, sizeof tu->machine, "%s", machine->string);
@@ -498,14 +504,14 @@ int topsync_tuning_load(topsync_tuning_t **out, const char *path, const topsync_
             char why[160], where[200];
             if (read_entry(e, &entry, why, sizeof why) < 0) {
                 snprintf(where, sizeof where, "entries[%u]: %s", k, why);
-                rc = refuse(path, where, NULL);
+                rc = damaged(path, where);
             } else if (topsync_tuning_put(tu, &entry) < 0) {
                 rc = -EINVAL;
             }
         }
         char why[160];
         if (rc == 0 && c2c && read_c2c(tu, c2c, why, sizeof why) < 0)
-            rc = refuse(path, why, NULL);
+            rc = damaged(path, why);
     }
     ts_json_free(root);
     if (rc < 0) {
