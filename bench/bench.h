@@ -22,8 +22,19 @@ static inline uint64_t bench_now_ns(void)
  * average the others (plain mean with fewer than 3 runs). -1 for a bad count.
  */
 double bench_protocol_summary(const double *runs, unsigned nruns);
+/* What bench_protocol_summary reports for nruns runs, in words for a
+ * table's header: "the mean of the 3 middle runs of 5 (smallest and
+ * largest dropped)", or "the mean of 2 runs" below 3. */
+const char *bench_protocol_words(unsigned nruns, char *buf, size_t len);
 /* The median of the runs' figures; -1 for a bad count. */
 double bench_median(const double *runs, unsigned nruns);
+/*
+ * This machine's topology, for a tool that measures it: 0; 1 when it
+ * cannot be loaded; 2 when HWLOC_SYNTHETIC or HWLOC_XMLFILE names another
+ * machine (a benchmark must bind to and measure the machine it runs on).
+ * The message, prefixed by tool, is printed.
+ */
+int bench_topology_load(const char *tool, topsync_topology_t **out);
 /* A comma-separated LIST option: 0, or -1 after a message when it is empty
  * or has an empty element ("1,,2", ",x", "x,"). */
 int bench_check_list(const char *option, const char *list);

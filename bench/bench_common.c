@@ -36,6 +36,16 @@ double bench_protocol_summary(const double *runs, unsigned nruns)
     return sum / (hi - lo);
 }
 
+const char *bench_protocol_words(unsigned nruns, char *buf, size_t len)
+{
+    if (nruns >= 3)
+        snprintf(buf, len, "the mean of the %u middle runs of %u (smallest and largest dropped)",
+                 nruns - 2, nruns);
+    else
+        snprintf(buf, len, "the mean of %u run%s", nruns, nruns == 1 ? "" : "s");
+    return buf;
+}
+
 double bench_median(const double *runs, unsigned nruns)
 {
     double sorted[BENCH_MAX_RUNS];
@@ -135,4 +145,22 @@ void bench_print_fastest(const topsync_tuning_t *tuning, const topsync_tuning_en
         printf("%s %s/%s %.0f ns", k ? "," : "", sorted.results[k].algorithm,
                topsync_wait_policy_to_string(sorted.results[k].wait),
                sorted.results[k].latency_ns);
+}
+
+int bench_topology_load(const char *tool, topsync_topology_t **out)
+{
+    if (topsync_topology_load(out) < 0) {
+        fprintf(stderr, "%s: %s\n", tool, topsync_error_message());
+        return 1;
+    }
+    const char *source = topsync_topology_source(*out);
+    if (strcmp(source, "this machine") != 0) {
+        fprintf(stderr, "%s: the topology is not this machine's (%s): a benchmark binds to "
+                        "and measures the machine it runs on; unset HWLOC_SYNTHETIC and "
+                        "HWLOC_XMLFILE\n", tool, source);
+        topsync_topology_destroy(*out);
+        *out = NULL;
+        return 2;
+    }
+    return 0;
 }

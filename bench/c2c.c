@@ -192,10 +192,9 @@ int bench_c2c(int argc, char **argv)
         return 2;
     }
     topsync_topology_t *t;
-    if (topsync_topology_load(&t) < 0) {
-        fprintf(stderr, "topsync-bench: %s\n", topsync_error_message());
-        return 1;
-    }
+    int loaded = bench_topology_load("topsync-bench", &t);
+    if (loaded)
+        return loaded;
     double *table;
     unsigned n;
     int rc = bench_c2c_table(t, iterations, (unsigned)runs, &table, &n);

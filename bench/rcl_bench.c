@@ -556,10 +556,9 @@ int cmd_rcl(int argc, char **argv)
     }
 
     topsync_topology_t *topo;
-    if (topsync_topology_load(&topo) < 0) {
-        fprintf(stderr, "topsync-bench: %s\n", topsync_error_message());
-        return 1;
-    }
+    int loaded = bench_topology_load("topsync-bench", &topo);
+    if (loaded)
+        return loaded;
     hwloc_topology_t h = topsync_topology_hwloc(topo);
     unsigned ncores = topsync_topology_ncores(topo);
     int ncpus = hwloc_bitmap_weight(hwloc_topology_get_allowed_cpuset(h));

@@ -275,6 +275,13 @@ int main(int argc, char **argv)
         topsync_topology_destroy(topo);
         return 2;
     }
+    if (node_processes && node_processes < np) {
+        fprintf(stderr, "topsync-info: --node-processes %u is fewer than the %u participants "
+                        "(--np): it counts them and any other runnable process\n",
+                node_processes, np);
+        topsync_topology_destroy(topo);
+        return 2;
+    }
     if ((processes || node_processes) && !explain) {
         fprintf(stderr, "topsync-info: --processes and --node-processes go with --explain\n");
         topsync_topology_destroy(topo);

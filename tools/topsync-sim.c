@@ -431,8 +431,11 @@ int main(int argc, char **argv)
         {"json", no_argument, 0, O_JSON},           {"output", required_argument, 0, O_OUT},
         {"help", no_argument, 0, O_HELP},           {0, 0, 0, 0}};
     int c;
+    unsigned given = 0; /* bit c - O_TOPO: the options on the command line */
     optind = 2;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (c >= O_TOPO && c < O_HELP)
+            given |= 1u << (c - O_TOPO);
         switch (c) {
         case O_TOPO: m.synthetic = optarg; break;
         case O_XML: m.xml = optarg; break;
@@ -533,6 +536,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "topsync-sim: give --topology or --xml, not both\n");
         return 2;
     }
+    /* an option the command does not use is refused, not ignored */
+    unsigned machine_opts = 1u << (O_TOPO - O_TOPO) | 1u << (O_XML - O_TOPO) |
+                            1u << (O_C2C - O_TOPO) | 1u << (O_CROSS - O_TOPO) |
+                            1u << (O_LEVELS - O_TOPO) | 1u << (O_SCALE - O_TOPO);
+    unsigned allowed = !strcmp(cmd, "levels")  ? machine_opts | 1u << (O_JSON - O_TOPO)
+                       : !strcmp(cmd, "table") ? machine_opts
+                                               : ~0u;
+    for (const struct option *lo = longopts; lo->name; lo++)
+        if (lo->val >= O_TOPO && lo->val < O_HELP && (given & ~allowed & 1u << (lo->val - O_TOPO))) {
+            fprintf(stderr, "topsync-sim %s: --%s does not apply to this command; try "
+                            "'topsync-sim --help'\n", cmd, lo->name);
+            return 2;
+        }
     if (!strcmp(cmd, "levels"))
         return cmd_levels(&m, json);
     if (!strcmp(cmd, "table"))
