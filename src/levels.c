@@ -12,7 +12,8 @@
  *     more cores and no unit holds every core (that unit is the machine,
  *     the implicit top).
  *  2. Each candidate partitions the points (a point in no unit is a block
- *     of its own). Candidates with the same partition are one level. The
+ *     of its own); one whose blocks are all single points makes no group
+ *     and is dropped. Candidates with the same partition are one level. The
  *     one with more units on the machine is kept, since it says more about
  *     where the points are (8 ranks map-by socket on Kunpeng 920 sit in one
  *     NUMA node per package: NUMA is kept); between levels that are equal
@@ -141,10 +142,16 @@ int ts_levels_order(const topsync_topology_t *t, unsigned mask, unsigned n, cons
 
     int n_out = 0;
     if (rc == 0) {
-        /* 2: equal partitions collapse onto one level */
+        /* a level whose units each hold at most one point makes no group
+         * (8 ranks map-by numa on 8 nodes of 2 packages each: no Package
+         * is shared, though the machine's packages hold cores) */
         int alive[TOPSYNC_MAX_LEVELS];
-        for (int k = 0; k < ncand; k++)
-            alive[k] = 1;
+        for (int k = 0; k < ncand; k++) {
+            alive[k] = nblocks[k] < n;
+            if (!alive[k])
+                note(notes, nnotes, candidate[k], "%sno unit holds two of the participants", "");
+        }
+        /* 2: equal partitions collapse onto one level */
         for (int k = 0; k < ncand; k++)
             for (int j = k + 1; j < ncand && alive[k]; j++) {
                 if (!alive[j] || !same_partition(n, label[k], label[j]))
