@@ -132,6 +132,26 @@ expect_error "unknown binding 'l1'" "$info" --bind-to l1
 expect_error "--np takes a number from 1 to 1048576, not '0'" "$info" --np 0
 expect_error "--np takes a number from 1 to 1048576, not '-3'" "$info" --np -3
 expect_error "--np takes a number from 1 to 1048576, not '16777217'" "$info" --np 16777217
+# options that do not apply, or given twice, are refused, not ignored (22.15)
+expect_error "fewer than the 4 participants" "$info" --topology "$K" --explain --np 4 --node-processes 2
+expect_error "--algorithm given twice" "$bench" barrier --threads 2 --algorithm mcs --algorithm dissemination
+expect_error "--np does not apply" "$sim" levels --topology "$K" --np 2
+expect_error "--json does not apply" "$sim" table --topology "$K" --json
+# a benchmark measures this machine, not HWLOC_SYNTHETIC's (22.16)
+expect_error "not this machine's" env HWLOC_SYNTHETIC='pack:2 core:4 pu:1' "$bench" barrier --threads 4
+expect_error "not this machine's" env HWLOC_SYNTHETIC='pack:2 core:4 pu:1' "$(dirname "$bench")/topsync-tune" --threads 2
+# a level no two participants share is not "used" (22.18)
+"$info" --xml "$root/tests/topologies/machines/linux-256ia64-64n2s2c.xml" --np 16 --map-by numa |
+    grep -q "levels used: none (for these participants, dropped NUMANode: no unit holds two" && ok ||
+    ko "a level without a group is listed as used"
+# the table's header says what the figure is: the protocol's trimmed mean,
+# and the plain mean with fewer than 3 runs (22.14)
+"$bench" barrier --threads 2 --algorithm sense-reversing --peers none --iterations 50 --runs 1 |
+    grep -q "of the runs, the mean of 1 run$" && ok || ko "bench header with --runs 1"
+"$bench" barrier --threads 2 --algorithm sense-reversing --peers none --iterations 50 --runs 5 |
+    grep -q "the mean of the 3 middle runs of 5 (smallest and largest dropped)" && ok ||
+    ko "bench header with --runs 5"
+"$bench" barrier --help | grep -q "smallest and largest dropped" && ok || ko "bench --help on the figure"
 expect_error "mapping 'node' is ambiguous" "$info" --map-by node
 expect_error "binding 'node' is ambiguous" "$info" --bind-to node
 expect_error "unexpected argument 'extra'; try 'topsync-info --help'" "$info" extra
@@ -314,13 +334,25 @@ expect_error "--iterations takes 10..100000000, not '5'" "$tune" --iterations 5
 expect_error "unexpected argument 'now'" "$tune" now
 expect_error "Try 'topsync-tune --help'" "$tune" --frobnicate
 expect_error "TOPSYNC_AUTO='fast' is not valid" env TOPSYNC_AUTO=fast "$tune" --threads 2
+# --output never overwrites what is not a tuning file, nor creates a missing
+# directory (issue 22.12)
+tdir=$(mktemp -d)
+printf 'int main(void) { return 0; }\n' >"$tdir/main.c"
+expect_error "is not a topsync tuning file" "$tune" --threads 2 --iterations 50 --runs 1 \
+    --output "$tdir/main.c"
+grep -q "int main" "$tdir/main.c" && ok || ko "topsync-tune overwrote a C source"
+expect_error "the directory $tdir/missing does not exist" "$tune" --threads 2 --iterations 50 \
+    --runs 1 --output "$tdir/missing/t.json"
+[ ! -e "$tdir/missing" ] && ok || ko "topsync-tune created a missing directory"
+rm -rf "$tdir"
+nofile=$(mktemp -u) # a path that is not there: nothing to refuse
 out=$(env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMI_RANK -u MPI_LOCALRANKID -u TOPSYNC_BENCH_MPI \
-    "$tune" --mpi --output /dev/null 2>&1)
+    "$tune" --mpi --output "$nofile" 2>&1)
 [ $? -eq 2 ] && grep -q -- "--mpi must run under mpirun" <<<"$out" && ok || ko "tune --mpi outside mpirun: '$out'"
-expect_error "--threads does not go with --mpi" "$tune" --mpi --threads 2 --output /dev/null
-expect_error "--bind does not go with --mpi" "$tune" --bind core --mpi --output /dev/null
+expect_error "--threads does not go with --mpi" "$tune" --mpi --threads 2 --output "$nofile"
+expect_error "--bind does not go with --mpi" "$tune" --bind core --mpi --output "$nofile"
 expect_error "TOPSYNC_BENCH_MPI='lam'; valid: openmpi, mpich" \
-    env TOPSYNC_BENCH_MPI=lam "$tune" --mpi --output /dev/null
+    env TOPSYNC_BENCH_MPI=lam "$tune" --mpi --output "$nofile"
 tfile=$(mktemp -u)
 "$tune" --threads 2 --processes 2 --iterations 50 --runs 1 --output "$tfile" >/dev/null && ok || ko "topsync-tune run"
 python3 - "$tfile" <<'PY' && ok || ko "tuning file content"
