@@ -332,9 +332,18 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
         PMPI_Comm_size(comm, &size);
     PMPI_Comm_rank(comm, &rank); /* in the local group for an intercommunicator */
     if (inter || size == 1 || pmpi_mode_requested()) {
-        if (rank == 0 && ts_mpi_verbose())
-            fprintf(stderr, "topsync-mpi: comm of %d ranks: PMPI_Barrier (%s)\n", size,
-                    inter ? "intercommunicator" : size == 1 ? "one rank" : "TOPSYNC_BARRIER=mpi");
+        if (rank == 0 && ts_mpi_verbose()) {
+            if (inter) { /* both groups' sizes: the comm's size is the local group's */
+                int local = 0, remote = 0;
+                PMPI_Comm_size(comm, &local);
+                PMPI_Comm_remote_size(comm, &remote);
+                fprintf(stderr, "topsync-mpi: intercommunicator of %d + %d ranks: PMPI_Barrier\n",
+                        local, remote);
+            } else {
+                fprintf(stderr, "topsync-mpi: comm of %d ranks: PMPI_Barrier (%s)\n", size,
+                        size == 1 ? "one rank" : "TOPSYNC_BARRIER=mpi");
+            }
+        }
         return s;
     }
 
@@ -431,7 +440,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
     char name[TS_SEGMENT_NAME_LEN] = "";
     int fd = -1;
     if (!any_failed && s->node_size > 1 && s->node_rank == 0) {
-        ts_segment_sweep("/dev/shm");
+        ts_segment_sweep("/dev/shm", NULL, 0);
         fd = ts_segment_create(name, sizeof name, seg_size);
         if (fd < 0) {
             snprintf(why, sizeof why, "shm_open/ftruncate: %s", strerror(-fd));

@@ -59,7 +59,7 @@ pid_t ts_segment_creator(const char *name)
     return (pid_t)pid;
 }
 
-int ts_segment_sweep(const char *dir)
+int ts_segment_sweep(const char *dir, FILE *report, int dry_run)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -70,15 +70,28 @@ int ts_segment_sweep(const char *dir)
         if (pid <= 0)
             continue;
         struct stat st;
-        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
-            st.st_uid != geteuid())
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
             continue;
+        if (st.st_uid != geteuid()) {
+            if (report)
+                fprintf(report, "kept    %s/%s: another user's\n", dir, e->d_name);
+            continue;
+        }
         /* ESRCH only: EPERM means the process exists (another user's) */
-        if (kill(pid, 0) == 0 || errno != ESRCH)
+        if (kill(pid, 0) == 0 || errno != ESRCH) {
+            if (report)
+                fprintf(report, "kept    %s/%s: its creator, pid %ld, is alive\n", dir,
+                        e->d_name, (long)pid);
             continue;
+        }
         char name[NAME_MAX + 2];
         snprintf(name, sizeof name, "/%s", e->d_name);
-        removed += shm_unlink(name) == 0;
+        int gone = dry_run || shm_unlink(name) == 0;
+        removed += gone;
+        if (report)
+            fprintf(report, "%s %s/%s: left by pid %ld, which is gone (%lld bytes)\n",
+                    !gone ? "FAILED " : dry_run ? "would remove" : "removed", dir, e->d_name,
+                    (long)pid, (long long)st.st_size);
     }
     closedir(d);
     return removed;

@@ -19,6 +19,7 @@
 #define TOPSYNC_MPI_SEGMENT_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #define TS_SEGMENT_PREFIX "/topsync-"
@@ -36,7 +37,9 @@ int ts_segment_create_named(const char *name, size_t size);
 pid_t ts_segment_creator(const char *name);
 
 /* Remove the segments in `dir` (normally "/dev/shm") owned by this user
- * whose creator is dead; returns how many. */
-int ts_segment_sweep(const char *dir);
+ * whose creator is dead; returns how many. With `report`, each segment of
+ * ours is named there, removed or kept (and why); with `dry_run`, nothing
+ * is removed (topsync-info --cleanup [--dry-run]). */
+int ts_segment_sweep(const char *dir, FILE *report, int dry_run);
 
 #endif

@@ -15,6 +15,10 @@
 #include <topsync.h>
 
 #include "utf8.h"
+#include "../mpi/segment.h"
+
+/* Where shm_open's segments live (glibc) */
+#define TOPSYNC_SHM_DIR "/dev/shm"
 
 /* Participants topsync-info lays out: 2^20 take about 2 s and 0.4 GB here
  * (placement and groups are O(n log n)); more is not what it is for. */
@@ -110,6 +114,7 @@ static void usage(FILE *f)
             "                    [--map-by core|numa|socket] [--bind-to core|numa|package|none]\n"
             "                    [--levels LIST] [--rank R] [--json] [--list-algorithms]\n"
             "                    [--explain [--processes] [--node-processes K]]\n"
+            "       topsync-info --cleanup [--dry-run]\n"
             "\n"
             "  --topology STRING  hwloc synthetic topology, e.g. 'pack:2 numa:2 l3:1 core:32 pu:1'\n"
             "  --xml FILE         hwloc XML topology (lstopo --of xml)\n"
@@ -127,6 +132,10 @@ static void usage(FILE *f)
             "  --node-processes K ... with K runnable processes on the machine in all (an MPI\n"
             "                     job's ranks on the node; default np)\n"
             "  --version          print the version and exit\n"
+            "  --cleanup          remove the shared segments (/dev/shm/topsync-PID-...) of\n"
+            "                     MPI jobs of this user that died during set-up, listing\n"
+            "                     each; a segment whose creating process lives is kept\n"
+            "  --dry-run          ... only list what --cleanup would remove\n"
             "\nWithout --topology, --xml or -i: this machine (or what HWLOC_XMLFILE or\n"
             "HWLOC_SYNTHETIC describe, which the output then names).\n"
             "Exit status: 0 on success, 2 on bad input, 1 on other failures.\n",
@@ -167,10 +176,11 @@ int main(int argc, char **argv)
     const char *synthetic = NULL, *xml = NULL, *levels_arg = "all";
     const char *map_arg = "core", *bind_arg = "core";
     unsigned np = 0, rank = 0;
-    int json = 0, list = 0, has_rank = 0, explain = 0, processes = 0;
+    int json = 0, list = 0, has_rank = 0, explain = 0, processes = 0, cleanup = 0, dry_run = 0;
     unsigned node_processes = 0;
     enum { OPT_TOPO = 256, OPT_XML, OPT_NP, OPT_MAP, OPT_BIND, OPT_LEVELS, OPT_RANK, OPT_JSON,
-           OPT_LIST, OPT_HELP, OPT_VERSION, OPT_EXPLAIN, OPT_PROCESSES, OPT_NODE_PROCESSES };
+           OPT_LIST, OPT_HELP, OPT_VERSION, OPT_EXPLAIN, OPT_PROCESSES, OPT_NODE_PROCESSES,
+           OPT_CLEANUP, OPT_DRY_RUN };
     static const struct option longopts[] = {
         {"topology", required_argument, 0, OPT_TOPO}, {"xml", required_argument, 0, OPT_XML},
         {"np", required_argument, 0, OPT_NP},         {"map-by", required_argument, 0, OPT_MAP},
@@ -179,7 +189,9 @@ int main(int argc, char **argv)
         {"list-algorithms", no_argument, 0, OPT_LIST}, {"help", no_argument, 0, OPT_HELP},
         {"version", no_argument, 0, OPT_VERSION},     {"explain", no_argument, 0, OPT_EXPLAIN},
         {"processes", no_argument, 0, OPT_PROCESSES},
-        {"node-processes", required_argument, 0, OPT_NODE_PROCESSES}, {0, 0, 0, 0}};
+        {"node-processes", required_argument, 0, OPT_NODE_PROCESSES},
+        {"cleanup", no_argument, 0, OPT_CLEANUP},     {"dry-run", no_argument, 0, OPT_DRY_RUN},
+        {0, 0, 0, 0}};
     int c;
     const char *lstopo_input = NULL;
     while ((c = getopt_long(argc, argv, "hi:", longopts, NULL)) != -1) {
@@ -207,6 +219,8 @@ int main(int argc, char **argv)
         case OPT_LIST: list = 1; break;
         case OPT_EXPLAIN: explain = 1; break;
         case OPT_PROCESSES: processes = 1; break;
+        case OPT_CLEANUP: cleanup = 1; break;
+        case OPT_DRY_RUN: dry_run = 1; break;
         case OPT_NODE_PROCESSES:
             if (parse_uint(optarg, &node_processes) || node_processes == 0 ||
                 node_processes > MAX_NP) {
@@ -228,6 +242,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "topsync-info: unexpected argument '%s'; try 'topsync-info --help'\n",
                 argv[optind]);
         return 2;
+    }
+    if (dry_run && !cleanup) {
+        fprintf(stderr, "topsync-info: --dry-run goes with --cleanup\n");
+        return 2;
+    }
+    if (cleanup) {
+        if (argc - 1 != 1 + dry_run) {
+            fprintf(stderr, "topsync-info: --cleanup takes no other option but --dry-run\n");
+            return 2;
+        }
+        int n = ts_segment_sweep(TOPSYNC_SHM_DIR, stdout, dry_run);
+        printf("%d segment%s %s\n", n, n == 1 ? "" : "s", dry_run ? "to remove" : "removed");
+        return 0;
     }
     if (lstopo_input && (synthetic || xml)) {
         fprintf(stderr, "topsync-info: give one of --topology, --xml and -i\n");

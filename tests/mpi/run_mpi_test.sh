@@ -102,6 +102,9 @@ pseudo-nodes) # TOPSYNC_NODE_SPLIT: node barriers + PMPI_Barrier among leaders
     out=$(launch 4 overload TOPSYNC_NODE_SPLIT=2 TOPSYNC_VERBOSE=1 -- "$check" $n 5 2>&1)
     expect_pass "$out" "2 pseudo-nodes"
     grep -q "several nodes" <<<"$out" && ok || ko "pseudo-nodes: verbose line does not say several nodes"
+    # barrier_check's even/odd intercommunicator: both groups' sizes (22.24)
+    grep -q "intercommunicator of 2 + 2 ranks" <<<"$out" && ok ||
+        ko "verbose line of an intercommunicator does not give both groups: $(grep intercomm <<<"$out")"
     out=$(launch 6 none TOPSYNC_NODE_SPLIT=3 -- "$check" $((n / 2)) 2 2>&1)
     expect_pass "$out" "3 pseudo-nodes"
     out=$(launch 3 none TOPSYNC_NODE_SPLIT=3 -- "$check" $n 2 2>&1)

@@ -132,6 +132,25 @@ expect_error "unknown binding 'l1'" "$info" --bind-to l1
 expect_error "--np takes a number from 1 to 1048576, not '0'" "$info" --np 0
 expect_error "--np takes a number from 1 to 1048576, not '-3'" "$info" --np -3
 expect_error "--np takes a number from 1 to 1048576, not '16777217'" "$info" --np 16777217
+# --cleanup removes the segments of dead jobs only, and says so (22.25)
+sh -c 'exit 0' & dead=$!
+wait $dead
+hex=0123456789abcdef0123456789abcdef
+dead_seg=/dev/shm/topsync-$dead-$hex live_seg=/dev/shm/topsync-$$-$hex
+if [ -d /dev/shm ] && ! kill -0 "$dead" 2>/dev/null; then
+    printf x >"$dead_seg" && printf x >"$live_seg"
+    out=$("$info" --cleanup --dry-run)
+    [ -e "$dead_seg" ] && grep -q "would remove $dead_seg" <<<"$out" && ok || ko "--cleanup --dry-run: $out"
+    out=$("$info" --cleanup)
+    [ ! -e "$dead_seg" ] && [ -e "$live_seg" ] && grep -q "removed $dead_seg" <<<"$out" &&
+        grep -q "kept    $live_seg: its creator, pid $$, is alive" <<<"$out" && ok ||
+        ko "--cleanup: $out"
+    rm -f "$dead_seg" "$live_seg"
+else
+    ko "--cleanup: no /dev/shm, or pid $dead still alive"
+fi
+expect_error "--dry-run goes with --cleanup" "$info" --dry-run
+expect_error "--cleanup takes no other option" "$info" --cleanup --np 4
 # options that do not apply, or given twice, are refused, not ignored (22.15)
 expect_error "fewer than the 4 participants" "$info" --topology "$K" --explain --np 4 --node-processes 2
 expect_error "--algorithm given twice" "$bench" barrier --threads 2 --algorithm mcs --algorithm dissemination

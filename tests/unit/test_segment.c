@@ -63,7 +63,7 @@ int main(void)
     int fo = shm_open(other, O_CREAT | O_RDWR, 0600);
     CHECK(fo >= 0);
     close(fo);
-    CHECK(ts_segment_sweep("/dev/shm") >= 1);
+    CHECK(ts_segment_sweep("/dev/shm", NULL, 0) >= 1);
     CHECK(shm_open(dead, O_RDWR, 0) < 0 && errno == ENOENT);
     int still = shm_open(a, O_RDWR, 0); /* ours: we are alive */
     CHECK(still >= 0);
@@ -72,7 +72,7 @@ int main(void)
     CHECK(still >= 0);
     close(still);
     shm_unlink(other);
-    CHECK_EQ(ts_segment_sweep("/nonexistent-directory"), 0);
+    CHECK_EQ(ts_segment_sweep("/nonexistent-directory", NULL, 0), 0);
 
     /* A planted file under the name is refused, and left untouched. */
     const char *planted = "/topsync-planted-by-someone-else";
