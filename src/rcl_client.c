@@ -227,7 +227,11 @@ int topsync_rcl_execute_checked(topsync_rcl_lock_t *lock, topsync_rcl_fn_t fn, v
     struct rcl_slot *slot = client_slot(s, &rc);
     if (!slot)
         return rc;
-    atomic_store_explicit(&slot->lock, lock, memory_order_relaxed);
+    /* release: pairs with the acquire load of the lock in run_request(): a
+     * servicing thread that reads this lock sees the done of our previous
+     * request, which we acquired before writing it, and cannot run that
+     * request again under this lock */
+    atomic_store_explicit(&slot->lock, lock, TS_RCL_LOCK_STORE_ORDER);
     slot->fn = fn;
     slot->arg = arg;
     uint32_t episode = slot->last_episode = (slot->last_episode + 1) & TS_EPISODE_MASK;

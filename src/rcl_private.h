@@ -83,6 +83,13 @@ size_t ts_rcl_alloc_live(topsync_rcl_runtime_t *rt);
 #define DOOR_SLEEPING 1u
 
 /* One client's request line (see the essay above). */
+/* The orderings of a slot's lock pointer (rcl_client.c stores, rcl_serve.c
+ * loads): tests/genmc/rcl_scanners.c relaxes both and GenMC must catch it. */
+#ifndef TS_RCL_LOCK_STORE_ORDER
+#define TS_RCL_LOCK_STORE_ORDER memory_order_release
+#define TS_RCL_LOCK_LOAD_ORDER memory_order_acquire
+#endif
+
 struct rcl_slot {
     ts_word request; /* client: episode of its latest request (release) */
     ts_word done;    /* server: episode of the latest completed one (release) */

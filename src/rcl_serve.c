@@ -24,7 +24,9 @@
  * word with a CAS 0 -> 1 (acquire; pairs with the release store of 0 that
  * ended the lock's previous critical section, so fn sees its effects) and
  * re-checking, under that claim, that the request is still pending:
- * run_request() gives the exact order and why no request runs twice.
+ * run_request() gives the exact order and why no request runs twice, even
+ * when a scanner reads the lock of the slot's next request (the lock is
+ * published with release and read with acquire for that).
  *
  * Idle. An active thread that found no work for idle_spin scans yields a
  * while, then sleeps on the `doorbell` futex. Sleeping and publishing a
@@ -47,6 +49,18 @@
 #include "error.h"
 #include "rcl_private.h"
 
+/*
+ * Pending means `done` has not reached `request` (wrap-safe), not merely
+ * that they differ: two servicing threads may scan at once around a
+ * takeover, and one may read a stale request (0) with a fresh done (1),
+ * which must not look like a request, whose lock would be the initial NULL.
+ * tests/genmc/rcl_scanners.c substitutes the old predicate (TS_RCL_PENDING)
+ * and GenMC must catch it.
+ */
+#ifndef TS_RCL_PENDING
+#define TS_RCL_PENDING(req, done) (!ts_reached((done), (req)))
+#endif
+
 bool ts_rcl_request_pending(struct rcl_slot *slot, uint32_t *episode)
 {
     /* acquire: pairs with the client's release store of `request` in
@@ -54,7 +68,7 @@ bool ts_rcl_request_pending(struct rcl_slot *slot, uint32_t *episode)
     uint32_t req = atomic_load_explicit(&slot->request.value, memory_order_acquire);
     uint32_t done = atomic_load_explicit(&slot->done.value, memory_order_relaxed);
     *episode = req;
-    return ((req ^ done) & TS_EPISODE_MASK) != 0;
+    return TS_RCL_PENDING(req, done);
 }
 
 _Thread_local topsync_rcl_lock_t *ts_rcl_running_lock;
@@ -71,7 +85,12 @@ _Thread_local topsync_rcl_lock_t *ts_rcl_running_lock;
 static bool run_request(topsync_rcl_server_t *s, struct rcl_slot *slot, uint32_t episode,
                         uint32_t *cs_counter)
 {
-    topsync_rcl_lock_t *lock = atomic_load_explicit(&slot->lock, memory_order_relaxed);
+    /* acquire: pairs with the client's release store of the lock in
+     * topsync_rcl_execute_checked(). If we read the lock of a newer request
+     * than `episode`, its client had seen `episode` done before writing it,
+     * so the re-check below under the claim sees that done and gives up:
+     * an older request is never run again under a newer request's lock. */
+    topsync_rcl_lock_t *lock = atomic_load_explicit(&slot->lock, TS_RCL_LOCK_LOAD_ORDER);
     _Atomic uint32_t *busy = lock_busy(lock);
     uint32_t expected = 0;
     /* acquire: pairs with the release store of 0 below, by whichever thread
