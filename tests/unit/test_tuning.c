@@ -205,13 +205,13 @@ static void test_refused(void)
              "false, \"placement\": \"core\", \"results\": [{\"algorithm\": \"mcs\", \"wait\": "
              "\"nap\", \"latency_ns\": 5}]}]}", fp);
     write_text(path_of("badwait.json"), text);
-    CHECK_EQ(topsync_tuning_load(&tu, path_of("badwait.json"), t), -EINVAL);
+    CHECK_EQ(topsync_tuning_load(&tu, path_of("badwait.json"), t), -EBADMSG); /* damaged */
     CHECK_MSG("entries[0]: results[0]");
     snprintf(text, sizeof text,
              "{\"format\": \"topsync-tuning\", \"version\": 1, \"fingerprint\": \"%s\", "
              "\"entries\": [], \"c2c_ns\": [[], [1, 2]]}", fp);
     write_text(path_of("badc2c.json"), text);
-    CHECK_EQ(topsync_tuning_load(&tu, path_of("badc2c.json"), t), -EINVAL);
+    CHECK_EQ(topsync_tuning_load(&tu, path_of("badc2c.json"), t), -EBADMSG);
     CHECK_MSG("c2c_ns row 1");
     /* escapes, unicode and nesting are JSON's: accepted where they belong */
     snprintf(text, sizeof text,
