@@ -424,6 +424,7 @@ static void test_topsync_handles(void)
      * fields): the next wait aborts, naming the drop-in */
     int pipefd[2];
     CHECK_EQ(pipe(pipefd), 0);
+    fflush(stdout); /* the child must not print the parent's buffer again */
     pid_t pid = fork();
     if (pid == 0) {
         dup2(pipefd[1], 2);
