@@ -886,17 +886,20 @@ static int report_timeout(topsync_barrier_t *b, unsigned rank)
 {
     unsigned shown[16];
     int missing = topsync_barrier_missing(b, rank, shown, 16);
+    uint32_t episode = atomic_load_explicit(&ts_rank_line(b, rank, 0)->value,
+                                            memory_order_relaxed);
+    const char *source = b->timeout_from_env ? "TOPSYNC_TIMEOUT" : "options.timeout_seconds";
+    if (missing > 0 && b->ranks_by_arrival) /* a rank drawn by arrival names no thread */
+        return ts_fail(ETIMEDOUT, "a barrier wait lasted more than %g s (%s) in episode %u: "
+                       "%d of %u threads %s not arrived", b->timeout_seconds, source, episode,
+                       missing, b->n, missing == 1 ? "has" : "have");
     char list[256] = "";
     size_t len = 0;
     for (int i = 0; i < missing && i < 16; i++)
         len += (size_t)snprintf(list + len, sizeof list - len, "%s%u", i ? ", " : "", shown[i]);
     if (missing > 16)
         snprintf(list + len, sizeof list - len, ", ... (%d in all)", missing);
-    if (missing > 0 && b->ranks_by_arrival) {
-        /* the ranks were drawn by arrival: a missing rank names no thread */
-        snprintf(list, sizeof list, "%d of %u threads %s not arrived", missing, b->n,
-                 missing == 1 ? "has" : "have");
-    } else if (missing <= 0) {
+    if (missing <= 0) {
         /* Everybody entered this episode, yet my release never came: the
          * participant that releases me arrived and then stopped (killed?) */
         int from = b->algo->releaser ? b->algo->releaser(b, rank) : -1;
@@ -909,12 +912,6 @@ static int report_timeout(topsync_barrier_t *b, unsigned rank)
                                         "participant %u (one of them stopped or was killed "
                                         "after arriving?)", rank);
     }
-    uint32_t episode = atomic_load_explicit(&ts_rank_line(b, rank, 0)->value,
-                                            memory_order_relaxed);
-    const char *source = b->timeout_from_env ? "TOPSYNC_TIMEOUT" : "options.timeout_seconds";
-    if (b->ranks_by_arrival && missing > 0)
-        return ts_fail(ETIMEDOUT, "a barrier wait lasted more than %g s (%s) in episode %u: %s",
-                       b->timeout_seconds, source, episode, list);
     return ts_fail(ETIMEDOUT, "topsync_barrier_wait: participant %u waited more than %g s "
                               "(%s) in episode %u; participant(s) not arrived: %s",
                    rank, b->timeout_seconds, source, episode, list);
@@ -934,21 +931,21 @@ static int report_cancel(topsync_barrier_t *b, unsigned rank)
  * to here. */
 static int wait_with_timeout(topsync_barrier_t *b, unsigned rank, uint32_t episode)
 {
-    if (atomic_load_explicit(&b->broken, memory_order_relaxed))
+    /* relaxed: a report for later waits on this handle, no data behind it */
+    int broken_by = atomic_load_explicit(&b->broken_by, memory_order_relaxed);
+    if (broken_by)
         return ts_fail(EPIPE, "topsync_barrier_wait: the barrier is broken (%s); destroy it",
-                       atomic_load_explicit(&b->broken_by, memory_order_relaxed) == TS_UNWIND_IDLE
-                           ? "an earlier wait was abandoned by its idle hook"
-                           : "an earlier wait timed out");
+                       broken_by == TS_UNWIND_IDLE ? "an earlier wait was abandoned by its idle hook"
+                                                   : "an earlier wait timed out");
     jmp_buf env;
     jmp_buf *outer = ts_timeout_target;
     int why = setjmp(env);
     if (why) {
         ts_timeout_target = outer;
-        /* relaxed: a report for later waits on this handle, no data behind it */
+        /* relaxed: as above; the first wait to break it names why */
         int none = 0;
         atomic_compare_exchange_strong_explicit(&b->broken_by, &none, why, memory_order_relaxed,
                                                 memory_order_relaxed);
-        atomic_store_explicit(&b->broken, true, memory_order_relaxed);
         return why == TS_UNWIND_IDLE ? report_cancel(b, rank) : report_timeout(b, rank);
     }
     ts_timeout_target = &env;

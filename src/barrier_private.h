@@ -72,8 +72,7 @@ struct topsync_barrier {
     bool timeout_from_env;  /* set by TOPSYNC_TIMEOUT, not options.timeout_seconds */
     bool ranks_by_arrival;  /* ranks are drawn per episode (the pthread drop-in) */
     bool armed;             /* a timeout or an idle hook: waits unwind */
-    _Atomic bool broken;    /* a wait on this handle timed out or was abandoned */
-    _Atomic int broken_by;  /* why: TS_UNWIND_* of the first wait that broke it */
+    _Atomic int broken_by;  /* 0, or TS_UNWIND_* of the first wait that broke it */
 };
 
 struct ts_algorithm {
