@@ -14,7 +14,7 @@
 
 #include <topsync.h>
 
-#include "utf8.h"
+#include "json_escape.h"
 #include "../mpi/segment.h"
 
 /* Where shm_open's segments live (glibc) */
@@ -50,23 +50,14 @@ static int explain_auto(topsync_topology_t *topo, unsigned np, hwloc_const_bitma
     return 0;
 }
 
-/* A JSON string literal of text: JSON is UTF-8, so a byte that starts no
- * well-formed sequence (a path in another encoding) becomes U+FFFD. */
+/* A JSON string literal of text (json_escape.h: UTF-8, escapes). */
 static void json_string(const char *text)
 {
     putchar('"');
-    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
-        size_t seq = ts_utf8_sequence(c);
-        if (*c == '"' || *c == '\\')
-            printf("\\%c", *c);
-        else if (*c < 0x20)
-            printf("\\u%04x", *c);
-        else if (seq == 0)
-            printf("\\ufffd");
-        else {
-            fwrite(c, 1, seq, stdout);
-            c += seq - 1;
-        }
+    for (const unsigned char *c = (const unsigned char *)text; *c;) {
+        char esc[8];
+        c += ts_json_escape_char(c, esc);
+        fputs(esc, stdout);
     }
     putchar('"');
 }

@@ -1,6 +1,6 @@
 /* A small JSON reader (json.h). Recursive descent with a depth limit. */
 #include "json.h"
-#include "../utf8.h"
+#include "../json_escape.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -404,30 +404,11 @@ size_t ts_json_quote(char *buf, size_t len, const char *text)
         n++;                                                                           \
     } while (0)
     PUT('"');
-    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
-        if (*c == '"' || *c == '\\') {
-            PUT('\\');
-            PUT((char)*c);
-        } else if (*c < 0x20) {
-            char esc[8];
-            snprintf(esc, sizeof esc, "\\u%04x", *c);
-            for (char *e = esc; *e; e++)
-                PUT(*e);
-        } else if (*c < 0x80) {
-            PUT((char)*c);
-        } else {
-            /* JSON is UTF-8: a byte that starts no well-formed sequence
-             * (a path in another encoding) becomes U+FFFD */
-            size_t seq = ts_utf8_sequence(c);
-            if (seq == 0) {
-                for (const char *e = "\\ufffd"; *e; e++)
-                    PUT(*e);
-            } else {
-                for (size_t k = 0; k < seq; k++)
-                    PUT((char)c[k]);
-                c += seq - 1;
-            }
-        }
+    for (const unsigned char *c = (const unsigned char *)text; *c;) {
+        char esc[8];
+        c += ts_json_escape_char(c, esc);
+        for (const char *e = esc; *e; e++)
+            PUT(*e);
     }
     PUT('"');
 #undef PUT
