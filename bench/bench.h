@@ -35,6 +35,13 @@ double bench_median(const double *runs, unsigned nruns);
  * The message, prefixed by tool, is printed.
  */
 int bench_topology_load(const char *tool, topsync_topology_t **out);
+/*
+ * The tuning file topsync-tune adds to: this machine's, or a new one in
+ * place of a missing, damaged, foreign or other-version tuning file (said
+ * on stderr). Anything else at the path (not a tuning file) is never
+ * overwritten: NULL with *refused = 1 (NULL with 0: out of memory).
+ */
+topsync_tuning_t *bench_tuning_open(const topsync_topology_t *t, const char *path, int *refused);
 /* A comma-separated LIST option: 0, or -1 after a message when it is empty
  * or has an empty element ("1,,2", ",x", "x,"). */
 int bench_check_list(const char *option, const char *list);

@@ -164,3 +164,25 @@ int bench_topology_load(const char *tool, topsync_topology_t **out)
     }
     return 0;
 }
+
+topsync_tuning_t *bench_tuning_open(const topsync_topology_t *t, const char *path, int *refused)
+{
+    topsync_tuning_t *tu = NULL;
+    int rc = topsync_tuning_load(&tu, path, t);
+    *refused = 0;
+    if (rc == 0)
+        return tu;
+    if (rc == -EINVAL || rc == -ENOMEM) {
+        fprintf(stderr, "topsync-tune: %s; not overwritten (remove it, or give another "
+                        "--output)\n", topsync_error_message());
+        *refused = rc == -EINVAL;
+        return NULL;
+    }
+    if (rc != -ENOENT)
+        fprintf(stderr, "topsync-tune: replacing %s: %s\n", path, topsync_error_message());
+    if (topsync_tuning_create(&tu, t) < 0) {
+        fprintf(stderr, "topsync-tune: %s\n", topsync_error_message());
+        return NULL;
+    }
+    return tu;
+}

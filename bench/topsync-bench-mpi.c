@@ -232,14 +232,8 @@ static int tune(const char *path, uint64_t iterations, unsigned runs, uint64_t b
     double peer = native.latency_ns;
     int status = 0;
     if (rank == 0) {
-        topsync_tuning_t *tu = NULL;
-        int rc = topsync_tuning_load(&tu, path, t);
-        if (rc == -EINVAL) /* not a tuning file: never overwritten (topsync-tune) */
-            fprintf(stderr, "topsync-tune: %s; not overwritten\n", topsync_error_message());
-        else if (rc < 0 && rc != -ENOENT)
-            fprintf(stderr, "topsync-tune: replacing %s: %s\n", path, topsync_error_message());
-        if (rc < 0 && rc != -EINVAL)
-            topsync_tuning_create(&tu, t);
+        int refused;
+        topsync_tuning_t *tu = bench_tuning_open(t, path, &refused);
         if (!tu) {
             status = 1;
         } else if (topsync_tuning_put(tu, &e) < 0 || topsync_tuning_write(tu, path) < 0) {

@@ -204,32 +204,6 @@ static int tune_case(topsync_tuning_t *tu, topsync_topology_t *t, unsigned n, in
 
 /* ---------------------------------------------------------------------- */
 
-/* This machine's file, or a new one (a foreign or stale file is replaced). */
-/* The tuning file to add to: this machine's, or a new one in place of a
- * missing, damaged, foreign or other-version tuning file. Anything else at
- * the path (not a tuning file) is not overwritten: NULL, *refused = 1. */
-static topsync_tuning_t *open_tuning(topsync_topology_t *t, const char *path, int *refused)
-{
-    topsync_tuning_t *tu = NULL;
-    int rc = topsync_tuning_load(&tu, path, t);
-    *refused = 0;
-    if (rc == 0)
-        return tu;
-    if (rc == -EINVAL || rc == -ENOMEM) {
-        fprintf(stderr, "topsync-tune: %s; not overwritten (remove it, or give another "
-                        "--output)\n", topsync_error_message());
-        *refused = rc == -EINVAL;
-        return NULL;
-    }
-    if (rc != -ENOENT)
-        fprintf(stderr, "topsync-tune: replacing %s: %s\n", path, topsync_error_message());
-    if (topsync_tuning_create(&tu, t) < 0) {
-        fprintf(stderr, "topsync-tune: %s\n", topsync_error_message());
-        return NULL;
-    }
-    return tu;
-}
-
 /* --mpi: the MPI benchmark of the MPI that started us tunes the job, with
  * this run's --iterations and --runs, into path. */
 static int exec_mpi(const struct tune_options *o, const char *path)
@@ -363,7 +337,7 @@ int main(int argc, char **argv)
     }
     /* before anything is measured: the file is one topsync-tune may write */
     int refused;
-    topsync_tuning_t *tu = open_tuning(t, path, &refused);
+    topsync_tuning_t *tu = bench_tuning_open(t, path, &refused);
     if (!tu) {
         topsync_topology_destroy(t);
         return refused ? 2 : 1;
