@@ -53,27 +53,8 @@
 #define CLIENTS 2
 #endif
 
-/* rcl_server.c's registry, reduced to the one server of this harness */
-pthread_mutex_t ts_rcl_registry_mutex = PTHREAD_MUTEX_INITIALIZER;
-static topsync_rcl_server_t server;
-topsync_rcl_server_t *ts_rcl_registry_find(uint64_t uid)
-{
-    return uid == server.uid ? &server : NULL;
-}
-bool ts_rcl_server_is_live(const topsync_rcl_server_t *s)
-{
-    return s == &server;
-}
-int hwloc_bitmap_isset(hwloc_const_bitmap_t set, unsigned index)
-{
-    (void)set;
-    (void)index;
-    return 0;
-}
+#include "rcl_harness.h"
 
-static struct topsync_rcl_runtime runtime;
-static struct server_lines door;
-static struct server_control control;
 static topsync_rcl_lock_t *lock;
 static int counter; /* plain: only critical sections touch it */
 static intptr_t results[CLIENTS];
@@ -104,19 +85,7 @@ static void *client(void *arg)
 
 int main(void)
 {
-    pthread_mutex_init(&runtime.mutex, NULL);
-    server.rt = &runtime;
-    server.uid = 1;
-    server.line = 64;
-    server.stride = 64;
-    server.max_slots = RCL_CHUNK_SLOTS;
-    server.cpus = 64;
-    server.idle_spin = 1;
-    server.doorbell_line = &door;
-    server.control = &control;
-    server.wait_normal.kind = TS_WAIT_SPIN; /* see the futex above */
-    pthread_mutex_init(&server.slots_mutex, NULL);
-    atomic_init(&control.active, 1);
+    rcl_harness_server_init(1);
     if (topsync_rcl_lock_create(&server, &lock) != 0)
         return 1;
 

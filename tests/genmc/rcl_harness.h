@@ -1,0 +1,49 @@
+/*
+ * What the RCL harnesses of tests/genmc share, included after the real
+ * rcl_serve.c and rcl_client.c: rcl_server.c's registry reduced to the one
+ * server of a harness, hwloc's one call on the client path, and that
+ * server, made ready to serve as its active thread 1 (the spin policy for
+ * clients; idle_spin scans before the active thread sleeps).
+ */
+#ifndef TOPSYNC_TESTS_GENMC_RCL_HARNESS_H
+#define TOPSYNC_TESTS_GENMC_RCL_HARNESS_H
+
+pthread_mutex_t ts_rcl_registry_mutex = PTHREAD_MUTEX_INITIALIZER;
+static topsync_rcl_server_t server;
+topsync_rcl_server_t *ts_rcl_registry_find(uint64_t uid)
+{
+    return uid == server.uid ? &server : NULL;
+}
+bool ts_rcl_server_is_live(const topsync_rcl_server_t *s)
+{
+    return s == &server;
+}
+int hwloc_bitmap_isset(hwloc_const_bitmap_t set, unsigned index)
+{
+    (void)set;
+    (void)index;
+    return 0;
+}
+
+static struct topsync_rcl_runtime runtime;
+static struct server_lines door;
+static struct server_control control;
+
+static void rcl_harness_server_init(unsigned idle_spin)
+{
+    pthread_mutex_init(&runtime.mutex, NULL);
+    server.rt = &runtime;
+    server.uid = 1;
+    server.line = 64;
+    server.stride = 64;
+    server.max_slots = RCL_CHUNK_SLOTS;
+    server.cpus = 64;
+    server.idle_spin = idle_spin;
+    server.doorbell_line = &door;
+    server.control = &control;
+    server.wait_normal.kind = TS_WAIT_SPIN; /* the clients' policy: no futex on their path */
+    pthread_mutex_init(&server.slots_mutex, NULL);
+    atomic_init(&control.active, 1);
+}
+
+#endif
