@@ -935,8 +935,9 @@ static int wait_with_timeout(topsync_barrier_t *b, unsigned rank, uint32_t episo
     int broken_by = atomic_load_explicit(&b->broken_by, memory_order_relaxed);
     if (broken_by)
         return ts_fail(EPIPE, "topsync_barrier_wait: the barrier is broken (%s); destroy it",
-                       broken_by == TS_UNWIND_IDLE ? "an earlier wait was abandoned by its idle hook"
-                                                   : "an earlier wait timed out");
+                       broken_by == TS_UNWIND_IDLE
+                           ? "an earlier wait was abandoned by its idle hook"
+                           : "an earlier wait timed out");
     jmp_buf env;
     jmp_buf *outer = ts_timeout_target;
     int why = setjmp(env);

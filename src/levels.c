@@ -79,7 +79,8 @@ static int refines(unsigned n, const unsigned *a, const unsigned *b, const int *
 {
     for (unsigned i = 0; i < n; i++) {
         unsigned first = a[i];
-        int out_i = unitless(b_unit_of, b_nunits, i), out_first = unitless(b_unit_of, b_nunits, first);
+        int out_i = unitless(b_unit_of, b_nunits, i);
+        int out_first = unitless(b_unit_of, b_nunits, first);
         if (out_i != out_first || (!out_i && b[first] != b[i]))
             return 0;
     }

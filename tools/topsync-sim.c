@@ -543,12 +543,14 @@ int main(int argc, char **argv)
     unsigned allowed = !strcmp(cmd, "levels")  ? machine_opts | 1u << (O_JSON - O_TOPO)
                        : !strcmp(cmd, "table") ? machine_opts
                                                : ~0u;
-    for (const struct option *lo = longopts; lo->name; lo++)
-        if (lo->val >= O_TOPO && lo->val < O_HELP && (given & ~allowed & 1u << (lo->val - O_TOPO))) {
+    for (const struct option *lo = longopts; lo->name; lo++) {
+        unsigned bit = lo->val >= O_TOPO && lo->val < O_HELP ? 1u << (lo->val - O_TOPO) : 0;
+        if (given & ~allowed & bit) {
             fprintf(stderr, "topsync-sim %s: --%s does not apply to this command; try "
                             "'topsync-sim --help'\n", cmd, lo->name);
             return 2;
         }
+    }
     if (!strcmp(cmd, "levels"))
         return cmd_levels(&m, json);
     if (!strcmp(cmd, "table"))
