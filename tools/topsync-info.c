@@ -15,7 +15,7 @@
 #include <topsync.h>
 
 #include "json_escape.h"
-#include "../mpi/segment.h"
+#include "segment.h"
 
 /* Where shm_open's segments live (glibc) */
 #define TOPSYNC_SHM_DIR "/dev/shm"
