@@ -46,6 +46,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "barrier_private.h"
 #include "mpi_private.h"
 #include "segment.h"
 
@@ -467,8 +468,10 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
     }
     if (!failed && !any_failed) {
         int rc = s->node_size > 1
-                     ? topsync_barrier_attach(&s->barrier, (unsigned)s->node_size, &opts,
-                                              s->segment, s->segment_size, (unsigned)s->node_rank)
+                     /* mapped read-write above: no /proc/self/maps check */
+                     ? ts_barrier_attach_mapped(&s->barrier, (unsigned)s->node_size, &opts,
+                                                s->segment, s->segment_size,
+                                                (unsigned)s->node_rank)
                      : topsync_barrier_create(&s->barrier, 1, &opts);
         if (rc < 0) {
             failed = 1;

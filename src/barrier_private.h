@@ -139,6 +139,13 @@ extern const ts_algorithm *const ts_algorithms[TS_NALGORITHMS];
  * machine) and reads no tuning file. model NULL: this machine.
  */
 struct topsync_model;
+/* topsync_barrier_attach without the check that the segment is mapped
+ * read-write, for a caller that mapped it so itself (the MPI library: the
+ * check reads /proc/self/maps, a set-up cost per communicator). */
+int ts_barrier_attach_mapped(topsync_barrier_t **out, unsigned n,
+                             const topsync_barrier_options_t *opts, void *segment, size_t size,
+                             unsigned rank);
+
 int ts_barrier_create_with(topsync_barrier_t **out, unsigned n,
                            const topsync_barrier_options_t *opts,
                            const ts_algorithm *const table[TS_NALGORITHMS],
