@@ -611,7 +611,10 @@ static int xml_skip_special(struct xml_scan *x)
  * What hwloc's own export always writes and 2.9's loader relies on without
  * checking: at least one NUMANode in format 2, and beside every cpuset or
  * nodeset attribute of an object its complete_ counterpart (a PU without
- * complete_cpuset, or a NUMANode without complete_nodeset: SIGSEGV); only
+ * complete_cpuset, or a NUMANode without complete_nodeset: SIGSEGV); in
+ * format 1, a nodeset on the root object when any object has one (the
+ * fuzzer's find: a NUMANode's nodeset under a root without one, SIGSEGV
+ * in hwloc_insert_object_by_parent, lstopo included); only
  * elements hwloc writes (on any other, 2.9's importer fails and leaks the
  * object it was reading: found by the fuzzer); cpuset and nodeset values
  * as hwloc writes them. Comments and other non-element markup are skipped,
@@ -626,6 +629,7 @@ static int xml_check(const char *text, const char *name)
         "cpukind", "support"};
     struct xml_scan x = {.text = text, .p = text, .name = name};
     int rc = 0, numa = 0, roots = 0, format = 1;
+    int any_nodeset = 0, root_object_nodeset = -1; /* -1: no object yet */
     const char *version = "1";
     size_t version_len = 1;
     while (rc == 0 && (x.p = strchr(x.p, '<')) != NULL) {
@@ -739,6 +743,9 @@ static int xml_check(const char *text, const char *name)
                 format = value[0] - '0';
             }
         }
+        any_nodeset |= has[2];
+        if (is_object && root_object_nodeset < 0)
+            root_object_nodeset = has[2];
         for (int k = 0; is_object && k < 4; k += 2)
             if (has[k] && !has[k + 1]) {
                 rc = ts_fail(EINVAL,
@@ -770,6 +777,12 @@ static int xml_check(const char *text, const char *name)
     else if (rc == 0 && x.depth > 0)
         rc = ts_fail(EINVAL, "%s: truncated or not well-formed XML: <%s> is not closed at the "
                      "end of the file", name, x.open[x.depth - 1]);
+    else if (rc == 0 && format < 2 && any_nodeset && root_object_nodeset == 0)
+        rc = ts_fail(EINVAL,
+                     "%s: an hwloc XML topology of format 1 whose root object has no nodeset "
+                     "while another object has one (hwloc writes it on the root; hwloc 2.9 "
+                     "crashes loading such a file)",
+                     name);
     else if (rc == 0 && format >= 2 && !numa)
         rc = ts_fail(EINVAL,
                      "%s: an hwloc XML topology of format %.*s without a NUMANode object "

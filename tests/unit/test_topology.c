@@ -259,6 +259,34 @@ static void test_xml_unknown_element(void)
     CHECK(t == NULL);
 }
 
+/* Format 1 (no version attribute): a NUMANode's nodeset under a root
+ * object without one crashes hwloc 2.9 (SIGSEGV in
+ * hwloc_insert_object_by_parent, lstopo too: the fuzzer's find); refused.
+ * With the root's nodeset, as hwloc 1.x writes it, the file loads. */
+static void test_xml_v1_root_nodeset(void)
+{
+    static const char fmt[] =
+        "<topology>\n"
+        "<object type=\"Machine\" cpuset=\"0x3\" complete_cpuset=\"0x3\"%s>\n"
+        "<object type=\"Package\" cpuset=\"0x3\" complete_cpuset=\"0x3\">\n"
+        "<object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\"/>\n"
+        "<object type=\"PU\" os_index=\"1\" cpuset=\"0x2\" complete_cpuset=\"0x2\"/>\n"
+        "</object>\n<object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x3\" "
+        "complete_cpuset=\"0x3\" nodeset=\"0x1\" complete_nodeset=\"0x1\"/>\n"
+        "</object>\n</topology>\n";
+    char xml[2048];
+    topsync_topology_t *t = NULL;
+    snprintf(xml, sizeof xml, fmt, "");
+    CHECK_EQ(topsync_topology_load_xml_buffer(&t, xml, strlen(xml)), -EINVAL);
+    CHECK_MSG("format 1 whose root object has no nodeset");
+    CHECK(t == NULL);
+    snprintf(xml, sizeof xml, fmt, " nodeset=\"0x1\" complete_nodeset=\"0x1\"");
+    CHECK_EQ(topsync_topology_load_xml_buffer(&t, xml, strlen(xml)), 0);
+    if (t)
+        CHECK_EQ(topsync_topology_ncores(t), 2);
+    topsync_topology_destroy(t);
+}
+
 /* A bitmap hwloc 2.9 aborts on (hwloc_bitmap_sscanf's assertion, the
  * fuzzer's find: a value that begins with a comma) is refused before hwloc
  * reads it, and so is any form hwloc does not write; the forms it writes
@@ -301,6 +329,7 @@ static void test_xml_bitmaps(void)
 int main(void)
 {
     test_xml_bitmaps();
+    test_xml_v1_root_nodeset();
     test_active_levels();
     test_counts_and_units();
     test_this_machine();
