@@ -28,20 +28,35 @@
  * then reads `standbys`; a thread leaving the standby role stores 0 in
  * `standbys`, then reads `parked`. Either the parking thread sees the role
  * free and takes it, or the leaving one sees it parked and wakes it.
+ * tests/genmc/rcl_takeover.c relaxes either side of the pair (the two
+ * macros below) and GenMC must find the parked thread asleep forever.
  */
+#ifndef TS_RCL_PARK_ORDER
+#define TS_RCL_PARK_ORDER memory_order_seq_cst
+#endif
+#ifndef TS_RCL_LEAVE_ORDER
+#define TS_RCL_LEAVE_ORDER memory_order_seq_cst
+#endif
 static bool become_standby(topsync_rcl_server_t *s)
 {
     struct server_control *c = s->control;
     while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
         uint32_t none = 0;
-        /* seq_cst: the Dekker pair above, with leave_standby() */
-        if (atomic_compare_exchange_strong(&c->standbys, &none, 1))
+        /* seq_cst: the Dekker pair above, with the store in leave_standby() */
+        if (atomic_compare_exchange_strong_explicit(&c->standbys, &none, 1,
+                                                    memory_order_seq_cst,
+                                                    memory_order_seq_cst))
             return true;
         uint32_t word = atomic_load_explicit(&c->park_word, memory_order_relaxed);
-        atomic_fetch_add(&c->parked, 1); /* seq_cst: see above */
-        if (atomic_load(&c->standbys) != 0 && !atomic_load(&c->stop))
+        /* seq_cst: the Dekker pair, with the load of parked in leave_standby() */
+        atomic_fetch_add_explicit(&c->parked, 1, TS_RCL_PARK_ORDER);
+        /* seq_cst: the Dekker pair, with the store of standbys in leave_standby() */
+        if (atomic_load_explicit(&c->standbys, TS_RCL_PARK_ORDER) != 0 &&
+            !atomic_load_explicit(&c->stop, memory_order_seq_cst))
             ts_futex_wait(&c->park_word, word, false, 0);
-        atomic_fetch_sub(&c->parked, 1);
+        /* seq_cst: in the pair's total order, so that a leaving thread that
+         * reads parked after this spawns a standby instead of waking none */
+        atomic_fetch_sub_explicit(&c->parked, 1, memory_order_seq_cst);
     }
     return false;
 }
@@ -49,10 +64,12 @@ static bool become_standby(topsync_rcl_server_t *s)
 static void leave_standby(topsync_rcl_server_t *s)
 {
     struct server_control *c = s->control;
-    atomic_store(&c->standbys, 0); /* seq_cst: see become_standby() */
-    if (atomic_load(&c->stop))
+    /* seq_cst: the Dekker pair, with the increment of parked in become_standby() */
+    atomic_store_explicit(&c->standbys, 0, TS_RCL_LEAVE_ORDER);
+    if (atomic_load_explicit(&c->stop, memory_order_seq_cst))
         return;
-    if (atomic_load(&c->parked)) {
+    /* seq_cst: the Dekker pair, with the load of standbys in become_standby() */
+    if (atomic_load_explicit(&c->parked, TS_RCL_LEAVE_ORDER)) {
         atomic_fetch_add_explicit(&c->park_word, 1, memory_order_relaxed);
         ts_futex_wake(&c->park_word, false);
     } else {
@@ -104,9 +121,11 @@ struct servicing_arg {
 
 static void *servicing_main(void *p)
 {
-    struct servicing_arg a = *(struct servicing_arg *)p;
+    /* field by field: GenMC (tests/genmc/rcl_takeover.c) cannot run the
+     * memcpy a struct copy makes */
+    topsync_rcl_server_t *s = ((struct servicing_arg *)p)->server;
+    uint32_t id = ((struct servicing_arg *)p)->id;
     free(p);
-    topsync_rcl_server_t *s = a.server;
     int rc = hwloc_set_cpubind(s->rt->topo->hwloc, s->cpuset, HWLOC_CPUBIND_THREAD);
     pthread_mutex_lock(&s->threads_mutex);
     if (!s->first_started) {
@@ -119,12 +138,12 @@ static void *servicing_main(void *p)
     struct server_control *c = s->control;
     uint32_t cs_counter = 0;
     while (!atomic_load_explicit(&c->stop, memory_order_acquire)) {
-        if (atomic_load_explicit(&c->active, memory_order_acquire) == a.id) {
-            ts_rcl_serve(s, a.id, &cs_counter);
-            if (atomic_load_explicit(&c->active, memory_order_relaxed) != a.id)
+        if (atomic_load_explicit(&c->active, memory_order_acquire) == id) {
+            ts_rcl_serve(s, id, &cs_counter);
+            if (atomic_load_explicit(&c->active, memory_order_relaxed) != id)
                 ts_rcl_leave_active(s);
         } else {
-            standby(s, a.id);
+            standby(s, id);
         }
     }
     return NULL;

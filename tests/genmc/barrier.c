@@ -24,12 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* futex_wait returns at once, as a spurious wake-up may: the for (;;) of
- * ts_wait_slow() then rereads the word, and an iteration that finds it
- * unchanged is side-effect free, which is how --check-liveness recognises a
- * wait that lasts forever (a lost wake-up). A spinning model inside that
- * loop would be a nested spin loop, which GenMC 0.9 misjudges. */
-#define syscall(nr, addr, op, val, timeout, a5, a6) 0
+/* the kernel's futex as genmc_shim.h models it: a wait sleeps until a wake
+ * on its word */
+#define syscall(nr, addr, op, val, timeout, a5, a6) genmc_futex_syscall(addr, op, val, timeout)
 #define clock_gettime(clock, ts) ((ts)->tv_sec = 0, (ts)->tv_nsec = 0, 0)
 
 #include "../../src/wait.c"

@@ -4,14 +4,13 @@
  *
  *  - __builtin_ia32_pause (ts_cpu_relax) and sched_yield: no-ops; a loop
  *    around them is a spin loop, which --check-liveness inspects.
- *  - futex: genmc_futex_wait() without a timeout spins while the word holds
- *    the expected value (a wake-up always follows a change of the word in
- *    topsync, so this is the futex's contract as the callers use it); with
- *    a timeout it returns at once (the callers recheck). rcl_stop.c and
- *    rcl_request.c sleep the idle server with it. barrier.c maps wait.c's
- *    futex_wait to an immediate return instead (a spurious wake-up): the
- *    loop of ts_wait_slow() is then the spin loop --check-liveness
- *    inspects, since GenMC 0.9 misjudges a spin loop nested in another.
+ *  - futex: genmc_futex_syscall() stands for syscall(SYS_futex, ...): a
+ *    wait really sleeps until a wake on its word (see genmc_futex_wait()),
+ *    so a lost wake-up is a thread asleep forever, which --check-liveness
+ *    reports; -DNO_WAKE loses every wake (the mutant each sleeping harness
+ *    must catch); -DFUTEX_SPURIOUS makes every wait return at once instead,
+ *    as a spurious wake-up may (cheaper: it checks the callers' recheck
+ *    loops with more threads, but cannot see a lost wake-up).
  *  - WEAKEN_IN: a function name (-DWEAKEN_IN=ts_rcl_signal_stop). Every
  *    fence in that function is dropped and every ordered load, store,
  *    exchange, CAS and fetch-op in it becomes relaxed: the weakened variant
@@ -23,6 +22,7 @@
 #define TOPSYNC_TESTS_GENMC_SHIM_H
 
 #include <genmc.h>
+#include <assert.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -115,13 +115,79 @@ static inline int genmc_weak_here(const char *func)
 #endif /* WEAKEN_FENCES_ONLY */
 #endif /* WEAKEN_IN */
 
-/* The futex as topsync uses it (see above). */
+/* The futex, as the kernel gives it: a wait compares the word and goes to
+ * sleep in one step under the hash bucket's lock; it returns only after a
+ * futex_wake on that same word that came after it (no spurious wake-ups,
+ * so a lost wake-up is a thread asleep forever, which --check-liveness
+ * reports). A timed wait returns at once, as its timeout may. The mutex is
+ * the bucket lock: a waker's store to the word is sequenced before its
+ * wake, so either the waiter's compare sees the store or the wake sees the
+ * waiter. Each word has its own wake count; the slots are allocated on
+ * first use (GENMC_FUTEX_WORDS words per harness). */
+#ifndef GENMC_FUTEX_WORDS
+#define GENMC_FUTEX_WORDS 8
+#endif
+static pthread_mutex_t genmc_futex_bucket = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint32_t *genmc_futex_word[GENMC_FUTEX_WORDS]; /* under the bucket lock */
+static _Atomic unsigned genmc_futex_wakes[GENMC_FUTEX_WORDS];
+
+static inline unsigned genmc_futex_slot(_Atomic uint32_t *addr)
+{
+    unsigned i = 0;
+    while (i < GENMC_FUTEX_WORDS && genmc_futex_word[i] && genmc_futex_word[i] != addr)
+        i++;
+    assert(i < GENMC_FUTEX_WORDS && "raise GENMC_FUTEX_WORDS");
+    genmc_futex_word[i] = addr;
+    return i;
+}
+
 static inline void genmc_futex_wait(_Atomic uint32_t *addr, uint32_t expected, int timed)
 {
+#ifdef FUTEX_SPURIOUS /* every wait returns at once, as a spurious wake-up may */
+    (void)addr;
+    (void)expected;
+    (void)timed;
+    return;
+#endif
     if (timed)
         return;
-    while (__c11_atomic_load(addr, memory_order_relaxed) == expected)
-        ;
+    pthread_mutex_lock(&genmc_futex_bucket);
+    if (__c11_atomic_load(addr, memory_order_relaxed) != expected) {
+        pthread_mutex_unlock(&genmc_futex_bucket); /* EAGAIN */
+        return;
+    }
+    unsigned slot = genmc_futex_slot(addr);
+    unsigned seen = __c11_atomic_load(&genmc_futex_wakes[slot], memory_order_relaxed);
+    pthread_mutex_unlock(&genmc_futex_bucket);
+    while (__c11_atomic_load(&genmc_futex_wakes[slot], memory_order_relaxed) == seen)
+        ; /* asleep */
+    /* Woken: the kernel takes the bucket lock again to dequeue the waiter.
+     * Modelled, because the lock's write also ends this spin loop's last
+     * iteration for GenMC, which counts iterations per thread, not per
+     * loop: without it, the caller's loop around futex_wait (ts_wait_slow)
+     * would look like a loop that read an unchanged value. */
+    pthread_mutex_lock(&genmc_futex_bucket);
+    pthread_mutex_unlock(&genmc_futex_bucket);
 }
+
+static inline void genmc_futex_wake(_Atomic uint32_t *addr)
+{
+#ifndef NO_WAKE /* the mutant: every futex_wake lost */
+    pthread_mutex_lock(&genmc_futex_bucket);
+    unsigned slot = genmc_futex_slot(addr);
+    __c11_atomic_store(&genmc_futex_wakes[slot],
+                       __c11_atomic_load(&genmc_futex_wakes[slot], memory_order_relaxed) + 1,
+                       memory_order_relaxed);
+    pthread_mutex_unlock(&genmc_futex_bucket);
+#else
+    (void)addr;
+#endif
+}
+
+/* syscall(SYS_futex, ...) as wait.c makes it */
+#define genmc_futex_syscall(addr, op, val, timeout)                                      \
+    (((op) == FUTEX_WAIT || (op) == FUTEX_WAIT_PRIVATE)                                 \
+         ? (genmc_futex_wait((_Atomic uint32_t *)(addr), (uint32_t)(val), (timeout) != NULL), 0) \
+         : (genmc_futex_wake((_Atomic uint32_t *)(addr)), 0))
 
 #endif

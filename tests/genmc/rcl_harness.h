@@ -2,9 +2,14 @@
  * What the RCL harnesses of tests/genmc share, included after the real
  * rcl_serve.c and rcl_client.c: rcl_server.c's registry reduced to the one
  * server of a harness, hwloc's one call on the client path, and that
- * server, made ready to serve as its active thread 1 (the spin policy for
- * clients; idle_spin scans before the active thread sleeps).
+ * server, made ready to serve as its active thread 1 (idle_spin scans
+ * before the active thread sleeps). The clients wait under CLIENT_POLICY:
+ * TS_WAIT_SPIN (default) or TS_WAIT_BLOCK, which goes straight to wait.c's
+ * futex protocol (the server's completion then exchanges and wakes).
  */
+#ifndef CLIENT_POLICY
+#define CLIENT_POLICY TS_WAIT_SPIN
+#endif
 #ifndef TOPSYNC_TESTS_GENMC_RCL_HARNESS_H
 #define TOPSYNC_TESTS_GENMC_RCL_HARNESS_H
 
@@ -32,6 +37,7 @@ static struct server_control control;
 static void rcl_harness_server_init(unsigned idle_spin)
 {
     pthread_mutex_init(&runtime.mutex, NULL);
+    runtime.quarantine = calloc(RCL_QUARANTINE, sizeof *runtime.quarantine);
     server.rt = &runtime;
     server.uid = 1;
     server.line = 64;
@@ -41,7 +47,9 @@ static void rcl_harness_server_init(unsigned idle_spin)
     server.idle_spin = idle_spin;
     server.doorbell_line = &door;
     server.control = &control;
-    server.wait_normal.kind = TS_WAIT_SPIN; /* the clients' policy: no futex on their path */
+    server.wait_normal.kind = CLIENT_POLICY;
+    server.wait_normal.spin_iterations = 0; /* block: to the futex at once */
+    server.wait_normal.yield_iterations = 0;
     pthread_mutex_init(&server.slots_mutex, NULL);
     atomic_init(&control.active, 1);
 }

@@ -35,14 +35,11 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-/* wait.c's futex: a wait without a timeout blocks (spins) while the word
- * holds the expected value. Only the server sleeps on one here (the
- * doorbell): the clients wait with the spin policy, whose loop has no futex
- * (the futex path of client waits is wait.c's, checked by barrier.c). */
-#define syscall(nr, addr, op, val, timeout, a5, a6)                                      \
-    (((op) == FUTEX_WAIT || (op) == FUTEX_WAIT_PRIVATE)                                 \
-         ? (genmc_futex_wait((_Atomic uint32_t *)(addr), (uint32_t)(val), (timeout) != NULL), 0) \
-         : 0)
+/* wait.c's futex, as genmc_shim.h models it: a wait sleeps until a wake
+ * on its word. Only the server sleeps on one here (the doorbell): the
+ * clients wait with the spin policy, whose loop has no futex (the futex
+ * path of client waits is wait.c's, checked by barrier.c). */
+#define syscall(nr, addr, op, val, timeout, a5, a6) genmc_futex_syscall(addr, op, val, timeout)
 #define clock_gettime(clock, ts) ((ts)->tv_sec = 0, (ts)->tv_nsec = 0, 0)
 
 #include "../../src/wait.c"

@@ -20,6 +20,8 @@
  *    and runs that request again, under the other lock.
  * Bounds: 2 scanners, 1 client, REQUESTS requests (2 or 3), LOCKS locks (1
  * or 2); the scanners do not sleep (rcl_request.c checks the idle sleep).
+ * With -DCLIENT_POLICY=TS_WAIT_BLOCK the client sleeps on the futex, so two
+ * scanners may race to publish and wake; -DNO_WAKE must then be caught.
  */
 #include "genmc_shim.h"
 
@@ -40,9 +42,9 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-/* Nobody sleeps on a futex here: the client waits with the spin policy and
- * the scanners never idle. */
-#define syscall(nr, addr, op, val, timeout, a5, a6) 0
+/* The scanners never idle; a client under the block policy sleeps on its
+ * completion word (the futex as genmc_shim.h models it). */
+#define syscall(nr, addr, op, val, timeout, a5, a6) genmc_futex_syscall(addr, op, val, timeout)
 #define clock_gettime(clock, ts) ((ts)->tv_sec = 0, (ts)->tv_nsec = 0, 0)
 
 #include "../../src/wait.c"
