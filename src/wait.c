@@ -12,9 +12,21 @@
 _Thread_local jmp_buf *ts_timeout_target;
 _Thread_local unsigned ts_wait_rank;
 
+/*
+ * The adaptive spin also learns, per thread, whether spinning pays: a
+ * partner that is not on our CPU may still be descheduled (unbound ranks of
+ * an oversubscribed node: issue 22.22, pairs 88-131 us spinning against
+ * 8-15 us not spinning). Each spin that ends without the word reached halves
+ * this thread's cap, each that succeeds doubles it, between a floor that
+ * keeps probing (16 pauses, under a microsecond) and the policy's spin.
+ */
+#define TS_ADAPTIVE_SPIN_FLOOR 16u
+static _Thread_local uint32_t adaptive_cap = UINT32_MAX;
+
 /* The spin of this wait: the policy's, or with the adaptive spin, its spin
- * when no other participant was last seen on this CPU (wait.h). The
- * relaxed loads read hints: a stale CPU only misjudges one spin. */
+ * (capped as above) when no other participant was last seen on this CPU
+ * (wait.h). The relaxed loads read hints: a stale CPU only misjudges one
+ * spin. */
 static uint32_t spin_budget(const ts_wait *p)
 {
     if (!p->adaptive_spin)
@@ -30,7 +42,17 @@ static uint32_t spin_budget(const ts_wait *p)
         if (atomic_load_explicit(&w->aux, memory_order_relaxed) == (uint32_t)cpu + 1)
             return 0;
     }
-    return p->adaptive_spin;
+    return p->adaptive_spin < adaptive_cap ? p->adaptive_spin : adaptive_cap;
+}
+
+static void adaptive_learn(const ts_wait *p, uint32_t spin, bool reached)
+{
+    if (!p->adaptive_spin || !spin)
+        return;
+    uint32_t cap = reached ? 2 * spin : spin / 2;
+    if (cap < TS_ADAPTIVE_SPIN_FLOOR)
+        cap = TS_ADAPTIVE_SPIN_FLOOR;
+    adaptive_cap = cap > p->adaptive_spin ? p->adaptive_spin : cap;
 }
 
 static uint64_t now_ns(void)
@@ -135,10 +157,13 @@ void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
     }
     uint32_t spin = spin_budget(policy);
     for (uint32_t i = 0; i < spin; i++) {
-        if (reached_now(w, episode))
+        if (reached_now(w, episode)) {
+            adaptive_learn(policy, spin, true);
             return;
+        }
         ts_cpu_relax();
     }
+    adaptive_learn(policy, spin, false);
     if (policy->kind == TS_WAIT_YIELD) {
         while (!reached_now(w, episode)) {
             clock_check(&clock, policy);
