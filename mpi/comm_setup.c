@@ -86,6 +86,12 @@ static int check_config(char *why, size_t len)
         snprintf(why, len, "TOPSYNC_VERBOSE='%s' is not valid; valid: 0, 1", v);
         return 1;
     }
+    if (ts_mpi_setup_at() == 0) {
+        snprintf(why, len,
+                 "TOPSYNC_MPI_SETUP_AT='%s' is not valid; valid: a whole number from 1 to 1000000",
+                 getenv("TOPSYNC_MPI_SETUP_AT"));
+        return 1;
+    }
     if (ts_mpi_node_split() == 0) {
         snprintf(why, len, "TOPSYNC_NODE_SPLIT='%s' is not valid; valid: a whole number >= 1",
                  getenv("TOPSYNC_NODE_SPLIT"));

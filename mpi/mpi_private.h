@@ -9,7 +9,9 @@
 
 #include <topsync.h>
 
-enum comm_mode { MODE_PMPI, MODE_NODE, MODE_NODES };
+/* MODE_DEFERRED: not set up yet; PMPI_Barrier until the communicator's
+ * TOPSYNC_MPI_SETUP_AT-th barrier (topsync_mpi.c) */
+enum comm_mode { MODE_PMPI, MODE_NODE, MODE_NODES, MODE_DEFERRED };
 
 /* One communicator's barrier, cached on it with an attribute. */
 struct comm_state {
@@ -21,6 +23,7 @@ struct comm_state {
     topsync_barrier_t *barrier;
     void *segment;
     size_t segment_size;
+    unsigned deferred_barriers; /* MODE_DEFERRED: PMPI_Barriers left before set-up */
 };
 
 /* What a process tells the others about itself at set-up: which node it is
@@ -50,6 +53,9 @@ MPI_Comm ts_mpi_world_leaders(void);
 /* TOPSYNC_NODE_SPLIT (1 when unset; 0 when invalid) and TOPSYNC_VERBOSE. */
 int ts_mpi_node_split(void);
 int ts_mpi_verbose(void);
+/* TOPSYNC_MPI_SETUP_AT: at which of a communicator's barriers it is set up
+ * (2 when unset; MPI_COMM_WORLD always at its first; 0 when invalid). */
+int ts_mpi_setup_at(void);
 
 /* Set up comm's barrier: collective over comm, calls only collectives on
  * comm itself (never creates a communicator). Never NULL. */

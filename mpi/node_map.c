@@ -44,6 +44,18 @@ int ts_mpi_node_split(void)
     return (int)k;
 }
 
+int ts_mpi_setup_at(void)
+{
+    const char *v = getenv("TOPSYNC_MPI_SETUP_AT");
+    if (!v || !*v)
+        return 2;
+    char *end;
+    long k = strtol(v, &end, 10);
+    if (*end || end == v || v[0] == ' ' || v[0] == '\t' || v[0] == '+' || k < 1 || k > 1000000)
+        return 0;
+    return (int)k;
+}
+
 int ts_mpi_verbose(void)
 {
     const char *v = getenv("TOPSYNC_VERBOSE");

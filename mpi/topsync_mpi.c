@@ -84,6 +84,13 @@ static void make_keyval(void)
     pthread_mutex_unlock(&keyval_lock);
 }
 
+/* comm's state, created on first use: set up now, or deferred (no
+ * collective) until the communicator's TOPSYNC_MPI_SETUP_AT-th barrier. A
+ * communicator that sees a barrier or two (made, used once, freed: common
+ * in libraries and in thread-heavy programs) then costs no set-up at all;
+ * the count is the same on every rank, MPI_Barrier being collective.
+ * MPI_COMM_WORLD is set up at its first barrier: there is one, and it is
+ * the one benchmarks and tools time. */
 static struct comm_state *state_of(MPI_Comm comm)
 {
     make_keyval();
@@ -92,6 +99,24 @@ static struct comm_state *state_of(MPI_Comm comm)
     PMPI_Comm_get_attr(comm, keyval, &value, &found);
     if (found)
         return value;
+    struct comm_state *s;
+    int at = ts_mpi_setup_at(); /* 0 (invalid): set up now, which reports it */
+    if (at > 1 && comm != MPI_COMM_WORLD && (s = calloc(1, sizeof *s)) != NULL) {
+        s->mode = MODE_DEFERRED;
+        s->comm = comm;
+        s->deferred_barriers = (unsigned)at - 1; /* PMPI_Barriers before the set-up */
+    } else {
+        s = ts_mpi_setup(comm);
+    }
+    PMPI_Comm_set_attr(comm, keyval, s);
+    return s;
+}
+
+/* Replace a deferred state by the real set-up (collective over comm). The
+ * old state is freed by delete_state(), which also invalidates every
+ * thread's cache. */
+static struct comm_state *setup_deferred(MPI_Comm comm)
+{
     struct comm_state *s = ts_mpi_setup(comm);
     PMPI_Comm_set_attr(comm, keyval, s);
     return s;
@@ -146,7 +171,21 @@ int topsync_mpi_barrier(MPI_Comm comm)
         cache.state = s;
         cache.generation = gen;
     }
+    if (s->mode == MODE_DEFERRED) {
+        /* one thread at a time per communicator: MPI forbids concurrent
+         * collectives on one communicator */
+        if (s->deferred_barriers > 0) {
+            s->deferred_barriers--;
+            return PMPI_Barrier(comm);
+        }
+        s = setup_deferred(comm);
+        cache.comm = comm;
+        cache.state = s;
+        /* acquire: pairs with the release in delete_state() */
+        cache.generation = atomic_load_explicit(&generation, memory_order_acquire);
+    }
     switch (s->mode) {
+    case MODE_DEFERRED:
     case MODE_PMPI:
         return PMPI_Barrier(comm);
     case MODE_NODE:
@@ -168,6 +207,8 @@ const char *topsync_mpi_describe(MPI_Comm comm)
 {
     static _Thread_local char buf[160];
     struct comm_state *s = state_of(comm);
+    if (s->mode == MODE_DEFERRED)
+        s = setup_deferred(comm);
     if (s->mode == MODE_PMPI)
         snprintf(buf, sizeof buf, "mpi");
     else

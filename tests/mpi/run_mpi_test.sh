@@ -131,10 +131,13 @@ abort) # MPI_Abort by one rank: the job ends non-zero, nothing left behind
     rm -f "$marker" ;;
 threads) # MPI_THREAD_MULTIPLE: 4 threads per rank creating communicators and
     # calling MPI_Barrier on each new one; preloaded, every run under a timeout
-    # (MPICH busy-polls oversubscribed: natively 3 s per round at np 8)
+    # (MPICH busy-polls oversubscribed: natively 3 s per round at np 8). Run 1
+    # with the default deferred set-up (one barrier per communicator: none is
+    # set up), run 2 with TOPSYNC_MPI_SETUP_AT=1 (every one is, concurrently)
     prog=$bindir/threads_comm_check_$impl runs=0 hangs=0 rounds=20
     [ "$impl" = mpich ] && rounds=3
     for rep in 1 2; do
+        if [ $rep = 2 ]; then export TOPSYNC_MPI_SETUP_AT=1; else unset TOPSYNC_MPI_SETUP_AT; fi
         for np_bind in "2 core" "4 none" "8 none"; do
             for mode in create_group dup; do
                 set -- $np_bind
@@ -146,7 +149,25 @@ threads) # MPI_THREAD_MULTIPLE: 4 threads per rank creating communicators and
             done
         done
     done
+    unset TOPSYNC_MPI_SETUP_AT
     echo "threads: $runs runs, $hangs hung" ;;
+setup-at) # deferred set-up: how many communicators are set up, per
+    # TOPSYNC_MPI_SETUP_AT (setup_at_check.c); bad values abort with a message
+    prog=$bindir/setup_at_check_$impl
+    for at_expect in ":6" "1:10" "2:6" "3:3"; do
+        at=${at_expect%%:*} expect=${at_expect#*:}
+        out=$(launch 2 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 ${at:+TOPSYNC_MPI_SETUP_AT=$at} \
+              -- "$prog" 2>&1)
+        expect_pass "$out" "setup-at '$at'"
+        n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi: comm of")
+        [ "$n" = "$expect" ] && ok || ko "setup-at '$at': $n set-ups, expected $expect: $out"
+    done
+    for bad in 0 -1 x 1000001 " 2" +2; do
+        out=$(launch 2 overload LD_PRELOAD=$lib "TOPSYNC_MPI_SETUP_AT=$bad" -- "$prog" 2>&1)
+        rc=$?
+        [ $rc -ne 0 ] && printf '%s' "$out" | grep -q "TOPSYNC_MPI_SETUP_AT='$bad' is not valid; valid: a whole number from 1 to 1000000" \
+            && ok || ko "setup-at '$bad': rc $rc, no message: $out"
+    done ;;
 abort-comm) # MPI_Abort on a subcommunicator / an intercommunicator while the
     # others wait in MPI_Barrier(MPI_COMM_WORLD): the job ends as natively (non-zero,
     # within the native time + 2 s), in every wait policy

@@ -1,0 +1,50 @@
+/*
+ * Deferred set-up (TOPSYNC_MPI_SETUP_AT): ten duplicates of MPI_COMM_WORLD,
+ * duplicate i used for 1 + i % 3 barriers, then freed. Run preloaded with
+ * TOPSYNC_VERBOSE=1, the driver counts the set-ups (one "topsync-mpi: comm
+ * of" line per set-up, from rank 0): 6 with the default (set up at the
+ * second barrier), 10 with TOPSYNC_MPI_SETUP_AT=1, 3 with 3. Each barrier
+ * is checked: nobody leaves before the last arrives (one rank arrives 20 ms
+ * late; every rank's exit time, on the node's monotonic clock, must follow
+ * the late rank's arrival).
+ */
+#define _DEFAULT_SOURCE /* usleep */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size, failures = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int i = 0; i < 10; i++) {
+        MPI_Comm dup;
+        MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+        for (int b = 0; b <= i % 3; b++) {
+            int late = (i + b) % size;
+            struct timespec ts;
+            if (rank == late)
+                usleep(20000);
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            double arrived = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+            MPI_Barrier(dup);
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            double left = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec, late_arrival = arrived;
+            MPI_Bcast(&late_arrival, 1, MPI_DOUBLE, late, dup);
+            if (left < late_arrival)
+                failures++;
+        }
+        MPI_Comm_free(&dup);
+    }
+    int all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("%d passed, %d failed\n", all ? 0 : 1, all);
+    MPI_Finalize();
+    return all != 0;
+}
