@@ -35,7 +35,9 @@ extern "C" {
 int topsync_mpi_barrier(MPI_Comm comm);
 
 /* The algorithm comm's barrier runs ("mpi" when it passes through to
- * PMPI_Barrier); sets the communicator up if needed (collective then). */
+ * PMPI_Barrier); sets the communicator up if needed (collective then: a
+ * communicator other than MPI_COMM_WORLD is otherwise set up only at its
+ * TOPSYNC_MPI_SETUP_AT-th barrier, the second by default). */
 const char *topsync_mpi_describe(MPI_Comm comm);
 
 #ifdef __cplusplus
