@@ -18,16 +18,7 @@
 #include "genmc_shim.h"
 
 #include <assert.h>
-#include <linux/futex.h>
 #include <stddef.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
-
-/* the kernel's futex as genmc_shim.h models it: a wait sleeps until a wake
- * on its word */
-#define syscall(nr, addr, op, val, timeout, a5, a6) genmc_futex_syscall(addr, op, val, timeout)
-#define clock_gettime(clock, ts) ((ts)->tv_sec = 0, (ts)->tv_nsec = 0, 0)
 
 #include "../../src/wait.c"
 

@@ -190,4 +190,17 @@ static inline void genmc_futex_wake(_Atomic uint32_t *addr)
          ? (genmc_futex_wait((_Atomic uint32_t *)(addr), (uint32_t)(val), (timeout) != NULL), 0) \
          : (genmc_futex_wake((_Atomic uint32_t *)(addr)), 0))
 
+/* The system calls of the code under test, for every harness: the futex
+ * (above), a clock that stays at 0 (no deadline or idle hook is ever due),
+ * and no CPU number (the adaptive spin and the RCL client's guess take
+ * their "unknown" path). After the headers that declare them. */
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#define syscall(nr, addr, op, val, timeout, a5, a6) genmc_futex_syscall(addr, op, val, timeout)
+#define clock_gettime(clock, ts) ((ts)->tv_sec = 0, (ts)->tv_nsec = 0, 0)
+#undef sched_getcpu
+#define sched_getcpu() (-1)
+
 #endif

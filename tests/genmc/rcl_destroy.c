@@ -29,16 +29,6 @@
 
 #include <assert.h>
 
-#undef sched_getcpu
-#define sched_getcpu() (-1)
-
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
-#define syscall(nr, addr, op, val, timeout, a5, a6) genmc_futex_syscall(addr, op, val, timeout)
-#define clock_gettime(clock, ts) ((ts)->tv_sec = 0, (ts)->tv_nsec = 0, 0)
-
 #include "../../src/wait.c"
 #include "../../src/rcl_serve.c"
 #include "../../src/rcl_client.c"
@@ -52,14 +42,6 @@ static void *critical_section(void *arg)
 {
     (void)arg;
     return (void *)(intptr_t)++runs;
-}
-
-static void *servicing(void *arg)
-{
-    (void)arg;
-    uint32_t cs_counter = 0;
-    ts_rcl_serve(&server, 1, &cs_counter);
-    return NULL;
 }
 
 #if defined(SCENARIO_AFTER)
@@ -77,21 +59,6 @@ static void *client(void *arg)
     return NULL;
 }
 
-int main(void)
-{
-    rcl_harness_server_init(1);
-    if (topsync_rcl_lock_create(&server, &lock) != 0)
-        return 1;
-    pthread_t srv, c;
-    pthread_create(&srv, NULL, servicing, NULL);
-    pthread_create(&c, NULL, client, NULL);
-    pthread_join(c, NULL);
-    ts_rcl_signal_stop(&server);
-    pthread_join(srv, NULL);
-    assert(runs == 1);
-    return 0;
-}
-
 #elif defined(SCENARIO_CONCURRENT)
 
 static int client_rc;
@@ -107,25 +74,33 @@ static void *client(void *arg)
     return NULL;
 }
 
+#else
+#error "define SCENARIO_AFTER or SCENARIO_CONCURRENT"
+#endif
+
 int main(void)
 {
     rcl_harness_server_init(1);
     if (topsync_rcl_lock_create(&server, &lock) != 0)
         return 1;
     pthread_t srv, c;
-    pthread_create(&srv, NULL, servicing, NULL);
+    pthread_create(&srv, NULL, rcl_harness_servicing, NULL);
     pthread_create(&c, NULL, client, NULL);
+#ifdef SCENARIO_CONCURRENT
     int rc = topsync_rcl_lock_destroy(lock);
     assert(rc == 0 || rc == -EBUSY);
+#endif
     pthread_join(c, NULL);
+#ifdef SCENARIO_CONCURRENT
     if (rc == -EBUSY) /* the request was pending or running: now it is done */
         assert(topsync_rcl_lock_destroy(lock) == 0);
+#endif
     ts_rcl_signal_stop(&server);
     pthread_join(srv, NULL);
+#ifdef SCENARIO_CONCURRENT
     assert(runs == (client_rc == 0));
+#else
+    assert(runs == 1);
+#endif
     return 0;
 }
-
-#else
-#error "define SCENARIO_AFTER or SCENARIO_CONCURRENT"
-#endif

@@ -54,4 +54,13 @@ static void rcl_harness_server_init(unsigned idle_spin)
     atomic_init(&control.active, 1);
 }
 
+/* A pthread: the server's active thread 1, serving until stopped. */
+static void *rcl_harness_servicing(void *arg)
+{
+    (void)arg;
+    uint32_t cs_counter = 0;
+    ts_rcl_serve(&server, 1, &cs_counter);
+    return NULL;
+}
+
 #endif

@@ -28,20 +28,9 @@
 
 #include <assert.h>
 
-#undef sched_getcpu
-#define sched_getcpu() (-1)
-
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
-/* wait.c's futex, as genmc_shim.h models it: a wait sleeps until a wake
- * on its word. Only the server sleeps on one here (the doorbell): the
- * clients wait with the spin policy, whose loop has no futex (the futex
- * path of client waits is wait.c's, checked by barrier.c). */
-#define syscall(nr, addr, op, val, timeout, a5, a6) genmc_futex_syscall(addr, op, val, timeout)
-#define clock_gettime(clock, ts) ((ts)->tv_sec = 0, (ts)->tv_nsec = 0, 0)
-
+/* Only the server sleeps on a futex here (the doorbell): the clients wait
+ * with the spin policy, whose loop has no futex (the futex path of client
+ * waits is wait.c's, checked by barrier.c), unless CLIENT_POLICY says block. */
 #include "../../src/wait.c"
 #include "../../src/rcl_serve.c"
 #include "../../src/rcl_client.c"
@@ -62,14 +51,6 @@ static void *increment(void *arg)
     return (void *)(intptr_t)++counter;
 }
 
-static void *servicing(void *arg)
-{
-    (void)arg;
-    uint32_t cs_counter = 0;
-    ts_rcl_serve(&server, 1, &cs_counter);
-    return NULL;
-}
-
 static void *client(void *arg)
 {
     intptr_t i = (intptr_t)arg;
@@ -87,7 +68,7 @@ int main(void)
         return 1;
 
     pthread_t srv, clients[CLIENTS];
-    pthread_create(&srv, NULL, servicing, NULL);
+    pthread_create(&srv, NULL, rcl_harness_servicing, NULL);
     for (intptr_t i = 0; i < CLIENTS; i++)
         pthread_create(&clients[i], NULL, client, (void *)i);
     for (int i = 0; i < CLIENTS; i++)

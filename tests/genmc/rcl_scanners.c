@@ -35,18 +35,8 @@
 #define TS_RCL_LOCK_LOAD_ORDER memory_order_relaxed
 #endif
 
-#undef sched_getcpu
-#define sched_getcpu() (-1)
-
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 /* The scanners never idle; a client under the block policy sleeps on its
- * completion word (the futex as genmc_shim.h models it). */
-#define syscall(nr, addr, op, val, timeout, a5, a6) genmc_futex_syscall(addr, op, val, timeout)
-#define clock_gettime(clock, ts) ((ts)->tv_sec = 0, (ts)->tv_nsec = 0, 0)
-
+ * completion word. */
 #include "../../src/wait.c"
 #include "../../src/rcl_serve.c"
 #include "../../src/rcl_client.c"

@@ -27,16 +27,6 @@
 
 #include <assert.h>
 
-#undef sched_getcpu
-#define sched_getcpu() (-1)
-
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
-#define syscall(nr, addr, op, val, timeout, a5, a6) genmc_futex_syscall(addr, op, val, timeout)
-#define clock_gettime(clock, ts) ((ts)->tv_sec = 0, (ts)->tv_nsec = 0, 0)
-
 #include "../../src/wait.c"
 #include "../../src/rcl_serve.c"
 #include "../../src/rcl_client.c"
