@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
 #include "mpi_private.h"
 
 static int32_t my_node_id = -1;
@@ -31,29 +32,32 @@ static int32_t my_thread_level = -1;
 static MPI_Comm world_leaders = MPI_COMM_NULL;
 static int node_processes; /* the job's processes on this node, from MPI_Init */
 
-int ts_mpi_node_split(void)
+/* A whole number from 1 to max in variable `name`, by the rule of every
+ * TOPSYNC_* variable (src/error.h): `unset` when unset or empty, 0 when
+ * invalid. */
+static int env_whole_number(const char *name, int unset, long max)
 {
-    const char *v = getenv("TOPSYNC_NODE_SPLIT");
-    if (!v || !*v)
-        return 1;
+    const char *v = ts_getenv(name);
+    if (!v)
+        return unset;
     char *end;
+    errno = 0;
     long k = strtol(v, &end, 10);
-    /* taken as written (as every TOPSYNC_* variable): no surrounding spaces */
-    if (*end || end == v || v[0] == ' ' || v[0] == '\t' || k < 1 || k > 1 << 20)
+    if (errno || *end || end == v || ts_env_leading_space(v) || k < 1 || k > max)
         return 0;
     return (int)k;
 }
 
+int ts_mpi_node_split(void)
+{
+    return env_whole_number("TOPSYNC_NODE_SPLIT", 1, 1 << 20);
+}
+
 int ts_mpi_setup_at(void)
 {
-    const char *v = getenv("TOPSYNC_MPI_SETUP_AT");
-    if (!v || !*v)
-        return 2;
-    char *end;
-    long k = strtol(v, &end, 10);
-    if (*end || end == v || v[0] == ' ' || v[0] == '\t' || v[0] == '+' || k < 1 || k > 1000000)
-        return 0;
-    return (int)k;
+    /* written without a sign, as its message says ("a whole number") */
+    const char *v = ts_getenv("TOPSYNC_MPI_SETUP_AT");
+    return v && *v == '+' ? 0 : env_whole_number("TOPSYNC_MPI_SETUP_AT", 2, 1000000);
 }
 
 int ts_mpi_verbose(void)

@@ -178,11 +178,9 @@ int topsync_mpi_barrier(MPI_Comm comm)
             s->deferred_barriers--;
             return PMPI_Barrier(comm);
         }
+        /* replacing the state bumps the generation (delete_state()): the
+         * cache, ours included, looks the new one up on the next call */
         s = setup_deferred(comm);
-        cache.comm = comm;
-        cache.state = s;
-        /* acquire: pairs with the release in delete_state() */
-        cache.generation = atomic_load_explicit(&generation, memory_order_acquire);
     }
     switch (s->mode) {
     case MODE_DEFERRED:
