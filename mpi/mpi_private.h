@@ -9,6 +9,46 @@
 
 #include <topsync.h>
 
+/* The MPI library of the process (mpi_binding.c): found, checked against
+ * the ABI this build serves and made global at the first MPI_Init,
+ * MPI_Init_thread or MPI_Barrier (whichever comes first; Open MPI's Fortran
+ * MPI_INIT calls PMPI_Init). Refuses (stderr, exit 1) a wrong or second
+ * MPI. Thread-safe, idempotent; nothing here may use an MPI handle before. */
+enum ts_mpi_abi { TS_MPI_ABI_OPENMPI, TS_MPI_ABI_MPICH, TS_MPI_ABI_STANDARD, TS_MPI_ABI_UNKNOWN };
+void ts_mpi_bind(void);
+/* The MPI library's path as loaded ("" before ts_mpi_bind). */
+const char *ts_mpi_library(void);
+
+#ifdef OMPI_MAJOR_VERSION
+/* Open MPI's predefined handles are addresses of objects in libmpi: read at
+ * ts_mpi_bind from the library itself, so that libtopsync-mpi needs no
+ * load-time relocation against an MPI (and no DT_NEEDED on one). Only the
+ * handles libtopsync-mpi uses; each is NULL before ts_mpi_bind. */
+struct ts_ompi_handles {
+    MPI_Comm comm_world, comm_null;
+    MPI_Datatype type_int, type_char, type_byte;
+    MPI_Op op_max, op_sum;
+    MPI_Info info_null;
+};
+extern struct ts_ompi_handles ts_ompi;
+#undef MPI_COMM_WORLD
+#undef MPI_COMM_NULL
+#undef MPI_INT
+#undef MPI_CHAR
+#undef MPI_BYTE
+#undef MPI_MAX
+#undef MPI_SUM
+#undef MPI_INFO_NULL
+#define MPI_COMM_WORLD (ts_ompi.comm_world)
+#define MPI_COMM_NULL (ts_ompi.comm_null)
+#define MPI_INT (ts_ompi.type_int)
+#define MPI_CHAR (ts_ompi.type_char)
+#define MPI_BYTE (ts_ompi.type_byte)
+#define MPI_MAX (ts_ompi.op_max)
+#define MPI_SUM (ts_ompi.op_sum)
+#define MPI_INFO_NULL (ts_ompi.info_null)
+#endif
+
 /* MODE_DEFERRED: not set up yet; PMPI_Barrier until the communicator's
  * TOPSYNC_MPI_SETUP_AT-th barrier (topsync_mpi.c) */
 enum comm_mode { MODE_PMPI, MODE_NODE, MODE_NODES, MODE_DEFERRED };

@@ -29,7 +29,8 @@
 static int32_t my_node_id = -1;
 static int32_t my_world_leader;
 static int32_t my_thread_level = -1;
-static MPI_Comm world_leaders = MPI_COMM_NULL;
+static MPI_Comm world_leaders; /* valid once node_map_done */
+static int node_map_done;
 static int node_processes; /* the job's processes on this node, from MPI_Init */
 
 /* A whole number from 1 to max in variable `name`, by the rule of every
@@ -69,11 +70,15 @@ int ts_mpi_verbose(void)
 void ts_mpi_node_map_init(int provided)
 {
     my_thread_level = provided;
+    world_leaders = MPI_COMM_NULL;
+    node_map_done = 1;
     int split = ts_mpi_node_split();
     if (split < 1)
         split = 1; /* reported at the first set-up, on every rank */
     int wrank, srank, ssize, prank;
     PMPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    if (wrank == 0 && ts_mpi_verbose())
+        fprintf(stderr, "topsync-mpi: MPI library %s\n", ts_mpi_library());
     MPI_Comm shared, pseudo;
     if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, wrank, MPI_INFO_NULL,
                              &shared) != MPI_SUCCESS)
@@ -131,5 +136,5 @@ int ts_mpi_node_processes(void)
 
 MPI_Comm ts_mpi_world_leaders(void)
 {
-    return world_leaders;
+    return node_map_done ? world_leaders : MPI_COMM_NULL;
 }

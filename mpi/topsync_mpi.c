@@ -48,9 +48,9 @@ static pthread_mutex_t keyval_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic unsigned long generation;
 static _Thread_local struct {
     MPI_Comm comm;
-    struct comm_state *state;
+    struct comm_state *state; /* NULL: nothing cached yet */
     unsigned long generation;
-} cache = {MPI_COMM_NULL, NULL, 0};
+} cache; /* zero: Open MPI's MPI_COMM_NULL is not a constant (mpi_private.h) */
 
 static int delete_state(MPI_Comm comm, int key, void *value, void *extra)
 {
@@ -158,9 +158,10 @@ int topsync_mpi_barrier(MPI_Comm comm)
     struct comm_state *s;
     /* acquire: pairs with the release in delete_state() */
     unsigned long gen = atomic_load_explicit(&generation, memory_order_acquire);
-    if (cache.comm == comm && cache.generation == gen && comm != MPI_COMM_NULL) {
+    if (cache.comm == comm && cache.generation == gen && cache.state) {
         s = cache.state;
     } else {
+        ts_mpi_bind(); /* before any handle: MPI_Init may not have been ours */
         int initialized = 0, finalized = 0;
         PMPI_Initialized(&initialized);
         PMPI_Finalized(&finalized);
@@ -204,6 +205,7 @@ int topsync_mpi_barrier(MPI_Comm comm)
 const char *topsync_mpi_describe(MPI_Comm comm)
 {
     static _Thread_local char buf[160];
+    ts_mpi_bind();
     struct comm_state *s = state_of(comm);
     if (s->mode == MODE_DEFERRED)
         s = setup_deferred(comm);
@@ -220,6 +222,7 @@ const char *topsync_mpi_describe(MPI_Comm comm)
  * made (node_map.c). */
 int MPI_Init(int *argc, char ***argv)
 {
+    ts_mpi_bind(); /* refuses a process whose MPI we cannot serve */
     int rc = PMPI_Init(argc, argv);
     if (rc == MPI_SUCCESS) {
         int provided = MPI_THREAD_SINGLE;
@@ -232,6 +235,7 @@ int MPI_Init(int *argc, char ***argv)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    ts_mpi_bind(); /* refuses a process whose MPI we cannot serve */
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     if (rc == MPI_SUCCESS) {
         ts_mpi_node_map_init(*provided);
@@ -245,9 +249,12 @@ int MPI_Barrier(MPI_Comm comm)
     return topsync_mpi_barrier(comm);
 }
 
-/* Fortran mpif.h / `use mpi` bindings (all the manglings both MPIs export). */
+#ifndef MPI_ABI_VERSION
+/* Fortran mpif.h / `use mpi` bindings (all the manglings both MPIs export).
+ * The MPI-5 standard ABI's C header has no MPI_Fint: its library serves C. */
 static void fortran_barrier(MPI_Fint *comm, MPI_Fint *ierr)
 {
+    ts_mpi_bind();
     int rc = topsync_mpi_barrier(MPI_Comm_f2c(*comm));
     if (ierr)
         *ierr = (MPI_Fint)rc;
@@ -266,3 +273,4 @@ void MPI_BARRIER(MPI_Fint *comm, MPI_Fint *ierr) { fortran_barrier(comm, ierr); 
  * is OPTIONAL (NULL when absent). Both MPIs name it mpi_barrier_f08_. */
 void mpi_barrier_f08_(MPI_Fint *comm, MPI_Fint *ierr);
 void mpi_barrier_f08_(MPI_Fint *comm, MPI_Fint *ierr) { fortran_barrier(comm, ierr); }
+#endif

@@ -1,0 +1,253 @@
+/*
+ * Which MPI library serves this process, found before topsync makes its
+ * first MPI call. libtopsync-mpi has no DT_NEEDED on an MPI library: a
+ * preloaded library must never bring a second MPI into a process (Debian's
+ * libmpich.so.12 beside MPICH 5's libmpi.so.12, or Open MPI 4.1's
+ * libmpi.so.40 under mpi4py before it loads Open MPI 5's). Its MPI symbols
+ * resolve, lazily, in the MPI the program itself loaded, which this file
+ * checks is exactly one library of the ABI this build serves, and refuses
+ * (a message naming the library to use, exit status 1) otherwise: a
+ * mismatched ABI would otherwise crash inside the MPI or, worse, run.
+ * docs/design.md section "MPI libraries and ABIs" has the why.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include "mpi_private.h"
+
+#if defined(MPI_ABI_VERSION)
+#define OUR_ABI TS_MPI_ABI_STANDARD
+#elif defined(OMPI_MAJOR_VERSION)
+#define OUR_ABI TS_MPI_ABI_OPENMPI
+#elif defined(MPICH)
+#define OUR_ABI TS_MPI_ABI_MPICH
+#else
+#error "libtopsync-mpi: an mpi.h of Open MPI, of the MPICH family or of the MPI-5 standard ABI"
+#endif
+
+static const struct {
+    const char *what, *library;
+} abis[] = {
+    [TS_MPI_ABI_OPENMPI] = {"Open MPI", "libtopsync-mpi-openmpi.so"},
+    [TS_MPI_ABI_MPICH] = {"MPICH (also Intel MPI, MVAPICH)", "libtopsync-mpi-mpich.so"},
+    [TS_MPI_ABI_STANDARD] = {"MPI-5 standard ABI", "libtopsync-mpi-abi.so"},
+    [TS_MPI_ABI_UNKNOWN] = {"unknown", NULL},
+};
+
+static struct {
+    char path[4096];
+    char soname[4096];
+    enum ts_mpi_abi abi;
+} found;
+
+#ifdef OMPI_MAJOR_VERSION
+struct ts_ompi_handles ts_ompi;
+#endif
+
+/* ---- the loaded objects ------------------------------------------------ */
+
+struct object_list {
+    char **names;
+    size_t count, capacity;
+};
+
+static int add_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct object_list *list = data;
+    if (!info->dlpi_name || !info->dlpi_name[0])
+        return 0; /* the executable: dlsym(RTLD_DEFAULT) below covers it */
+    if (list->count == list->capacity) {
+        size_t cap = list->capacity ? 2 * list->capacity : 64;
+        char **grown = realloc(list->names, cap * sizeof *grown);
+        if (!grown)
+            return 1;
+        list->names = grown;
+        list->capacity = cap;
+    }
+    if ((list->names[list->count] = strdup(info->dlpi_name)) != NULL)
+        list->count++;
+    return 0;
+}
+
+/* The DT_SONAME of a loaded object (glibc relocates the dynamic section's
+ * pointers on most targets, not on all: an unrelocated one is below l_addr). */
+static void soname_of(const struct link_map *map, char *out, size_t outlen)
+{
+    const char *strtab = NULL;
+    ElfW(Addr) name = 0;
+    int have_name = 0;
+    for (const ElfW(Dyn) *d = map->l_ld; d && d->d_tag != DT_NULL; d++) {
+        if (d->d_tag == DT_STRTAB)
+            strtab = (const char *)(d->d_un.d_ptr < map->l_addr ? map->l_addr + d->d_un.d_ptr
+                                                                 : d->d_un.d_ptr);
+        else if (d->d_tag == DT_SONAME) {
+            name = d->d_un.d_val;
+            have_name = 1;
+        }
+    }
+    if (strtab && have_name)
+        snprintf(out, outlen, "%s", strtab + name);
+    else
+        out[0] = '\0';
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* The ABI of one MPI library: by its soname, which is the ABI's promise
+ * (MPICH 5's libmpi.so.12 exports the MPI-5 functions too, so symbols do
+ * not tell), and for Open MPI by the object behind MPI_COMM_WORLD. */
+static enum ts_mpi_abi abi_of(void *handle, const char *soname)
+{
+    if (!strncmp(soname, "libmpi_abi.so", 13))
+        return TS_MPI_ABI_STANDARD;
+    if (dlsym(handle, "ompi_mpi_comm_world"))
+        return TS_MPI_ABI_OPENMPI;
+    if (ends_with(soname, ".so.12") && strstr(soname, "mpi") && !strstr(soname, "fort") &&
+        !strstr(soname, "cxx"))
+        return TS_MPI_ABI_MPICH;
+    return TS_MPI_ABI_UNKNOWN;
+}
+
+/* Before MPI_Init there is no MPI_Abort: the message, then exit status 1. */
+static void refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void refuse(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("topsync-mpi: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    fflush(stderr);
+    _exit(1);
+}
+
+static void bind_once(void)
+{
+    struct object_list list = {0};
+    dl_iterate_phdr(add_object, &list);
+    /* Every distinct object that defines PMPI_Init is an MPI library. */
+    struct {
+        const void *base;
+        const char *fname;
+        void *handle;
+    } mpis[8];
+    size_t nmpi = 0;
+    for (size_t i = 0; i < list.count + 1; i++) {
+        void *handle = i < list.count ? dlopen(list.names[i], RTLD_LAZY | RTLD_NOLOAD) : NULL;
+        void *sym = i < list.count ? (handle ? dlsym(handle, "PMPI_Init") : NULL)
+                                   : dlsym(RTLD_DEFAULT, "PMPI_Init");
+        Dl_info info;
+        if (!sym || !dladdr(sym, &info)) {
+            if (handle)
+                dlclose(handle);
+            continue;
+        }
+        size_t j = 0;
+        while (j < nmpi && mpis[j].base != info.dli_fbase)
+            j++;
+        if (j == nmpi && nmpi < sizeof mpis / sizeof mpis[0]) {
+            /* a handle on the defining object itself (not on a library that
+             * depends on it), kept open: the MPI stays loaded while we are */
+            void *own = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+            mpis[nmpi].base = info.dli_fbase;
+            mpis[nmpi].fname = info.dli_fname;
+            mpis[nmpi].handle = own;
+            nmpi += own != NULL;
+        }
+        if (handle)
+            dlclose(handle);
+    }
+    for (size_t i = 0; i < list.count; i++)
+        free(list.names[i]);
+    free(list.names);
+
+    const char *mine = abis[OUR_ABI].library;
+    if (nmpi == 0)
+        refuse("%s is loaded into a process with no MPI library (no PMPI_Init): load it into an "
+               "MPI program",
+               mine);
+    if (nmpi > 1) {
+        char both[8192 - 512] = "";
+        for (size_t j = 0; j < nmpi; j++)
+            snprintf(both + strlen(both), sizeof both - strlen(both), "%s%s", j ? " and " : "",
+                     mpis[j].fname);
+        refuse("two MPI libraries are loaded into this process: %s. One program, one MPI: check "
+               "LD_LIBRARY_PATH and LD_PRELOAD (%s adds none)",
+               both, mine);
+    }
+    snprintf(found.path, sizeof found.path, "%s", mpis[0].fname);
+    struct link_map *map = NULL;
+    if (dlinfo(mpis[0].handle, RTLD_DI_LINKMAP, &map) == 0 && map)
+        soname_of(map, found.soname, sizeof found.soname);
+    if (!found.soname[0]) {
+        const char *slash = strrchr(found.path, '/');
+        snprintf(found.soname, sizeof found.soname, "%s", slash ? slash + 1 : found.path);
+    }
+    found.abi = abi_of(mpis[0].handle, found.soname);
+    if (found.abi != OUR_ABI) {
+        char which[1024];
+        if (found.abi == TS_MPI_ABI_UNKNOWN)
+            snprintf(which, sizeof which,
+                     "an MPI whose ABI topsync does not know (soname %s); topsync serves "
+                     "Open MPI (libmpi.so.40), the MPICH ABI (libmpi.so.12, libmpich.so.12) "
+                     "and the MPI-5 standard ABI (libmpi_abi.so.1)",
+                     found.soname);
+        else
+            snprintf(which, sizeof which, "%s (soname %s): use %s", abis[found.abi].what,
+                     found.soname, abis[found.abi].library);
+        refuse("%s serves %s, but this process's MPI is %s, %s", mine, abis[OUR_ABI].what,
+               found.path, which);
+    }
+    /* mpi4py and other dlopen()ers load the MPI with RTLD_LOCAL: our calls
+     * into it could not resolve. Promote it to the global scope. */
+    if (!dlsym(RTLD_DEFAULT, "PMPI_Init") &&
+        !dlopen(found.path, RTLD_LAZY | RTLD_NOLOAD | RTLD_GLOBAL))
+        refuse("cannot make %s's symbols global (%s)", found.path, dlerror());
+#ifdef OMPI_MAJOR_VERSION
+    /* Open MPI's predefined handles are the addresses of its objects: taken
+     * here rather than by load-time relocations, which would need the MPI
+     * loaded before us (see the file comment). From the global scope, as
+     * libmpi's own references resolve: a program that names MPI_COMM_WORLD
+     * holds a copy (R_X86_64_COPY) that libmpi then uses, not its own. */
+    static const char *const names[] = {
+        "ompi_mpi_comm_world", "ompi_mpi_comm_null", "ompi_mpi_int",   "ompi_mpi_char",
+        "ompi_mpi_byte",       "ompi_mpi_op_max",    "ompi_mpi_op_sum", "ompi_mpi_info_null",
+    };
+    void *addr[sizeof names / sizeof names[0]];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!(addr[i] = dlsym(RTLD_DEFAULT, names[i])))
+            refuse("%s has no %s: not the Open MPI ABI %s serves", found.path, names[i], mine);
+    ts_ompi = (struct ts_ompi_handles){
+        .comm_world = addr[0], .comm_null = addr[1], .type_int = addr[2], .type_char = addr[3],
+        .type_byte = addr[4], .op_max = addr[5], .op_sum = addr[6], .info_null = addr[7],
+    };
+#endif
+}
+
+static pthread_once_t bound = PTHREAD_ONCE_INIT;
+
+void ts_mpi_bind(void)
+{
+    pthread_once(&bound, bind_once);
+}
+
+const char *ts_mpi_library(void)
+{
+    return found.path;
+}
