@@ -15,6 +15,7 @@
 #include <topsync.h>
 
 #include "json_escape.h"
+#include "mpi_match.h"
 #include "segment.h"
 
 /* Where shm_open's segments live (glibc) */
@@ -106,6 +107,7 @@ static void usage(FILE *f)
             "                    [--levels LIST] [--rank R] [--json] [--list-algorithms]\n"
             "                    [--explain [--processes] [--node-processes K]]\n"
             "       topsync-info --cleanup [--dry-run]\n"
+            "       topsync-info --mpi PROGRAM\n"
             "\n"
             "  --topology STRING  hwloc synthetic topology, e.g. 'pack:2 numa:2 l3:1 core:32 pu:1'\n"
             "  --xml FILE         hwloc XML topology (lstopo --of xml)\n"
@@ -127,6 +129,8 @@ static void usage(FILE *f)
             "                     MPI jobs of this user that died during set-up, listing\n"
             "                     each; a segment whose creating process lives is kept\n"
             "  --dry-run          ... only list what --cleanup would remove\n"
+            "  --mpi PROGRAM      which libtopsync-mpi serves PROGRAM, from the MPI library\n"
+            "                     it is linked with (its DT_NEEDED entries)\n"
             "\nWithout --topology, --xml or -i: this machine (or what HWLOC_XMLFILE or\n"
             "HWLOC_SYNTHETIC describe, which the output then names).\n"
             "Exit status: 0 on success, 2 on bad input, 1 on other failures.\n",
@@ -168,10 +172,11 @@ int main(int argc, char **argv)
     const char *map_arg = "core", *bind_arg = "core";
     unsigned np = 0, rank = 0;
     int json = 0, list = 0, has_rank = 0, explain = 0, processes = 0, cleanup = 0, dry_run = 0;
+    const char *mpi_program = NULL;
     unsigned node_processes = 0;
     enum { OPT_TOPO = 256, OPT_XML, OPT_NP, OPT_MAP, OPT_BIND, OPT_LEVELS, OPT_RANK, OPT_JSON,
            OPT_LIST, OPT_HELP, OPT_VERSION, OPT_EXPLAIN, OPT_PROCESSES, OPT_NODE_PROCESSES,
-           OPT_CLEANUP, OPT_DRY_RUN };
+           OPT_CLEANUP, OPT_DRY_RUN, OPT_MPI };
     static const struct option longopts[] = {
         {"topology", required_argument, 0, OPT_TOPO}, {"xml", required_argument, 0, OPT_XML},
         {"np", required_argument, 0, OPT_NP},         {"map-by", required_argument, 0, OPT_MAP},
@@ -182,6 +187,7 @@ int main(int argc, char **argv)
         {"processes", no_argument, 0, OPT_PROCESSES},
         {"node-processes", required_argument, 0, OPT_NODE_PROCESSES},
         {"cleanup", no_argument, 0, OPT_CLEANUP},     {"dry-run", no_argument, 0, OPT_DRY_RUN},
+        {"mpi", required_argument, 0, OPT_MPI},
         {0, 0, 0, 0}};
     int c;
     const char *lstopo_input = NULL;
@@ -212,6 +218,7 @@ int main(int argc, char **argv)
         case OPT_PROCESSES: processes = 1; break;
         case OPT_CLEANUP: cleanup = 1; break;
         case OPT_DRY_RUN: dry_run = 1; break;
+        case OPT_MPI: mpi_program = optarg; break;
         case OPT_NODE_PROCESSES:
             if (parse_uint(optarg, &node_processes) || node_processes == 0 ||
                 node_processes > MAX_NP) {
@@ -233,6 +240,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "topsync-info: unexpected argument '%s'; try 'topsync-info --help'\n",
                 argv[optind]);
         return 2;
+    }
+    if (mpi_program) {
+        if (argc != 3) {
+            fprintf(stderr, "topsync-info: --mpi takes no other option\n");
+            return 2;
+        }
+        return ts_info_mpi(mpi_program, stdout);
     }
     if (dry_run && !cleanup) {
         fprintf(stderr, "topsync-info: --dry-run goes with --cleanup\n");
