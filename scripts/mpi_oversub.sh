@@ -8,8 +8,11 @@
 #   usage: scripts/mpi_oversub.sh [BUILD_DIR]
 #   environment: RUNS (default 5), ITERS (barriers per run, or seconds per run
 #   with a point: default 0.5), CASES (default: all
-#   of the list below, as "impl:np:bind:split" words), TOPSYNC_* variables
-#   are passed to the preloaded runs only.
+#   of the list below, as "mpi:np:bind:split" words), TOPSYNC_* variables
+#   are passed to the preloaded runs only. An mpi is openmpi or mpich
+#   (Debian's) or one of scripts/setup-mpis.sh's: openmpi5, mpich5, impi,
+#   mpich5-abi (in TOPSYNC_MPI_MATRIX_DIR, default /var/cache/topsync-mpis);
+#   LIB_DIR: where the libtopsync-mpi-*.so are (default BUILD_DIR/mpi).
 # Output: a Markdown table on stdout, the raw figures in out/mpi-oversub/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,33 +33,49 @@ for v in $(env | grep -o '^TOPSYNC_[A-Z_]*' || true); do
     topsync_env+=("$v=${!v}")
 done
 
-for impl in openmpi mpich; do
-    [ -x "/tmp/topsync-pairs-$impl" ] && [ "/tmp/topsync-pairs-$impl" -nt scripts/mpi_pairs.c ] ||
-        "mpicc.$impl" -O2 -o "/tmp/topsync-pairs-$impl" scripts/mpi_pairs.c
+matrix=${TOPSYNC_MPI_MATRIX_DIR:-/var/cache/topsync-mpis}
+libdir=${LIB_DIR:-$build/mpi}
+# the ABI (which libtopsync-mpi), the prefix ("" for Debian's) and the compiler of an mpi
+abi_of() { case $1 in openmpi | openmpi5) echo openmpi ;; *-abi) echo abi ;; *) echo mpich ;; esac; }
+prefix_of() { case $1 in openmpi | mpich) echo "" ;; *) echo "$matrix/${1%-abi}" ;; esac; }
+for mpi in $(for c in $cases; do echo "${c%%:*}"; done | sort -u); do
+    prefix=$(prefix_of "$mpi")
+    cc=mpicc.$mpi
+    if [ -n "$prefix" ]; then
+        cc=$prefix/bin/mpicc
+        [ "$(abi_of "$mpi")" = abi ] && cc=$prefix/bin/mpicc_abi
+        [ -x "$cc" ] || { echo "$mpi: $cc not found (scripts/setup-mpis.sh)" >&2; exit 1; }
+    fi
+    [ -x "/tmp/topsync-pairs-$mpi" ] && [ "/tmp/topsync-pairs-$mpi" -nt scripts/mpi_pairs.c ] ||
+        I_MPI_ROOT=$prefix "$cc" -O2 -o "/tmp/topsync-pairs-$mpi" scripts/mpi_pairs.c
 done
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
-# run IMPL NP BIND SPLIT PRELOAD(0|1) -> "latency_us switches_per_barrier"
+# run MPI NP BIND SPLIT PRELOAD(0|1) -> "latency_us switches_per_barrier"
 run() {
-    local impl=$1 np=$2 bind=$3 split=$4 preload=$5 lib
-    local prog=/tmp/topsync-pairs-$impl
-    lib=$(readlink -f "$build/mpi/libtopsync-mpi-$impl.so")
-    local args=()
+    local mpi=$1 np=$2 bind=$3 split=$4 preload=$5 lib prefix impl
+    local prog=/tmp/topsync-pairs-$mpi
+    impl=$(abi_of "$mpi") prefix=$(prefix_of "$mpi")
+    lib=$(readlink -f "$libdir/libtopsync-mpi-$impl.so")
+    local args=() mca=()
     if [ "$impl" = openmpi ]; then
         [ "$bind" = core ] && bind=core:overload-allowed
         args=(mpirun.openmpi --oversubscribe --bind-to "$bind" -np "$np")
+        # Open MPI 5: vader is sm; its UCX one-sided component only warns
+        [ -n "$prefix" ] && args[0]=$prefix/bin/mpirun mca=(OMPI_MCA_btl=self,sm OMPI_MCA_osc=^ucx)
         [ "$preload" = 1 ] && args+=(-x "LD_PRELOAD=$lib")
         if [ "$preload" = 1 ]; then for e in "${topsync_env[@]}"; do args+=(-x "$e"); done; fi
     else
         args=(mpiexec.mpich -n "$np" -bind-to "$bind")
+        [ -n "$prefix" ] && args[0]=$prefix/bin/mpiexec
         [ "$preload" = 1 ] && args+=(-genv LD_PRELOAD "$lib")
         if [ "$preload" = 1 ]; then for e in "${topsync_env[@]}"; do args+=(-genv "${e%%=*}" "${e#*=}"); done; fi
     fi
     # the TOPSYNC_* variables reach the preloaded runs through the launcher only
     local unset=()
     for e in "${topsync_env[@]}"; do unset+=(-u "${e%%=*}"); done
-    env "${unset[@]}" timeout 600 "${args[@]}" "$prog" "$split" "$iters"
+    env "${unset[@]}" "${mca[@]}" timeout 600 "${args[@]}" "$prog" "$split" "$iters"
 }
 
 echo "| case | native us | topsync us | ratio | native cs/barrier | topsync cs/barrier |"
