@@ -46,7 +46,10 @@ static pthread_mutex_t keyval_lock = PTHREAD_MUTEX_INITIALIZER;
  * the deletion either, i.e. its communicator is still alive.
  */
 static _Atomic unsigned long generation;
-static _Thread_local struct {
+/* initial-exec: a thread-local access without a __tls_get_addr call on
+ * every barrier (the library is linked or preloaded, so its TLS is static;
+ * glibc keeps room for a small block in a dlopen()ed one too) */
+static _Thread_local __attribute__((tls_model("initial-exec"))) struct {
     MPI_Comm comm;
     struct comm_state *state; /* NULL: nothing cached yet */
     unsigned long generation;

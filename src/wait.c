@@ -74,30 +74,36 @@ static _Noreturn void unwind(int why)
 }
 
 /* The slow path's clock: a deadline and the idle hook's next call (0: none).
- * Read only when the policy has either, so plain waits take no clock. */
+ * Started at the slow path's first check, not at its entry: a wait that the
+ * spin phase ends (most, when participants have CPUs of their own) reads no
+ * clock at all; a deadline of seconds does not notice the spin's micro-
+ * seconds. Plain waits (neither a timeout nor a hook) never read it. */
 struct slow_clock {
     uint64_t deadline, next_idle;
+    bool timed, started;
 };
 
-static inline void clock_start(struct slow_clock *c, const ts_wait *p)
+static inline void clock_init(struct slow_clock *c, const ts_wait *p)
 {
     c->deadline = c->next_idle = 0;
-    if (!p->timeout_ns && !p->idle)
-        return;
-    uint64_t now = now_ns();
-    if (p->timeout_ns)
-        c->deadline = now + p->timeout_ns;
-    if (p->idle)
-        c->next_idle = now + p->idle_ns;
+    c->timed = p->timeout_ns || p->idle;
+    c->started = false;
 }
 
 /* Unwind past the deadline, call the idle hook when due; nanoseconds until
  * the next of them (0: neither, wait without a limit). */
 static uint64_t clock_check(struct slow_clock *c, const ts_wait *p)
 {
-    if (!c->deadline && !c->next_idle)
+    if (!c->timed)
         return 0;
     uint64_t now = now_ns();
+    if (!c->started) {
+        c->started = true;
+        if (p->timeout_ns)
+            c->deadline = now + p->timeout_ns;
+        if (p->idle)
+            c->next_idle = now + p->idle_ns;
+    }
     if (c->deadline && now >= c->deadline)
         unwind(TS_UNWIND_TIMEOUT);
     if (c->next_idle && now >= c->next_idle) {
@@ -138,10 +144,9 @@ static inline bool reached_now(ts_word *w, uint32_t episode)
 void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
 {
     struct slow_clock clock;
-    clock_start(&clock, policy);
-    bool timed = clock.deadline || clock.next_idle;
+    clock_init(&clock, policy);
     if (policy->kind == TS_WAIT_SPIN) {
-        if (!timed) {
+        if (!clock.timed) {
             /* no counter in this loop: an iteration that rereads an unchanged
              * word has no effect, which GenMC's liveness check relies on */
             while (!reached_now(w, episode))
