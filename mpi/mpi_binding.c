@@ -23,6 +23,7 @@
 
 #include <mpi.h>
 
+#include "mpi_abi_names.h"
 #include "mpi_private.h"
 
 #if defined(MPI_ABI_VERSION)
@@ -35,20 +36,7 @@
 #error "libtopsync-mpi: an mpi.h of Open MPI, of the MPICH family or of the MPI-5 standard ABI"
 #endif
 
-static const struct {
-    const char *what, *library;
-} abis[] = {
-    [TS_MPI_ABI_OPENMPI] = {"Open MPI", "libtopsync-mpi-openmpi.so"},
-    [TS_MPI_ABI_MPICH] = {"MPICH (also Intel MPI, MVAPICH)", "libtopsync-mpi-mpich.so"},
-    [TS_MPI_ABI_STANDARD] = {"MPI-5 standard ABI", "libtopsync-mpi-abi.so"},
-    [TS_MPI_ABI_UNKNOWN] = {"unknown", NULL},
-};
-
-static struct {
-    char path[4096];
-    char soname[4096];
-    enum ts_mpi_abi abi;
-} found;
+static char library_path[4096]; /* the MPI library, as loaded */
 
 #ifdef OMPI_MAJOR_VERSION
 struct ts_ompi_handles ts_ompi;
@@ -102,25 +90,35 @@ static void soname_of(const struct link_map *map, char *out, size_t outlen)
         out[0] = '\0';
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && !strcmp(s + n - m, suffix);
-}
+/* The MPI libraries found so far: each distinct object defining PMPI_Init,
+ * with a handle on it kept open (the MPI stays loaded while we are). */
+struct mpi_list {
+    struct {
+        const void *base;
+        const char *fname;
+        void *handle;
+    } at[8];
+    size_t count;
+};
 
-/* The ABI of one MPI library: by its soname, which is the ABI's promise
- * (MPICH 5's libmpi.so.12 exports the MPI-5 functions too, so symbols do
- * not tell), and for Open MPI by the object behind MPI_COMM_WORLD. */
-static enum ts_mpi_abi abi_of(void *handle, const char *soname)
+/* Note the object that defines `sym` (a PMPI_Init, NULL: none). */
+static void note_definer(struct mpi_list *mpis, const void *sym)
 {
-    if (!strncmp(soname, "libmpi_abi.so", 13))
-        return TS_MPI_ABI_STANDARD;
-    if (dlsym(handle, "ompi_mpi_comm_world"))
-        return TS_MPI_ABI_OPENMPI;
-    if (ends_with(soname, ".so.12") && strstr(soname, "mpi") && !strstr(soname, "fort") &&
-        !strstr(soname, "cxx"))
-        return TS_MPI_ABI_MPICH;
-    return TS_MPI_ABI_UNKNOWN;
+    Dl_info info;
+    if (!sym || !dladdr(sym, &info))
+        return;
+    for (size_t j = 0; j < mpis->count; j++)
+        if (mpis->at[j].base == info.dli_fbase)
+            return;
+    void *own = mpis->count < sizeof mpis->at / sizeof mpis->at[0]
+                    ? dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD)
+                    : NULL;
+    if (own) {
+        mpis->at[mpis->count].base = info.dli_fbase;
+        mpis->at[mpis->count].fname = info.dli_fname;
+        mpis->at[mpis->count].handle = own;
+        mpis->count++;
+    }
 }
 
 /* Before MPI_Init there is no MPI_Abort: the message, then exit status 1. */
@@ -141,84 +139,69 @@ static void bind_once(void)
 {
     struct object_list list = {0};
     dl_iterate_phdr(add_object, &list);
-    /* Every distinct object that defines PMPI_Init is an MPI library. */
-    struct {
-        const void *base;
-        const char *fname;
-        void *handle;
-    } mpis[8];
-    size_t nmpi = 0;
-    for (size_t i = 0; i < list.count + 1; i++) {
-        void *handle = i < list.count ? dlopen(list.names[i], RTLD_LAZY | RTLD_NOLOAD) : NULL;
-        void *sym = i < list.count ? (handle ? dlsym(handle, "PMPI_Init") : NULL)
-                                   : dlsym(RTLD_DEFAULT, "PMPI_Init");
-        Dl_info info;
-        if (!sym || !dladdr(sym, &info)) {
-            if (handle)
-                dlclose(handle);
-            continue;
-        }
-        size_t j = 0;
-        while (j < nmpi && mpis[j].base != info.dli_fbase)
-            j++;
-        if (j == nmpi && nmpi < sizeof mpis / sizeof mpis[0]) {
-            /* a handle on the defining object itself (not on a library that
-             * depends on it), kept open: the MPI stays loaded while we are */
-            void *own = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-            mpis[nmpi].base = info.dli_fbase;
-            mpis[nmpi].fname = info.dli_fname;
-            mpis[nmpi].handle = own;
-            nmpi += own != NULL;
-        }
-        if (handle)
+    /* Every distinct object that defines PMPI_Init is an MPI library; the
+     * global scope's first definer covers the executable (a static MPI). */
+    struct mpi_list mpis = {.count = 0};
+    for (size_t i = 0; i < list.count; i++) {
+        void *handle = dlopen(list.names[i], RTLD_LAZY | RTLD_NOLOAD);
+        if (handle) {
+            note_definer(&mpis, dlsym(handle, "PMPI_Init"));
             dlclose(handle);
-    }
-    for (size_t i = 0; i < list.count; i++)
+        }
         free(list.names[i]);
+    }
     free(list.names);
+    note_definer(&mpis, dlsym(RTLD_DEFAULT, "PMPI_Init"));
 
-    const char *mine = abis[OUR_ABI].library;
-    if (nmpi == 0)
+    const char *mine = ts_mpi_abis[OUR_ABI].library;
+    if (mpis.count == 0)
         refuse("%s is loaded into a process with no MPI library (no PMPI_Init): load it into an "
                "MPI program",
                mine);
-    if (nmpi > 1) {
+    if (mpis.count > 1) {
         char both[8192 - 512] = "";
-        for (size_t j = 0; j < nmpi; j++)
+        for (size_t j = 0; j < mpis.count; j++)
             snprintf(both + strlen(both), sizeof both - strlen(both), "%s%s", j ? " and " : "",
-                     mpis[j].fname);
+                     mpis.at[j].fname);
         refuse("two MPI libraries are loaded into this process: %s. One program, one MPI: check "
                "LD_LIBRARY_PATH and LD_PRELOAD (%s adds none)",
                both, mine);
     }
-    snprintf(found.path, sizeof found.path, "%s", mpis[0].fname);
+    void *mpi = mpis.at[0].handle;
+    snprintf(library_path, sizeof library_path, "%s", mpis.at[0].fname);
+    char soname[4096] = "";
     struct link_map *map = NULL;
-    if (dlinfo(mpis[0].handle, RTLD_DI_LINKMAP, &map) == 0 && map)
-        soname_of(map, found.soname, sizeof found.soname);
-    if (!found.soname[0]) {
-        const char *slash = strrchr(found.path, '/');
-        snprintf(found.soname, sizeof found.soname, "%s", slash ? slash + 1 : found.path);
+    if (dlinfo(mpi, RTLD_DI_LINKMAP, &map) == 0 && map)
+        soname_of(map, soname, sizeof soname);
+    if (!soname[0]) {
+        const char *slash = strrchr(library_path, '/');
+        snprintf(soname, sizeof soname, "%s", slash ? slash + 1 : library_path);
     }
-    found.abi = abi_of(mpis[0].handle, found.soname);
-    if (found.abi != OUR_ABI) {
+    /* by soname, the ABI's promise (MPICH 5's libmpi.so.12 exports the
+     * MPI-5 functions too, so those do not tell); Open MPI also by the
+     * object behind MPI_COMM_WORLD (Open MPI 1.x was libmpi.so.12) */
+    enum ts_mpi_abi abi = ts_mpi_abi_of_soname(soname);
+    if (abi != TS_MPI_ABI_STANDARD && dlsym(mpi, "ompi_mpi_comm_world"))
+        abi = TS_MPI_ABI_OPENMPI;
+    if (abi != OUR_ABI) {
         char which[1024];
-        if (found.abi == TS_MPI_ABI_UNKNOWN)
+        if (abi == TS_MPI_ABI_UNKNOWN)
             snprintf(which, sizeof which,
                      "an MPI whose ABI topsync does not know (soname %s); topsync serves "
                      "Open MPI (libmpi.so.40), the MPICH ABI (libmpi.so.12, libmpich.so.12) "
                      "and the MPI-5 standard ABI (libmpi_abi.so.1)",
-                     found.soname);
+                     soname);
         else
-            snprintf(which, sizeof which, "%s (soname %s): use %s", abis[found.abi].what,
-                     found.soname, abis[found.abi].library);
-        refuse("%s serves %s, but this process's MPI is %s, %s", mine, abis[OUR_ABI].what,
-               found.path, which);
+            snprintf(which, sizeof which, "%s (soname %s): use %s", ts_mpi_abis[abi].what, soname,
+                     ts_mpi_abis[abi].library);
+        refuse("%s serves %s, but this process's MPI is %s, %s", mine, ts_mpi_abis[OUR_ABI].what,
+               library_path, which);
     }
     /* mpi4py and other dlopen()ers load the MPI with RTLD_LOCAL: our calls
      * into it could not resolve. Promote it to the global scope. */
     if (!dlsym(RTLD_DEFAULT, "PMPI_Init") &&
-        !dlopen(found.path, RTLD_LAZY | RTLD_NOLOAD | RTLD_GLOBAL))
-        refuse("cannot make %s's symbols global (%s)", found.path, dlerror());
+        !dlopen(library_path, RTLD_LAZY | RTLD_NOLOAD | RTLD_GLOBAL))
+        refuse("cannot make %s's symbols global (%s)", library_path, dlerror());
 #ifdef OMPI_MAJOR_VERSION
     /* Open MPI's predefined handles are the addresses of its objects: taken
      * here rather than by load-time relocations, which would need the MPI
@@ -232,7 +215,7 @@ static void bind_once(void)
     void *addr[sizeof names / sizeof names[0]];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!(addr[i] = dlsym(RTLD_DEFAULT, names[i])))
-            refuse("%s has no %s: not the Open MPI ABI %s serves", found.path, names[i], mine);
+            refuse("%s has no %s: not the Open MPI ABI %s serves", library_path, names[i], mine);
     ts_ompi = (struct ts_ompi_handles){
         .comm_world = addr[0], .comm_null = addr[1], .type_int = addr[2], .type_char = addr[3],
         .type_byte = addr[4], .op_max = addr[5], .op_sum = addr[6], .info_null = addr[7],
@@ -249,5 +232,5 @@ void ts_mpi_bind(void)
 
 const char *ts_mpi_library(void)
 {
-    return found.path;
+    return library_path;
 }

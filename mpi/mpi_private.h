@@ -14,7 +14,6 @@
  * MPI_Init_thread or MPI_Barrier (whichever comes first; Open MPI's Fortran
  * MPI_INIT calls PMPI_Init). Refuses (stderr, exit 1) a wrong or second
  * MPI. Thread-safe, idempotent; nothing here may use an MPI handle before. */
-enum ts_mpi_abi { TS_MPI_ABI_OPENMPI, TS_MPI_ABI_MPICH, TS_MPI_ABI_STANDARD, TS_MPI_ABI_UNKNOWN };
 void ts_mpi_bind(void);
 /* The MPI library's path as loaded ("" before ts_mpi_bind). */
 const char *ts_mpi_library(void);

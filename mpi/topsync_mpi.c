@@ -257,7 +257,6 @@ int MPI_Barrier(MPI_Comm comm)
  * The MPI-5 standard ABI's C header has no MPI_Fint: its library serves C. */
 static void fortran_barrier(MPI_Fint *comm, MPI_Fint *ierr)
 {
-    ts_mpi_bind();
     int rc = topsync_mpi_barrier(MPI_Comm_f2c(*comm));
     if (ierr)
         *ierr = (MPI_Fint)rc;

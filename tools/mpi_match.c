@@ -2,27 +2,16 @@
  * topsync-info --mpi PROGRAM: which libtopsync-mpi serves a program, read
  * from the MPI library among its DT_NEEDED entries (the ELF file itself,
  * not ldd: nothing of the program is loaded or run). The sonames are the
- * ABIs' promises, as in mpi/mpi_binding.c, which checks the same at run
- * time; docs/design.md section "MPI libraries and ABIs".
+ * ABIs' promises (mpi/mpi_abi_names.h, the table mpi/mpi_binding.c checks
+ * at run time); docs/design.md section "MPI libraries and ABIs".
  */
 #include "mpi_match.h"
+#include "mpi_abi_names.h"
 
 #include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const struct {
-    const char *prefix; /* the soname, up to its version */
-    const char *abi, *library;
-} known[] = {
-    {"libmpi_abi.so.", "the MPI-5 standard ABI", "libtopsync-mpi-abi.so"},
-    {"libmpi.so.40", "Open MPI (4.x, 5.x)", "libtopsync-mpi-openmpi.so"},
-    {"libmpi.so.12", "the MPICH ABI (MPICH 3.1 and later, Intel MPI, MVAPICH)",
-     "libtopsync-mpi-mpich.so"},
-    {"libmpich.so.12", "the MPICH ABI (MPICH as Debian and Ubuntu ship it)",
-     "libtopsync-mpi-mpich.so"},
-};
 
 /* The whole file, at most 1 GiB; NULL with a message on failure. */
 static unsigned char *read_all(const char *path, size_t *len)
@@ -128,7 +117,8 @@ int ts_info_mpi(const char *path, FILE *out)
         fprintf(stderr, "topsync-info: %s: truncated ELF file (string table)\n", path);
         goto out;
     }
-    int matched = -1, mpi_like = 0;
+    enum ts_mpi_abi matched = TS_MPI_ABI_UNKNOWN;
+    int mpi_like = 0;
     fprintf(out, "%s needs:", path);
     for (size_t i = 0; i < ndyn && dyn[i].d_tag != DT_NULL; i++) {
         if (dyn[i].d_tag != DT_NEEDED || dyn[i].d_un.d_val >= strsz)
@@ -137,14 +127,14 @@ int ts_info_mpi(const char *path, FILE *out)
         if (!memchr(name, '\0', strsz - dyn[i].d_un.d_val))
             continue;
         fprintf(out, " %s", name);
-        for (unsigned k = 0; k < sizeof known / sizeof known[0]; k++)
-            if (!strncmp(name, known[k].prefix, strlen(known[k].prefix)) && matched < 0)
-                matched = (int)k;
+        if (matched == TS_MPI_ABI_UNKNOWN)
+            matched = ts_mpi_abi_of_soname(name);
         mpi_like |= !strncmp(name, "libmpi", 6);
     }
     fputc('\n', out);
-    if (matched >= 0) {
-        fprintf(out, "MPI: %s\nuse: %s\n", known[matched].abi, known[matched].library);
+    if (matched != TS_MPI_ABI_UNKNOWN) {
+        fprintf(out, "MPI: %s\nuse: %s\n", ts_mpi_abis[matched].what,
+                ts_mpi_abis[matched].library);
         rc = 0;
     } else if (mpi_like) {
         fprintf(out, "MPI: an MPI library topsync does not know (none of libmpi.so.40, "
