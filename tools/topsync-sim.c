@@ -4,6 +4,7 @@
  *
  *   topsync-sim barrier [--topology STRING | --xml FILE] [--c2c FILE]
  *               [--cross-package-ns NS] [--level-ns LEVEL=NS,...] [--scale X]
+ *               [--mlp K]
  *               --np N [--map-by core|numa|socket] --algorithm NAME|all ...
  *               [--episodes E] [--warmup W] [--seed S] [--wait POLICY]
  *               [--json] [--output FILE]
@@ -50,6 +51,8 @@ static void usage(FILE *f)
         "  --level-ns LIST       per-level latencies of a derived table, e.g. l3=30,machine=150\n"
         "                        (levels: core, l2, l3, numa, package, machine)\n"
         "  --scale X             multiply every latency by X\n"
+        "  --mlp K               misses a core keeps outstanding at once, 1 to %u (default:\n"
+        "                        not known, simulated as 1; docs/model.md section 4)\n"
         "\n"
         "barrier:\n"
         "  --np N                virtual participants, 1 to %u, each on its own PU\n"
@@ -67,7 +70,7 @@ static void usage(FILE *f)
         "levels prints, for each level two CPUs can share, how many pairs of the table\n"
         "share it and their latencies; table writes the model's table as CSV.\n"
         "Exit status: 0, 1 when a simulation fails (its message says why), 2 on bad input.\n",
-        TOPSYNC_MODEL_CROSS_PACKAGE_NS, MAX_NP);
+        TOPSYNC_MODEL_CROSS_PACKAGE_NS, TOPSYNC_MODEL_MAX_MLP, MAX_NP);
 }
 
 static int parse_double(const char *s, double *out, double min, double max)
@@ -167,10 +170,10 @@ static void print_json(FILE *f, const struct record *recs, size_t nrec, unsigned
                    "\"latency_ns\": %.1f, \"iterations\": %llu, \"runs_ns\": [%.1f], "
                    "\"resolved\": \"%s\", \"map_by\": \"%s\", \"fastest_ns\": %.1f, "
                    "\"events\": %llu, \"seed\": %llu, \"sim_seconds\": %.3f, "
-                   "\"model\": \"",
+                   "\"mlp\": %u, \"model\": \"",
                 recs[i].algorithm, np, r->wait, r->latency_ns, (unsigned long long)r->episodes,
                 r->latency_ns, r->resolved, map_by, r->fastest_ns,
-                (unsigned long long)r->events, seed, recs[i].seconds);
+                (unsigned long long)r->events, seed, recs[i].seconds, r->mlp);
         for (const char *c = topsync_model_describe(m->model); *c; c++)
             fprintf(f, *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
         fprintf(f, "\"}%s\n", i + 1 < nrec ? "," : "");
@@ -259,10 +262,13 @@ static int cmd_barrier(struct machine *m, unsigned np, const char *map_arg,
         print_json(stdout, recs, done, np, map_arg, (unsigned long long)so->seed, m);
     } else {
         printf("predicted barrier latency, %u participants, map-by %s, %llu episodes, seed %llu\n"
-               "machine: %s\nmodel: %s\n\n", np, map_arg,
+               "machine: %s\nmodel: %s%s\n\n", np, map_arg,
                (unsigned long long)(so->episodes ? so->episodes : 1000),
                (unsigned long long)so->seed, topsync_topology_source(m->topology),
-               topsync_model_describe(m->model));
+               topsync_model_describe(m->model),
+               topsync_model_mlp(m->model) ? ""
+                                           : " (outstanding misses per core not known: "
+                                             "simulated as 1; see --mlp)");
         printf("  %-24s %-28s %-6s %12s %12s %10s %8s\n", "algorithm", "resolved", "wait",
                "latency ns", "fastest ns", "events", "sim s");
         for (size_t i = 0; i < done; i++)
@@ -417,13 +423,14 @@ int main(int argc, char **argv)
     size_t nnames = 0;
     int json = 0;
     unsigned long long v;
-    enum { O_TOPO = 256, O_XML, O_C2C, O_CROSS, O_LEVELS, O_SCALE, O_NP, O_MAP, O_ALG, O_EPI,
+    enum { O_TOPO = 256, O_XML, O_C2C, O_CROSS, O_LEVELS, O_SCALE, O_MLP, O_NP, O_MAP, O_ALG, O_EPI,
            O_WARM, O_SEED, O_WAIT, O_FAULT, O_JSON, O_OUT, O_HELP };
     static const struct option longopts[] = {
         {"topology", required_argument, 0, O_TOPO}, {"xml", required_argument, 0, O_XML},
         {"c2c", required_argument, 0, O_C2C},
         {"cross-package-ns", required_argument, 0, O_CROSS},
         {"level-ns", required_argument, 0, O_LEVELS}, {"scale", required_argument, 0, O_SCALE},
+        {"mlp", required_argument, 0, O_MLP},
         {"np", required_argument, 0, O_NP},         {"map-by", required_argument, 0, O_MAP},
         {"algorithm", required_argument, 0, O_ALG}, {"episodes", required_argument, 0, O_EPI},
         {"warmup", required_argument, 0, O_WARM},   {"seed", required_argument, 0, O_SEED},
@@ -461,6 +468,14 @@ int main(int argc, char **argv)
                                 "'%s'\n", optarg);
                 return 2;
             }
+            break;
+        case O_MLP:
+            if (parse_u64(optarg, &v, 1, TOPSYNC_MODEL_MAX_MLP)) {
+                fprintf(stderr, "topsync-sim: --mlp takes 1 to %u outstanding misses, not "
+                                "'%s'\n", TOPSYNC_MODEL_MAX_MLP, optarg);
+                return 2;
+            }
+            m.options.mlp = (unsigned)v;
             break;
         case O_NP:
             if (parse_u64(optarg, &v, 1, MAX_NP)) {
@@ -539,7 +554,8 @@ int main(int argc, char **argv)
     /* an option the command does not use is refused, not ignored */
     unsigned machine_opts = 1u << (O_TOPO - O_TOPO) | 1u << (O_XML - O_TOPO) |
                             1u << (O_C2C - O_TOPO) | 1u << (O_CROSS - O_TOPO) |
-                            1u << (O_LEVELS - O_TOPO) | 1u << (O_SCALE - O_TOPO);
+                            1u << (O_LEVELS - O_TOPO) | 1u << (O_SCALE - O_TOPO) |
+                            1u << (O_MLP - O_TOPO);
     unsigned allowed = !strcmp(cmd, "levels")  ? machine_opts | 1u << (O_JSON - O_TOPO)
                        : !strcmp(cmd, "table") ? machine_opts
                                                : ~0u;

@@ -87,7 +87,23 @@ typedef struct topsync_model_options {
     /* Multiply every latency by this (0: 1); for what-if studies and the
      * model's metamorphic tests. */
     double scale;
+    /*
+     * Memory-level parallelism K (docs/model.md, "The cost model"): how
+     * many misses to different lines one core keeps outstanding before it
+     * stalls, 1 to TOPSYNC_MODEL_MAX_MLP; the vendor's figure for the core
+     * (its L1D fill buffers or miss address buffers) when one is
+     * documented. 0: not known (the default). A simulation then runs at
+     * K = 1 unless topsync_sim_options_t.mlp names another, and auto
+     * trusts a prediction only if it holds at every K of
+     * TOPSYNC_MODEL_MLP_RANGE. K = 1 is the model before K existed.
+     */
+    unsigned mlp;
 } topsync_model_options_t;
+
+#define TOPSYNC_MODEL_MAX_MLP 64u
+/* The Ks a core of unknown memory-level parallelism is simulated at. */
+#define TOPSYNC_MODEL_MLP_RANGE {1u, 2u, 4u, 8u, 16u}
+#define TOPSYNC_MODEL_MLP_RANGE_N 5u
 
 typedef struct topsync_model topsync_model_t;
 
@@ -112,6 +128,9 @@ double topsync_model_latency_ns(const topsync_model_t *model, unsigned os_a, uns
  * the closest place they share, named after the highest level with the
  * same cores; -1 when a == b or either is not a PU of the model. */
 int topsync_model_pair_level(const topsync_model_t *model, unsigned os_a, unsigned os_b);
+
+/* The model's memory-level parallelism K; 0 when it is not known. */
+unsigned topsync_model_mlp(const topsync_model_t *model);
 
 /* One line on where the latencies come from, e.g. "c2c table FILE (64 CPUs,
  * per package; 152 ns across packages)" or "derived from levels (...)". */
@@ -141,6 +160,9 @@ typedef struct topsync_sim_options {
     size_t line_size;           /* 0: the topology's largest line */
     topsync_sim_fault_t fault;
     unsigned fault_rank;
+    /* Memory-level parallelism to simulate, 1 to TOPSYNC_MODEL_MAX_MLP;
+     * 0: the model's (1 when the model's is not known). */
+    unsigned mlp;
 } topsync_sim_options_t;
 
 typedef struct topsync_sim_result {
@@ -153,6 +175,7 @@ typedef struct topsync_sim_result {
     uint64_t episodes;    /* timed episodes run */
     char resolved[96];    /* the algorithm as resolved ("topo:numa,socket/global") */
     char wait[8];         /* the wait policy simulated */
+    unsigned mlp;         /* the memory-level parallelism simulated */
 } topsync_sim_result_t;
 
 void topsync_sim_options_init(topsync_sim_options_t *options);

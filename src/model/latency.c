@@ -391,6 +391,10 @@ int topsync_model_create(topsync_model_t **out, const topsync_topology_t *t,
     if (!isfinite(scale) || scale <= 0 || scale > 1e6)
         return ts_fail(EINVAL, "model: scale %g is not valid; valid: 0 (1) or a factor > 0 "
                                "up to 1e6", opts->scale);
+    if (opts->mlp > TOPSYNC_MODEL_MAX_MLP)
+        return ts_fail(EINVAL, "model: memory-level parallelism %u is not valid; valid: 0 (not "
+                               "known) or 1 to %u outstanding misses", opts->mlp,
+                       TOPSYNC_MODEL_MAX_MLP);
     int rc = check_ns("cross_package_ns", opts->cross_package_ns);
     for (int l = 0; l < TOPSYNC_MODEL_NLEVELS && rc == 0; l++)
         rc = check_ns(level_names[l], opts->level_ns[l]);
@@ -402,6 +406,7 @@ int topsync_model_create(topsync_model_t **out, const topsync_topology_t *t,
         return ts_fail(ENOMEM, "out of memory building the model");
     m->topology = t;
     m->pu_limit = t->pu_limit;
+    m->mlp = opts->mlp;
     m->table_index = malloc(m->pu_limit * sizeof *m->table_index);
     m->package = calloc(m->pu_limit, sizeof *m->package);
     if (!m->table_index || !m->package) {
@@ -462,6 +467,11 @@ int topsync_model_create(topsync_model_t **out, const topsync_topology_t *t,
         size_t len = strlen(m->description);
         snprintf(m->description + len, sizeof m->description - len, ", scaled x%g", scale);
     }
+    if (m->mlp) {
+        size_t len = strlen(m->description);
+        snprintf(m->description + len, sizeof m->description - len, ", %u outstanding misses",
+                 m->mlp);
+    }
     *out = m;
     return 0;
 }
@@ -471,6 +481,11 @@ double topsync_model_latency_ns(const topsync_model_t *m, unsigned a, unsigned b
     if (!m || !ts_model_has_pu(m, a) || !ts_model_has_pu(m, b))
         return -1;
     return (double)ts_model_ps(m, a, b) / 1000.0;
+}
+
+unsigned topsync_model_mlp(const topsync_model_t *m)
+{
+    return m ? m->mlp : 0;
 }
 
 const char *topsync_model_describe(const topsync_model_t *m)

@@ -28,6 +28,7 @@ struct topsync_model {
     int *unit[TOPSYNC_MODEL_MACHINE];                  /* [level][pu_limit] */
     topsync_model_level_t *unit_class[TOPSYNC_MODEL_MACHINE]; /* [level][pu_limit] */
     ts_ps level_ps[TOPSYNC_MODEL_NLEVELS];             /* derived tables */
+    unsigned mlp;           /* outstanding misses per core; 0: not known */
     char description[512];
 };
 

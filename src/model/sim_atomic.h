@@ -19,9 +19,13 @@
  *  - The algorithm objects (ts_algo_X) are renamed ts_sim_algo_X, so that
  *    both copies live in one library; sim_barrier.c builds its table of them.
  *
- * Memory orders are accepted and ignored: the simulator executes one event
- * at a time (sequential consistency) in virtual-time order. Weak-memory
- * behaviour is GenMC's to check (tests/genmc), timing is the simulator's.
+ * The simulator executes one event at a time (sequential consistency) in
+ * virtual-time order; weak-memory behaviour is GenMC's to check
+ * (tests/genmc), timing is the simulator's. Memory orders matter only to
+ * the timing of loads: a relaxed load may leave its miss outstanding while
+ * the participant goes on (memory-level parallelism), an acquire load waits
+ * for its line, and atomic_thread_fence (also an event here) waits for
+ * every outstanding miss.
  */
 #ifndef TOPSYNC_SRC_MODEL_SIM_ATOMIC_H
 #define TOPSYNC_SRC_MODEL_SIM_ATOMIC_H
@@ -34,9 +38,10 @@
 #undef atomic_fetch_add_explicit
 #undef atomic_compare_exchange_strong_explicit
 #undef atomic_compare_exchange_weak_explicit
+#undef atomic_thread_fence
 
 #define atomic_load_explicit(p, order)                                                  \
-    ((void)(order), _Generic((p), _Atomic uint32_t *: ts_sim_load)(p))
+    (_Generic((p), _Atomic uint32_t *: ts_sim_load)((p), (order)))
 #define atomic_store_explicit(p, v, order)                                              \
     ((void)(order), _Generic((p), _Atomic uint32_t *: ts_sim_store)((p), (v)))
 #define atomic_exchange_explicit(p, v, order)                                           \
@@ -47,6 +52,7 @@
     ((void)(so), (void)(fo),                                                            \
      _Generic((p), _Atomic uint32_t *: ts_sim_compare_exchange)((p), (e), (d)))
 #define atomic_compare_exchange_weak_explicit atomic_compare_exchange_strong_explicit
+#define atomic_thread_fence(order) ts_sim_fence(order)
 
 /* The out-of-line halves of wait.h, and the algorithm objects. */
 #define ts_wait_slow ts_sim_wait_slow

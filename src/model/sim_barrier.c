@@ -183,6 +183,10 @@ static int check_options(const topsync_model_t *m, unsigned n, const hwloc_const
     if ((unsigned)o->fault > TOPSYNC_SIM_FAULT_SKIP_WAIT)
         return ts_fail(EINVAL, "simulation: fault %d unknown; valid: none, skip-arrival, "
                                "skip-wait", (int)o->fault);
+    if (o->mlp > TOPSYNC_MODEL_MAX_MLP)
+        return ts_fail(EINVAL, "simulation: memory-level parallelism %u; valid: 0 (the "
+                               "model's) or 1 to %u outstanding misses", o->mlp,
+                       TOPSYNC_MODEL_MAX_MLP);
     if (o->fault != TOPSYNC_SIM_FAULT_NONE && o->fault_rank >= n)
         return ts_fail(EINVAL, "simulation: fault on participant %u of %u", o->fault_rank, n);
     hwloc_bitmap_t used = hwloc_bitmap_alloc();
@@ -262,7 +266,9 @@ int topsync_sim_barrier(const topsync_model_t *m, unsigned n, const hwloc_const_
         .model = m, .n = n, .pu = pu, .base = r.b->base, .size = r.b->size,
         .line = r.b->line, .first_touch = first_touch, .seed = opts->seed,
         .fault = opts->fault, .fault_rank = opts->fault_rank, .body = body, .arg = &r,
+        .mlp = opts->mlp ? opts->mlp : m->mlp ? m->mlp : 1,
     };
+    res->mlp = cfg.mlp;
     struct ts_sim_stats stats;
     rc = ts_sim_run(&cfg, &stats);
     if (rc < 0)

@@ -31,7 +31,16 @@
  *  - a waiter whose word is not yet reached parks on the line; the next
  *    write wakes it at the writer's issue time, and its reload then pays
  *    the miss from the new owner. A flag hand-off thus costs the writer's
- *    invalidation plus the reader's fetch.
+ *    invalidation plus the reader's fetch;
+ *  - memory-level parallelism K (the config's mlp): a relaxed load that
+ *    misses does not stall its participant, whose miss stays outstanding
+ *    until its copy arrives, as long as fewer than K are; the K-th stalls
+ *    it until the earliest one's copy arrives. A load of a line whose copy
+ *    is still on its way waits for it; an acquire load waits for its own
+ *    copy (LDAR orders every later load after it); stores, read-modify-
+ *    writes, fences and reading the clock wait for every outstanding miss.
+ *    The value a load returns is the line's at the instant it is issued.
+ *    With K = 1 every miss stalls: the model as it was before K.
  * Latencies come from the model (latency.c), in integer picoseconds.
  */
 #include "sim_engine.h"
@@ -84,6 +93,8 @@ struct proc {
     struct proc *next_parked;
     struct cached *cache; /* open addressing, power-of-two capacity */
     uint32_t cache_cap, cache_used;
+    ts_ps *outstanding;   /* arrival times of misses in flight, [mlp - 1] */
+    unsigned noutstanding;
 };
 
 struct sharer {
@@ -109,6 +120,8 @@ struct sim {
     struct line *lines;
     size_t nlines;
     unsigned line_shift;
+    unsigned mlp;
+    ts_ps *outstanding_pool; /* every participant's outstanding[] */
     struct proc *cur;
     ts_context main_ctx;
     uint64_t rng;
@@ -303,7 +316,49 @@ static void add_sharer(struct sim *s, struct line *l, unsigned rank, ts_ps ready
     l->sharers[l->nsharers++] = (struct sharer){rank, ready};
 }
 
-static void read_line(struct sim *s, struct proc *p, size_t index)
+/* Misses whose copies arrived by the participant's clock are done. */
+static void retire_arrived(struct proc *p)
+{
+    unsigned kept = 0;
+    for (unsigned k = 0; k < p->noutstanding; k++)
+        if (p->outstanding[k] > p->clock)
+            p->outstanding[kept++] = p->outstanding[k];
+    p->noutstanding = kept;
+}
+
+/* Stall until every outstanding miss has its copy. */
+static void drain(struct proc *p)
+{
+    for (unsigned k = 0; k < p->noutstanding; k++)
+        p->clock = max_ps(p->clock, p->outstanding[k]);
+    p->noutstanding = 0;
+}
+
+/* A miss whose copy arrives at `arrival`, by a load that need not wait for
+ * it: outstanding while fewer than K are, else the participant stalls until
+ * the earliest arrives (with K = 1, always: the miss itself). */
+static void leave_outstanding(struct sim *s, struct proc *p, ts_ps arrival)
+{
+    retire_arrived(p);
+    if (p->noutstanding + 1 < s->mlp) {
+        p->outstanding[p->noutstanding++] = arrival;
+        return;
+    }
+    unsigned earliest = p->noutstanding; /* index noutstanding: the new miss */
+    for (unsigned k = 0; k < p->noutstanding; k++)
+        if (p->outstanding[k] < (earliest == p->noutstanding ? arrival
+                                                             : p->outstanding[earliest]))
+            earliest = k;
+    if (earliest == p->noutstanding) {
+        p->clock = max_ps(p->clock, arrival);
+        return;
+    }
+    p->clock = max_ps(p->clock, p->outstanding[earliest]);
+    p->outstanding[earliest] = arrival;
+    retire_arrived(p);
+}
+
+static void read_line(struct sim *s, struct proc *p, size_t index, bool overlap)
 {
     struct line *l = &s->lines[index];
     ts_ps now = p->clock;
@@ -318,14 +373,18 @@ static void read_line(struct sim *s, struct proc *p, size_t index)
         if (at < best)
             best = at;
     }
-    p->clock = best;
     add_sharer(s, l, p->rank, best);
     cache_put(s, p, index, l->gen, best);
+    if (overlap)
+        leave_outstanding(s, p, best);
+    else
+        p->clock = best;
 }
 
 static void write_line(struct sim *s, struct proc *p, size_t index, bool rmw)
 {
     struct line *l = &s->lines[index];
+    drain(p); /* the write is ordered after the participant's loads */
     ts_ps now = p->clock;
     const struct cached *c = cache_get(p, index);
     bool exclusive = l->owner == (int)p->rank && l->nsharers == 0 && !l->parked && c &&
@@ -392,14 +451,14 @@ static bool write_lost(const struct sim *s)
     return s->cfg->fault == TOPSYNC_SIM_FAULT_SKIP_ARRIVAL && s->cur->rank == s->cfg->fault_rank;
 }
 
-uint32_t ts_sim_load(_Atomic uint32_t *word)
+uint32_t ts_sim_load(_Atomic uint32_t *word, memory_order order)
 {
     struct sim *s;
     size_t index;
     if (!simulated(word, &s, &index))
         return atomic_load_explicit(word, memory_order_seq_cst);
     event_begin(s, s->cur);
-    read_line(s, s->cur, index);
+    read_line(s, s->cur, index, order == memory_order_relaxed);
     return atomic_load_explicit(word, memory_order_relaxed); /* one thread: any order */
 }
 
@@ -466,6 +525,17 @@ bool ts_sim_compare_exchange(_Atomic uint32_t *word, uint32_t *expected, uint32_
     return true;
 }
 
+void ts_sim_fence(memory_order order)
+{
+    struct sim *s = current;
+    if (!s || !s->cur) {
+        atomic_thread_fence(order);
+        return;
+    }
+    event_begin(s, s->cur);
+    drain(s->cur);
+}
+
 /* ts_wait_reach's slow path, simulated: the participant spins on its copy,
  * which costs nothing until a write invalidates it; then it reloads. */
 void ts_sim_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
@@ -482,7 +552,8 @@ void ts_sim_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
     if (s->cfg->fault == TOPSYNC_SIM_FAULT_SKIP_WAIT && p->rank == s->cfg->fault_rank)
         return;
     for (;;) {
-        if (ts_reached(ts_sim_load(&w->value), episode))
+        /* acquire, as the real slow path's load */
+        if (ts_reached(ts_sim_load(&w->value, memory_order_acquire), episode))
             return;
         /* parked right after the load, before anybody else runs: no write
          * can fall between the check and the park */
@@ -509,9 +580,14 @@ void ts_sim_futex_wake(_Atomic uint32_t *addr, bool process_shared)
 /* ---------------------------------------------------------------------- */
 /* Running.                                                                 */
 
+/* Reading the clock waits for the outstanding misses, as a timer read
+ * after a barrier's last load does. */
 ts_ps ts_sim_now(void)
 {
-    return current && current->cur ? current->cur->clock : 0;
+    if (!current || !current->cur)
+        return 0;
+    drain(current->cur);
+    return current->cur->clock;
 }
 
 _Noreturn void ts_sim_stop(void)
@@ -562,6 +638,7 @@ static void free_sim(struct sim *s)
     free(s->procs);
     free(s->heap);
     free(s->lines);
+    free(s->outstanding_pool);
 }
 
 /* Apart from start_procs: getcontext (the portable switch) returns twice
@@ -579,6 +656,7 @@ static int start_procs(struct sim *s)
         struct proc *p = &s->procs[r];
         p->rank = r;
         p->pu = c->pu[r];
+        p->outstanding = s->outstanding_pool + (size_t)r * (s->mlp - 1);
         /* a stack with a guard page below it */
         p->stack_map_size = TS_SIM_STACK + page;
         p->stack_map = mmap(NULL, p->stack_map_size, PROT_READ | PROT_WRITE,
@@ -602,9 +680,13 @@ int ts_sim_run(const struct ts_sim_config *c, struct ts_sim_stats *stats)
         return ts_fail(EINVAL, "simulation: a body may not start another simulation");
     if (!c->line || (c->line & (c->line - 1)))
         return ts_fail(EINVAL, "simulation: line size %zu is not a power of two", c->line);
+    if (c->mlp < 1 || c->mlp > TOPSYNC_MODEL_MAX_MLP)
+        return ts_fail(EINVAL, "simulation: memory-level parallelism %u; valid: 1 to %u",
+                       c->mlp, TOPSYNC_MODEL_MAX_MLP);
     struct sim s;
     memset(&s, 0, sizeof s);
     s.cfg = c;
+    s.mlp = c->mlp;
     s.rng = c->seed;
     while ((1ul << s.line_shift) < c->line)
         s.line_shift++;
@@ -612,7 +694,8 @@ int ts_sim_run(const struct ts_sim_config *c, struct ts_sim_stats *stats)
     s.procs = calloc(c->n, sizeof *s.procs);
     s.heap = calloc(c->n, sizeof *s.heap);
     s.lines = calloc(s.nlines, sizeof *s.lines);
-    if (!s.procs || !s.heap || !s.lines) {
+    s.outstanding_pool = calloc((size_t)c->n * (c->mlp - 1) + 1, sizeof *s.outstanding_pool);
+    if (!s.procs || !s.heap || !s.lines || !s.outstanding_pool) {
         free_sim(&s);
         return ts_fail(ENOMEM, "simulation: out of memory for %u participants", c->n);
     }

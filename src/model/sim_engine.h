@@ -23,6 +23,7 @@ struct ts_sim_config {
     uint64_t seed;
     topsync_sim_fault_t fault;
     unsigned fault_rank;
+    unsigned mlp;                /* outstanding misses per participant, >= 1 */
     /* each participant runs body(rank, arg) */
     void (*body)(unsigned rank, void *arg);
     void *arg;

@@ -13,11 +13,15 @@
 struct ts_word;
 struct ts_wait;
 
-uint32_t ts_sim_load(_Atomic uint32_t *word);
+/* A relaxed load may overlap with later ones (memory-level parallelism);
+ * any stronger order waits for its own line before the participant goes on. */
+uint32_t ts_sim_load(_Atomic uint32_t *word, memory_order order);
 void ts_sim_store(_Atomic uint32_t *word, uint32_t value);
 uint32_t ts_sim_exchange(_Atomic uint32_t *word, uint32_t value);
 uint32_t ts_sim_fetch_add(_Atomic uint32_t *word, uint32_t add);
 bool ts_sim_compare_exchange(_Atomic uint32_t *word, uint32_t *expected, uint32_t desired);
+/* Any fence waits for the participant's outstanding misses. */
+void ts_sim_fence(memory_order order);
 
 /* The simulated halves of wait.c: parking on a line instead of spinning,
  * and the futex calls, which never happen (nobody sleeps in the model). */
