@@ -337,6 +337,23 @@ static int spin_from_env(long *out)
     return 0;
 }
 
+/* TOPSYNC_POLL: how a leader waits for its members (ts_wait_all): scan
+ * (the default) or ordered; *ordered is false when unset. */
+static int poll_from_env(bool *ordered)
+{
+    const char *v = ts_getenv("TOPSYNC_POLL");
+    *ordered = false;
+    if (!v || !strcmp(v, "scan"))
+        return 0;
+    if (!strcmp(v, "ordered")) {
+        *ordered = true;
+        return 0;
+    }
+    return ts_fail(EINVAL, "TOPSYNC_POLL='%s' is not valid; valid: scan (read every member "
+                           "on each pass, the default), ordered (wait for one member after "
+                           "another)", v);
+}
+
 /* TOPSYNC_TIMEOUT: seconds (0: none); *out is 0 when unset. */
 static int timeout_from_env(double *out)
 {
@@ -369,6 +386,9 @@ int topsync_environment_check(void)
         return -EINVAL;
     double timeout;
     if (timeout_from_env(&timeout) < 0)
+        return -EINVAL;
+    bool ordered;
+    if (poll_from_env(&ordered) < 0)
         return -EINVAL;
     if (ts_auto_steps_check() < 0)
         return -EINVAL;
@@ -474,6 +494,10 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
     rc = spin_from_env(&spin);
     if (rc < 0)
         return rc;
+    bool ordered_poll;
+    rc = poll_from_env(&ordered_poll);
+    if (rc < 0)
+        return rc;
     double timeout = opts->timeout_seconds;
     bool timeout_by_env = timeout == 0;
     if (timeout != timeout || timeout > 1e6)
@@ -528,6 +552,7 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
     b->level_mask = r.alg.level_mask;
     b->tree_release = r.alg.tree_release;
     wait_settings(&b->wait, &r, opts->process_shared != 0, spin);
+    b->wait.ordered_poll = ordered_poll;
     b->timeout_seconds = timeout;
     b->timeout_from_env = timeout_by_env;
     b->wait.timeout_ns = timeout > 0 ? (uint64_t)(timeout * 1e9) + 1 : 0;

@@ -11,7 +11,7 @@
  * block, written by its wake-up parent.
  *
  * Ordering: a child's ts_publish(arrival slot) pairs with the parent's
- * ts_wait_reach(slot), so the root has acquired everybody's writes
+ * ts_wait_all over its slots, so the root has acquired everybody's writes
  * (transitively through the tree); each ts_publish(wake-up of child) pairs
  * with that child's ts_wait_reach(own wake-up word), passing it all down.
  *
@@ -63,8 +63,8 @@ static int setup(topsync_barrier_t *b)
 static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
 {
     const struct role *role = &((const struct role *)b->roles)[rank];
-    for (unsigned c = 0; c < role->nchildren; c++)
-        ts_wait_reach(role->child_slots[c], episode, &b->wait); /* pairs with the child's publish */
+    /* acquire: pairs with each child's publish */
+    ts_wait_all((ts_word *const *)role->child_slots, role->nchildren, episode, &b->wait);
     if (role->parent_slot) {
         ts_publish(role->parent_slot, episode, &b->wait); /* pairs with the parent's wait */
         ts_wait_reach(role->wakeup, episode, &b->wait);   /* pairs with the waker's publish */

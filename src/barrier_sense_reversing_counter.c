@@ -6,8 +6,11 @@
  * then publishes the episode in the global release word that everybody
  * else polls. No atomic read-modify-write at all, O(P) reads by the root.
  *
+ * The root scans the arrival words (ts_wait_all), so that its misses
+ * overlap on a core that can.
+ *
  * Ordering: each ts_publish(arrival) (release) pairs with the root's
- * ts_wait_reach(arrival) (acquire); the root's ts_publish(release) pairs with
+ * ts_wait_all over them (acquire fence); the root's ts_publish(release) pairs with
  * the others' ts_wait_reach(release): happens-before is transitive through
  * the root.
  *
@@ -40,8 +43,7 @@ static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
         ts_wait_reach(release, episode, &b->wait);     /* pairs with the root's publish */
         return;
     }
-    for (unsigned r = 1; r < b->n; r++)
-        ts_wait_reach(arrivals[r], episode, &b->wait); /* pairs with r's publish */
+    ts_wait_all(arrivals + 1, b->n - 1, episode, &b->wait); /* pairs with each r's publish */
     ts_publish(release, episode, &b->wait);            /* pairs with the others' wait */
 }
 

@@ -12,12 +12,18 @@
  * root taking P remote misses serially and P writers taking one each in
  * parallel.
  *
- * Ordering: ts_publish(gather[r]) pairs with the root's ts_wait_reach on it;
+ * The root scans the gather flags (ts_wait_all), overlapping its misses.
+ *
+ * Ordering: ts_publish(gather[r]) pairs with the root's ts_wait_all over
+ * them (its acquire fence);
  * the root's ts_publish(release) pairs with every other ts_wait_reach(release).
  *
  * Global block: line 1 = release flag, line 1 + r = gather flag of rank r.
  */
+#include <stdlib.h>
+
 #include "barrier_private.h"
+#include "error.h"
 
 enum { LINE_RELEASE = 1 };
 
@@ -31,6 +37,18 @@ static inline ts_word *gather_flag(topsync_barrier_t *b, unsigned rank)
     return ts_global_line(b, 1 + rank);
 }
 
+/* The root's list of gather flags 1..n-1, for ts_wait_all. */
+static int setup(topsync_barrier_t *b)
+{
+    ts_word **flags = malloc((b->n > 1 ? b->n - 1 : 1) * sizeof *flags);
+    if (!flags)
+        return ts_fail(ENOMEM, "out of memory");
+    for (unsigned r = 1; r < b->n; r++)
+        flags[r - 1] = gather_flag(b, r);
+    b->roles = flags;
+    return 0;
+}
+
 static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
 {
     ts_word *release = ts_global_line(b, LINE_RELEASE);
@@ -39,16 +57,16 @@ static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
         ts_wait_reach(release, episode, &b->wait);           /* pairs with the root's publish */
         return;
     }
-    for (unsigned r = 1; r < b->n; r++)
-        ts_wait_reach(gather_flag(b, r), episode, &b->wait); /* pairs with r's publish */
-    ts_publish(release, episode, &b->wait);                  /* pairs with the others' wait */
+    ts_word **flags = b->roles;
+    ts_wait_all(flags, b->n - 1, episode, &b->wait); /* pairs with each r's publish */
+    ts_publish(release, episode, &b->wait);          /* pairs with the others' wait */
 }
 
 const ts_algorithm ts_algo_sense_reversing_gr = {
     .name = "sense-reversing-gr",
     .global_lines = global_lines,
     .rank_lines_fixed = 1,
-    .setup = NULL,
+    .setup = setup,
     .reset_counters = NULL,
     .wait = wait,
 };

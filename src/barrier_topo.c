@@ -25,8 +25,13 @@
  *    of its groups poll their leader's word. The release descends the same
  *    hierarchy the arrival climbed, and each line is read inside its group.
  *
+ * A leader waits for the members of a group as the paper's does: it scans
+ * every member's word on each pass, so that their misses overlap
+ * (ts_wait_all), where a loop of one wait per member would take them one
+ * after another.
+ *
  * Ordering: a member's ts_publish(arrival) pairs with its leader's
- * ts_wait_reach(arrival), so rank 0 has, through the chain of leaders,
+ * ts_wait_all over the arrivals (its acquire fence), so rank 0 has, through the chain of leaders,
  * acquired everybody's writes before releasing; each release ts_publish
  * pairs with the ts_wait_reach of those who poll it, and, in tree mode, each
  * leader only republishes after acquiring its own leader's word.
@@ -119,8 +124,8 @@ static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
     const struct role *role = &((const struct role *)b->roles)[rank];
     for (unsigned g = 0; g < role->nled; g++) {
         const struct led_group *lg = &role->led[g];
-        for (unsigned m = 0; m < lg->nmembers; m++)
-            ts_wait_reach(lg->arrivals[m], episode, &b->wait); /* pairs with the member's publish */
+        /* acquire: pairs with each member's publish */
+        ts_wait_all(lg->arrivals, lg->nmembers, episode, &b->wait);
     }
     if (role->arrival) {
         ts_publish(role->arrival, episode, &b->wait);         /* pairs with my leader's wait */

@@ -14,7 +14,9 @@
  * words deliberately share their parent's line (the parent polls one line).
  *
  * Wait policy. spin: pause in a loop. yield: spin a while, then sched_yield()
- * in a loop. block: spin, yield a few times, then sleep on a futex.
+ * in a loop. block: spin, yield a few times, then sleep on a futex. A
+ * leader waiting for many words scans them all (ts_wait_all) and enters
+ * the policy's wait only when a whole scan saw no new arrival.
  *
  * Blocking without losing a wake-up, and without a fence on the fast path:
  *
@@ -84,6 +86,9 @@ typedef struct ts_wait {
     unsigned npeers;
     int (*idle)(void *);       /* NULL: none; non-zero return: unwind */
     void *idle_arg;
+    /* ts_wait_all waits for one word after another (TOPSYNC_POLL=ordered)
+     * instead of scanning them all (the default) */
+    bool ordered_poll;
 } ts_wait;
 
 /*
@@ -138,6 +143,59 @@ static inline void ts_wait_reach(ts_word *w, uint32_t episode, const ts_wait *po
     if (ts_reached(atomic_load_explicit(&w->value, memory_order_acquire), episode))
         return;
     ts_wait_slow(w, episode, policy);
+}
+
+/*
+ * Wait until every word of words[0..n) has reached `episode`: a leader
+ * waiting for its members (the paper's leader loop, design.md section 2).
+ * Each pass reads, with relaxed loads, the first word not yet seen reached
+ * and every word after it, so that a core overlaps their misses instead of
+ * taking them one after another (the words seen reached stay valid in its
+ * cache: re-reading them is a hit). A pass that saw no new arrival hands
+ * the first missing word to the wait policy (ts_wait_slow: spin, yield,
+ * sleep), and scanning resumes once it has arrived.
+ *
+ * Acquire: the fence after the last word was seen reached pairs with the
+ * release in each publisher's ts_publish(); the relaxed loads before it
+ * read those releases' values, so everything each publisher did before
+ * publishing is visible after return.
+ *
+ * With policy->ordered_poll: ts_wait_reach on one word after another, one
+ * acquire load each (topsync's loop before the scan, kept to measure it).
+ */
+static inline void ts_wait_all(ts_word *const *words, unsigned n, uint32_t episode,
+                               const ts_wait *policy)
+{
+    if (policy->ordered_poll) {
+        for (unsigned i = 0; i < n; i++)
+            ts_wait_reach(words[i], episode, policy); /* pairs with words[i]'s publish */
+        return;
+    }
+    unsigned first = 0; /* words[0..first) were seen reached */
+    unsigned seen = 0;  /* arrivals counted by the last pass */
+    for (;;) {
+        /* relaxed: ordered by the fence below */
+        while (first < n &&
+               ts_reached(atomic_load_explicit(&words[first]->value, memory_order_relaxed),
+                          episode))
+            first++;
+        if (first == n)
+            break;
+        unsigned arrived = first;
+        for (unsigned i = first + 1; i < n; i++) /* relaxed: ordered by the fence below */
+            arrived += ts_reached(atomic_load_explicit(&words[i]->value, memory_order_relaxed),
+                                  episode);
+        if (arrived > seen) {
+            seen = arrived;
+            continue;
+        }
+        /* no progress: the policy's wait, which returns once the word has
+         * reached the episode */
+        ts_wait_slow(words[first], episode, policy);
+        first++;
+    }
+    /* acquire: pairs with the release store/exchange of every word's ts_publish() */
+    atomic_thread_fence(memory_order_acquire);
 }
 
 /*

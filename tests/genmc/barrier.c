@@ -13,7 +13,8 @@
  *  - no thread waits forever (--check-liveness).
  * Weakened variant: -DWEAKEN_IN=<function> (genmc_shim.h) relaxes the
  * orderings of one function of the algorithm; GenMC must report a race or a
- * failed assertion.
+ * failed assertion (-DWEAKEN_IN=ts_wait_all -DWEAKEN_FENCES_ONLY: the
+ * leader's scan without its acquire fence).
  */
 #include "genmc_shim.h"
 
@@ -65,7 +66,26 @@
 
 /* The "topo" algorithm takes its groups from groups.c; this harness gives
  * it a fixed two-level hierarchy instead: {0, 1} led by 0, then {0, 2}
- * (TOP) led by 0 (with N == 2: {0, 1} only). */
+ * (TOP) led by 0 (with N == 2: {0, 1} only). -DTOPO_FLAT: one group of
+ * all N led by 0, whose leader scans N - 1 members at once (ts_wait_all). */
+#ifdef TOPO_FLAT
+int topsync_groups_of_rank(const topsync_groups_t *g, unsigned rank, unsigned *idx, unsigned max)
+{
+    (void)g, (void)rank, (void)max;
+    idx[0] = 0;
+    return 1;
+}
+
+int topsync_groups_get(const topsync_groups_t *g, unsigned index, topsync_group_info_t *info)
+{
+    static const unsigned all[] = {0, 1, 2};
+    (void)g, (void)index;
+    info->leader = 0;
+    info->nmembers = N;
+    info->members = all;
+    return 0;
+}
+#else
 int topsync_groups_of_rank(const topsync_groups_t *g, unsigned rank, unsigned *idx, unsigned max)
 {
     (void)g;
@@ -88,6 +108,7 @@ int topsync_groups_get(const topsync_groups_t *g, unsigned index, topsync_group_
     info->members = index == 0 ? first : top;
     return 0;
 }
+#endif
 
 static topsync_barrier_t barrier;
 static unsigned char segment[(N + 1) * 8 * LINE] __attribute__((aligned(64)));
@@ -115,6 +136,9 @@ int main(void)
      * loops before it only multiply the executions) */
     barrier.wait.spin_iterations = 0;
     barrier.wait.yield_iterations = 0;
+#ifdef ORDERED_POLL /* TOPSYNC_POLL=ordered: one acquire wait per member */
+    barrier.wait.ordered_poll = true;
+#endif
     barrier.line = LINE;
     barrier.base = segment;
     unsigned global = ts_algo_global_lines(&barrier), rank_lines = ts_algo_rank_lines(&barrier);

@@ -253,6 +253,101 @@ static double predict(const struct machine *mc, const char *alg, unsigned episod
     return rc < 0 ? -1 : r.latency_ns;
 }
 
+static double predict_mlp(const struct machine *mc, const char *alg, unsigned mlp)
+{
+    topsync_sim_options_t o;
+    topsync_sim_options_init(&o);
+    o.episodes = 200;
+    o.seed = 5;
+    o.mlp = mlp;
+    topsync_sim_result_t r;
+    int rc = simulate(mc, alg, &o, &r);
+    if (rc < 0)
+        fprintf(stderr, "%s at K %u: %s\n", alg, mlp, topsync_error_message());
+    CHECK_EQ(rc, 0);
+    CHECK_EQ(r.mlp, mlp ? mlp : topsync_model_mlp(mc->model) ? topsync_model_mlp(mc->model) : 1);
+    return rc < 0 ? -1 : r.latency_ns;
+}
+
+/* Memory-level parallelism (docs/model.md, "The cost model"). */
+static void test_mlp(void)
+{
+    const char *c2c = write_table("mlp.csv", 32, uniform_table);
+    struct machine mc = {synthetic("pack:1 core:32 pu:1"), NULL, NULL, 0};
+    mc.model = model_of(mc.topo, c2c, 0);
+    place(&mc, 32, TOPSYNC_MAP_BY_CORE);
+    CHECK_EQ(topsync_model_mlp(mc.model), 0);
+    for (size_t a = 0; a < NALG; a++) {
+        /* K not known: simulated at 1, the model as it was before K */
+        double k1 = predict_mlp(&mc, algorithms[a], 1);
+        CHECK(predict_mlp(&mc, algorithms[a], 0) == k1);
+        double k16 = predict_mlp(&mc, algorithms[a], 16);
+        if (!strcmp(algorithms[a], "dissemination") || !strcmp(algorithms[a], "tournament") ||
+            !strcmp(algorithms[a], "combining-tree") || !strcmp(algorithms[a], "sense-reversing")) {
+            /* no relaxed load: every miss waits for its line at any K */
+            CHECK(k16 == k1);
+        } else if (!strcmp(algorithms[a], "sense-reversing-counter") ||
+                   !strcmp(algorithms[a], "sense-reversing-gr") ||
+                   !strncmp(algorithms[a], "topo", 4)) {
+            /* a root scanning 31 words overlaps their misses */
+            if (!(k16 < 0.7 * k1))
+                fprintf(stderr, "%s: K 1 %.1f ns, K 16 %.1f ns\n", algorithms[a], k1, k16);
+            CHECK(k16 < 0.7 * k1);
+        }
+        CHECK(k16 > 0 && k16 <= k1 * 1.01);
+    }
+    /* the old loop, one acquire wait per member: nothing to overlap */
+    setenv("TOPSYNC_POLL", "ordered", 1);
+    double ordered1 = predict_mlp(&mc, "sense-reversing-counter", 1);
+    CHECK(predict_mlp(&mc, "sense-reversing-counter", 16) == ordered1);
+    CHECK(predict_mlp(&mc, "topo", 8) == predict_mlp(&mc, "topo", 1));
+    setenv("TOPSYNC_POLL", "sideways", 1);
+    topsync_sim_result_t r;
+    CHECK_EQ(simulate(&mc, "topo", NULL, &r), -EINVAL);
+    CHECK_MSG("TOPSYNC_POLL='sideways' is not valid; valid: scan");
+    unsetenv("TOPSYNC_POLL");
+
+    /* a model that knows its K: the simulation's default, overridable */
+    struct machine known = {synthetic("pack:1 core:32 pu:1"), NULL, NULL, 0};
+    topsync_model_options_t o;
+    topsync_model_options_init(&o);
+    o.c2c_path = c2c;
+    o.mlp = 4;
+    CHECK_EQ(topsync_model_create(&known.model, known.topo, &o), 0);
+    CHECK_EQ(topsync_model_mlp(known.model), 4);
+    CHECK(strstr(topsync_model_describe(known.model), "4 outstanding misses") != NULL);
+    place(&known, 32, TOPSYNC_MAP_BY_CORE);
+    CHECK(predict_mlp(&known, "sense-reversing-gr", 0) == predict_mlp(&mc, "sense-reversing-gr", 4));
+    CHECK(predict_mlp(&known, "sense-reversing-gr", 1) == predict_mlp(&mc, "sense-reversing-gr", 1));
+    /* the invariant holds, and the faults are caught, at any K */
+    topsync_sim_options_t so;
+    topsync_sim_options_init(&so);
+    so.episodes = 50;
+    so.mlp = 8;
+    for (size_t a = 0; a < NALG; a++) {
+        so.fault = TOPSYNC_SIM_FAULT_NONE;
+        CHECK_EQ(simulate(&known, algorithms[a], &so, &r), 0);
+        so.fault = TOPSYNC_SIM_FAULT_SKIP_WAIT;
+        so.fault_rank = 7;
+        CHECK_EQ(simulate(&known, algorithms[a], &so, &r), -EPROTO);
+        so.fault = TOPSYNC_SIM_FAULT_SKIP_ARRIVAL;
+        int rc = simulate(&known, algorithms[a], &so, &r);
+        CHECK(rc == -EDEADLK || rc == -EPROTO);
+    }
+    /* bad values */
+    so.fault = TOPSYNC_SIM_FAULT_NONE;
+    so.mlp = TOPSYNC_MODEL_MAX_MLP + 1;
+    CHECK_EQ(simulate(&known, "mcs", &so, &r), -EINVAL);
+    CHECK_MSG("memory-level parallelism 65; valid: 0 (the model's) or 1 to 64");
+    topsync_model_t *bad = (topsync_model_t *)1;
+    o.mlp = 1000;
+    CHECK_EQ(topsync_model_create(&bad, known.topo, &o), -EINVAL);
+    CHECK(bad == NULL);
+    CHECK_MSG("memory-level parallelism 1000 is not valid; valid: 0 (not known) or 1 to 64");
+    drop(&known);
+    drop(&mc);
+}
+
 static void test_determinism_and_scale(void)
 {
     struct machine one = {synthetic("pack:2 numa:2 l3:1 core:8 pu:1"), NULL, NULL, 0};
@@ -410,6 +505,7 @@ int main(void)
     test_tables();
     test_levels();
     test_determinism_and_scale();
+    test_mlp();
     test_uniform_table();
     test_faults();
     test_errors();
