@@ -44,14 +44,27 @@ def write_table(path, m):
 
 
 # Each machine: its table, the topology of the whole machine (what the
-# forward predictions run on), and the topology of what the table covers
-# when that is one package (what `topsync-sim levels` classes its pairs on).
+# forward predictions run on), the topology of what the table covers when
+# that is one package (what `topsync-sim levels` classes its pairs on), and
+# its cores' memory-level parallelism: "mlp", the outstanding L1D misses the
+# vendor documents for the core (fill buffers, miss address buffers), with
+# "mlp_source" naming the document; None where no vendor figure was found,
+# and the predictions are then ranges over K (docs/model.md section 4).
+# None was found for any of the four: searched 2026-11 for the Intel 64
+# and IA-32 Optimization Reference Manual's Skylake-SP fill buffers, AMD's
+# Software Optimization Guide for Family 17h (Zen 2) miss address buffers,
+# Arm's Neoverse N1 Software Optimization Guide, and HiSilicon's TSV110; the
+# only figure met (10 fill buffers, Nehalem to Haswell) is a forum's, for
+# other cores. A figure is never taken from agreement with the paper.
+NOT_FOUND = "no vendor figure found"
 MACHINES = {
     "kunpeng920": {
         "name": "2 x HiSilicon Kunpeng 920-6426 (the paper's server)",
         "c2c": os.path.join(C2C, "hisilicon-kunpeng-920-6426.csv"),
         "topology": "pack:2 numa:2 l3:1 core:32 pu:1",
         "table_topology": "pack:1 numa:2 l3:1 core:32 pu:1",
+        "mlp": None,
+        "mlp_source": NOT_FOUND,
     },
     "epyc7742": {
         "name": "2 x AMD EPYC 7742 (NPS1)",
@@ -59,18 +72,24 @@ MACHINES = {
         "topology": "pack:2 numa:1 l3:16 core:4 pu:2(indexes=%s)" % smt_indexes(128, 128),
         # socket 1's block, renumbered (see epyc_package_table)
         "table_topology": "pack:1 numa:1 l3:16 core:4 pu:2(indexes=%s)" % smt_indexes(64, 64),
+        "mlp": None,
+        "mlp_source": NOT_FOUND,
     },
     "xeon6242": {
         "name": "2 x Intel Xeon Gold 6242",
         "c2c": os.path.join(C2C, "dual-intel-xeon-gold-6242.csv"),
         "topology": "pack:2 numa:1 l3:1 core:16 pu:2(indexes=%s)" % smt_indexes(32, 32),
         "table_topology": "pack:2 numa:1 l3:1 core:16 pu:2(indexes=%s)" % smt_indexes(32, 32),
+        "mlp": None,
+        "mlp_source": NOT_FOUND,
     },
     "graviton2": {
         "name": "AWS Graviton2",
         "c2c": os.path.join(C2C, "aws-graviton2.csv"),
         "topology": "pack:1 numa:1 l3:1 core:64 pu:1",
         "table_topology": "pack:1 numa:1 l3:1 core:64 pu:1",
+        "mlp": None,
+        "mlp_source": NOT_FOUND,
     },
 }
 

@@ -14,9 +14,15 @@ usage: model_validate.py BUILD_DIR [--out DIR] [--seeds K] [--reps R]
 3. The paper's Fig. 6: 128 processes on two, 10 algorithms x 3 mappings;
    across packages the documented assumption (TOPSYNC_MODEL_CROSS_PACKAGE_NS,
    docs/model.md section 2), never a fitted figure.
+   Parts 2 and 3 run at every memory-level parallelism K of MLP_RANGE (the
+   TSV110 core's is not documented), and a table puts both figures side by
+   side per K, so that a gain on one cannot hide a loss on the other.
 4. Forward: the same 10 algorithms (and topsync's default topo forms) on the
    dual EPYC 7742, dual Xeon Gold 6242 and Graviton2, every core, each
-   mapping; a table and docs/model-forward.png.
+   mapping; a table and docs/model-forward.png. A machine whose vendor
+   documents its cores' outstanding L1D misses is predicted at that K
+   (model_machines.MACHINES[...]["mlp"], with its source); the others as
+   the range over MLP_RANGE.
 
 Each prediction is the median over K seeds (default 5) of 1000 episodes.
 The report goes to OUT/validation.md (default out/model); --update-docs
@@ -27,6 +33,7 @@ computed now, so that the document follows every change to an algorithm
 or to the model (test model.sim_paper). Part 1 and the timings are
 measurements of the machine that runs the script, in blocks of their own.
 """
+import concurrent.futures
 import json
 import math
 import os
@@ -61,6 +68,9 @@ FIG6 = {  # algorithm: (map-by core, numa, socket)
 PAPER_NAME = {"topo:numa,socket/global": "topo-NUMA-SOCKET", "topo:numa/global": "topo-NUMA",
               "topo:socket/global": "topo-SOCKET"}
 MAPPINGS = ("core", "numa", "socket")
+# TOPSYNC_MODEL_MLP_RANGE (include/topsync/model.h): the Ks of a core whose
+# outstanding misses are not documented
+MLP_RANGE = (1, 2, 4, 8, 16)
 FORWARD_EXTRA = ["topo", "topo/tree"]  # topsync's default form: every active level
 
 
@@ -101,21 +111,32 @@ class Sim:
         self.exe = os.path.join(build, "tools", "topsync-sim")
         self.seeds = seeds
         self.seconds = []
+        # one simulation per CPU at a time: the simulator is single-threaded
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
 
-    def predict(self, machine_args, np, map_by, algorithms, wait="spin"):
-        """{algorithm: (median latency ns over the seeds, resolved)}"""
-        per = {a: [] for a in algorithms}
+    def predict(self, machine_args, np, map_by, algorithms, wait="spin", mlp=1):
+        """{algorithm: (median latency ns over the seeds, resolved)} at K = mlp"""
+        return self.sweep(machine_args, np, map_by, algorithms, (mlp,), wait)[mlp]
+
+    def sweep(self, machine_args, np, map_by, algorithms, ks=MLP_RANGE, wait="spin"):
+        """{K: predict(...) at K} for every K of ks, all seeds of all Ks at once"""
+        jobs = []
+        for k in ks:
+            for seed in range(1, self.seeds + 1):
+                cmd = [self.exe, "barrier", *machine_args, "--np", str(np), "--map-by", map_by,
+                       "--seed", str(seed), "--wait", wait, "--mlp", str(k), "--json"]
+                for a in algorithms:
+                    cmd += ["--algorithm", a]
+                jobs.append((k, cmd))
+        per = {k: {a: [] for a in algorithms} for k in ks}
         resolved = {}
-        for seed in range(1, self.seeds + 1):
-            cmd = [self.exe, "barrier", *machine_args, "--np", str(np), "--map-by", map_by,
-                   "--seed", str(seed), "--wait", wait, "--json"]
-            for a in algorithms:
-                cmd += ["--algorithm", a]
-            for rec in json.loads(run(cmd)):
-                per[rec["algorithm"]].append(rec["latency_ns"])
+        for (k, _), out in zip(jobs, self.pool.map(run, [cmd for _, cmd in jobs])):
+            for rec in json.loads(out):
+                per[k][rec["algorithm"]].append(rec["latency_ns"])
                 resolved[rec["algorithm"]] = rec["resolved"]
                 self.seconds.append((np, rec["sim_seconds"]))
-        return {a: (statistics.median(v), resolved[a]) for a, v in per.items()}
+        return {k: {a: (statistics.median(v), resolved[a]) for a, v in per[k].items()}
+                for k in ks}
 
 
 def kunpeng_args():
@@ -167,65 +188,100 @@ def this_machine(build, out, sim, reps):
     return "\n".join(lines), {"ratios": ratios_by_alg, "spearman": rhos}
 
 
+def fmt_range(values, digits=2):
+    """"lo-hi" of the values (one figure when they agree at that precision)"""
+    lo, hi = f"{min(values):.{digits}f}", f"{max(values):.{digits}f}"
+    return lo if lo == hi else f"{lo}-{hi}"
+
+
 def fig4(sim):
-    pred = sim.predict(kunpeng_args(), 64, "core", list(FIG4))
     algs = list(FIG4)
-    p = [pred[a][0] / 1000 for a in algs]
+    sweep = sim.sweep(kunpeng_args(), 64, "core", algs)
     q = [FIG4[a] for a in algs]
-    rho = spearman(p, q)
-    ratios = [x / y for x, y in zip(p, q)]
+    per_k = {}
+    for k, pred in sweep.items():
+        p = [pred[a][0] / 1000 for a in algs]
+        ratios = [x / y for x, y in zip(p, q)]
+        per_k[k] = {"spearman": spearman(p, q), "median": statistics.median(ratios),
+                    "worst": worst(ratios), "pred": dict(zip(algs, p)),
+                    "fastest": min(algs, key=lambda a: pred[a][0])}
     lines = ["### 2. Fig. 4: 64 processes on one Kunpeng 920-6426\n",
-             "| algorithm | predicted us | published us | ratio | predicted rank | published rank |",
-             "|---|---:|---:|---:|---:|---:|"]
-    rp, rq = ranks(p), ranks(q)
+             "Predicted us at each memory-level parallelism K (section 4); the TSV110 "
+             "core's is not documented, so no K is the machine's.\n",
+             "| algorithm | " + " | ".join(f"K={k}" for k in MLP_RANGE) +
+             " | published us | published rank |",
+             "|---|" + "---:|" * (len(MLP_RANGE) + 2)]
+    rq = ranks(q)
     for i, a in enumerate(algs):
-        lines.append(f"| {a} | {p[i]:.2f} | {q[i]:.2f} | {ratios[i]:.2f} | {rp[i]:g} | "
-                     f"{rq[i]:g} |")
-    lines += ["", f"- Spearman: **{rho:.2f}**; ratio predicted / published: median "
-                  f"**{statistics.median(ratios):.2f}**, worst **{worst(ratios):.2f}** "
-                  f"({algs[ratios.index(worst(ratios))]})", ""]
-    return "\n".join(lines), {"spearman": rho, "median": statistics.median(ratios),
-                              "worst": worst(ratios), "pred": dict(zip(algs, p))}
+        lines.append(f"| {a} | " + " | ".join(f"{per_k[k]['pred'][a]:.2f}" for k in MLP_RANGE) +
+                     f" | {q[i]:.2f} | {rq[i]:g} |")
+    lines += ["", "| K | Spearman | median ratio predicted / published | worst |",
+              "|---:|---:|---:|---:|"]
+    for k in MLP_RANGE:
+        r = per_k[k]
+        lines.append(f"| {k} | {r['spearman']:.2f} | {r['median']:.2f} | {r['worst']:.2f} |")
+    lines.append("")
+    return "\n".join(lines), per_k
 
 
 def fig6(sim):
     algs = list(FIG6)
-    pred = {m: sim.predict(kunpeng_args(), 128, m, algs) for m in MAPPINGS}
+    sweeps = {m: sim.sweep(kunpeng_args(), 128, m, algs) for m in MAPPINGS}
+    per_k = {}
+    for k in MLP_RANGE:
+        p_all, q_all = [], []
+        for a in algs:
+            for i, m in enumerate(MAPPINGS):
+                p_all.append(sweeps[m][k][a][0] / 1000)
+                q_all.append(FIG6[a][i])
+        ratios = [x / y for x, y in zip(p_all, q_all)]
+        per_k[k] = {
+            "spearman": spearman(p_all, q_all),
+            "per_mapping": {m: spearman([sweeps[m][k][a][0] for a in algs],
+                                        [FIG6[a][i] for a in algs])
+                            for i, m in enumerate(MAPPINGS)},
+            "median": statistics.median(ratios), "worst": worst(ratios),
+            "fastest": {m: min(algs, key=lambda a: sweeps[m][k][a][0]) for m in MAPPINGS}}
     lines = ["### 3. Fig. 6: 128 processes on two Kunpeng 920-6426\n",
-             f"Across packages: {150.5} ns (section 2, fixed before this comparison).\n",
-             "| algorithm | core: pred / pub us | numa: pred / pub | socket: pred / pub | "
-             "CV pred | CV pub |", "|---|---:|---:|---:|---:|---:|"]
-    p_all, q_all, ratios = [], [], []
+             f"Across packages: {150.5} ns (section 2, fixed before this comparison). Cells: "
+             f"predicted us over K = {', '.join(map(str, MLP_RANGE))} (lowest-highest) / "
+             "published us.\n",
+             "| algorithm | core: pred / pub | numa: pred / pub | socket: pred / pub |",
+             "|---|---:|---:|---:|"]
     for a in algs:
-        cells = []
-        pv = []
-        for k, m in enumerate(MAPPINGS):
-            p = pred[m][a][0] / 1000
-            q = FIG6[a][k]
-            p_all.append(p)
-            q_all.append(q)
-            ratios.append(p / q)
-            pv.append(p)
-            cells.append(f"{p:.2f} / {q:.2f}")
-        cv = lambda v: statistics.pstdev(v) / statistics.mean(v) * 100
-        lines.append(f"| {PAPER_NAME.get(a, a)} | " + " | ".join(cells) +
-                     f" | {cv(pv):.1f} % | {cv(FIG6[a]):.1f} % |")
-    rho = spearman(p_all, q_all)
-    per_map = {m: spearman([pred[m][a][0] for a in algs], [FIG6[a][k] for a in algs])
-               for k, m in enumerate(MAPPINGS)}
-    fastest = {m: min(algs, key=lambda a: pred[m][a][0]) for m in MAPPINGS}
-    w = worst(ratios)
-    lines += ["",
-              f"- Spearman over the 30 times: **{rho:.2f}** (per mapping: " +
-              ", ".join(f"{m} {r:.2f}" for m, r in per_map.items()) + ")",
-              f"- ratio predicted / published: median **{statistics.median(ratios):.2f}**, "
-              f"worst **{w:.2f}**",
-              "- predicted fastest: " + ", ".join(f"map-by {m}: {PAPER_NAME.get(f, f)}"
-                                                  for m, f in fastest.items()) +
-              " (published: topo-NUMA under every mapping)", ""]
-    return "\n".join(lines), {"spearman": rho, "per_mapping": per_map,
-                              "median": statistics.median(ratios), "worst": w,
-                              "fastest": fastest, "pred": pred}
+        cells = [f"{fmt_range([sweeps[m][k][a][0] / 1000 for k in MLP_RANGE])} / "
+                 f"{FIG6[a][i]:.2f}" for i, m in enumerate(MAPPINGS)]
+        lines.append(f"| {PAPER_NAME.get(a, a)} | " + " | ".join(cells) + " |")
+    lines += ["", "| K | Spearman (core / numa / socket) | median ratio | worst | "
+                  "predicted fastest (core / numa / socket) |", "|---:|---:|---:|---:|---|"]
+    for k in MLP_RANGE:
+        r = per_k[k]
+        lines.append(f"| {k} | {r['spearman']:.2f} (" +
+                     " / ".join(f"{r['per_mapping'][m]:.2f}" for m in MAPPINGS) +
+                     f") | {r['median']:.2f} | {r['worst']:.2f} | " +
+                     " / ".join(PAPER_NAME.get(r["fastest"][m], r["fastest"][m])
+                                for m in MAPPINGS) + " |")
+    lines += ["", "Published fastest: topo-NUMA under every mapping.", ""]
+    pred = {k: {m: sweeps[m][k] for m in MAPPINGS} for k in MLP_RANGE}
+    return "\n".join(lines), per_k, pred
+
+
+def side_by_side(f4, f6):
+    """Both figures per K in one table: a K that helps one and hurts the other shows."""
+    lines = ["### Both figures at each K\n",
+             "| K | Fig. 4 Spearman | Fig. 4 median ratio | Fig. 6 Spearman (core/numa/socket) "
+             "| Fig. 6 median ratio | fastest in Fig. 6 (core/numa/socket) |",
+             "|---:|---:|---:|---|---:|---|"]
+    for k in MLP_RANGE:
+        a, b = f4[k], f6[k]
+        lines.append(f"| {k} | {a['spearman']:.2f} | {a['median']:.2f} | {b['spearman']:.2f} (" +
+                     "/".join(f"{b['per_mapping'][m]:.2f}" for m in MAPPINGS) +
+                     f") | {b['median']:.2f} | " +
+                     " / ".join(PAPER_NAME.get(b["fastest"][m], b["fastest"][m])
+                                for m in MAPPINGS) + " |")
+    lines += ["", "Published: Fig. 4 ranks the combining tree first; Fig. 6 topo-NUMA first "
+                  "under every mapping. No K is chosen from this table (section 7).", ""]
+    return "\n".join(lines)
 
 
 def forward(sim, out):
@@ -244,23 +300,36 @@ def forward(sim, out):
     lines = ["### 4. Forward predictions (no published data)\n",
              "Every core busy (one participant per core), us, median of the seeds. EPYC: "
              "socket 1's block per package and the measured cross-socket median "
-             f"({epyc_cross:.1f} ns) between them (section 1).\n"]
+             f"({epyc_cross:.1f} ns) between them (section 1). A cell is the range over "
+             "the memory-level parallelism K the machine's cores may have: its vendor's "
+             "figure where one is documented, else K = "
+             f"{', '.join(map(str, MLP_RANGE))}.\n"]
     for key, args in machines.items():
-        res = {m: sim.predict(args, cores[key], m, algs) for m in MAPPINGS}
-        results[key] = res
-        lines += [f"**{model_machines.MACHINES[key]['name']}**, {cores[key]} participants\n",
+        machine = model_machines.MACHINES[key]
+        ks = (machine["mlp"],) if machine.get("mlp") else MLP_RANGE
+        res = {m: sim.sweep(args, cores[key], m, algs, ks) for m in MAPPINGS}
+        results[key] = {m: {str(k): v for k, v in res[m].items()} for m in MAPPINGS}
+        source = (f"K = {machine['mlp']} ({machine['mlp_source']})" if machine.get("mlp")
+                  else f"K not documented for this core ({machine['mlp_source']}): "
+                       f"K = {ks[0]}-{ks[-1]}")
+        lines += [f"**{machine['name']}**, {cores[key]} participants; {source}\n",
                   "| algorithm | resolved (map-by core) | core | numa | socket |",
                   "|---|---|---:|---:|---:|"]
         for a in algs:
-            lines.append(f"| {PAPER_NAME.get(a, a)} | {res['core'][a][1]} | " +
-                         " | ".join(f"{res[m][a][0] / 1000:.2f}" for m in MAPPINGS) + " |")
-        best = {m: min(algs, key=lambda a: res[m][a][0]) for m in MAPPINGS}
-        lines += ["", "fastest: " + ", ".join(f"map-by {m}: {PAPER_NAME.get(b, b)}"
-                                              for m, b in best.items()), ""]
+            lines.append(f"| {PAPER_NAME.get(a, a)} | {res['core'][ks[0]][a][1]} | " +
+                         " | ".join(fmt_range([res[m][k][a][0] / 1000 for k in ks])
+                                    for m in MAPPINGS) + " |")
+        lines.append("")
+        for m in MAPPINGS:
+            best = [min(algs, key=lambda a: res[m][k][a][0]) for k in ks]
+            lines.append(f"- fastest, map-by {m}: " +
+                         (PAPER_NAME.get(best[0], best[0]) if len(set(best)) == 1 else
+                          ", ".join(f"K={k} {PAPER_NAME.get(b, b)}" for k, b in zip(ks, best))))
+        lines.append("")
     return "\n".join(lines), results
 
 
-def plot(fig6_res, fwd, docs_dir):
+def plot(fig6_pred, fwd, docs_dir):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -271,10 +340,16 @@ def plot(fig6_res, fwd, docs_dir):
     paths = []
     # predicted against published, Fig. 6
     fig, ax = plt.subplots(figsize=(6, 5))
-    for k, m in enumerate(MAPPINGS):
-        xs = [FIG6[a][k] for a in FIG6]
-        ys = [fig6_res["pred"][m][a][0] / 1000 for a in FIG6]
-        ax.scatter(xs, ys, label=f"map-by {m}")
+    lo_k, hi_k = MLP_RANGE[0], MLP_RANGE[-1]
+    for i, m in enumerate(MAPPINGS):
+        xs = [FIG6[a][i] for a in FIG6]
+        lows = [fig6_pred[hi_k][m][a][0] / 1000 for a in FIG6]
+        highs = [fig6_pred[lo_k][m][a][0] / 1000 for a in FIG6]
+        dots = ax.scatter(xs, highs, label=f"map-by {m}, K={lo_k}")
+        ax.scatter(xs, lows, marker="x", color=dots.get_facecolor()[0],
+                   label=f"map-by {m}, K={hi_k}")
+        for x, y0, y1 in zip(xs, lows, highs):
+            ax.plot([x, x], [y0, y1], color=dots.get_facecolor()[0], lw=0.6)
     lo, hi = 0.1, 100
     ax.plot([lo, hi], [lo, hi], "k--", lw=0.8, label="predicted = published")
     ax.set_xscale("log")
@@ -282,7 +357,7 @@ def plot(fig6_res, fwd, docs_dir):
     ax.set_xlabel("published, us (Kurnosov 2022, Fig. 6)")
     ax.set_ylabel("predicted, us (topsync-sim)")
     ax.set_title("128 processes, 2 x Kunpeng 920-6426")
-    ax.legend()
+    ax.legend(fontsize=7)
     path = os.path.join(docs_dir, "model-fig6.png")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -291,16 +366,21 @@ def plot(fig6_res, fwd, docs_dir):
     # forward predictions
     fig, axes = plt.subplots(1, len(fwd), figsize=(6 * len(fwd), 5), sharey=False)
     for ax, (key, res) in zip(axes, fwd.items()):
-        algs = list(res["core"])
+        ks = list(res["core"])
+        algs = list(res["core"][ks[0]])
         width = 0.27
-        for k, m in enumerate(MAPPINGS):
-            ax.bar([i + (k - 1) * width for i in range(len(algs))],
-                   [res[m][a][0] / 1000 for a in algs], width, label=f"map-by {m}")
+        for i, m in enumerate(MAPPINGS):
+            hi = [res[m][ks[0]][a][0] / 1000 for a in algs]
+            lo = [res[m][ks[-1]][a][0] / 1000 for a in algs]
+            xs = [j + (i - 1) * width for j in range(len(algs))]
+            # the bar up to the K = lowest prediction, a line on to the highest
+            ax.bar(xs, lo, width, label=f"map-by {m}")
+            ax.vlines(xs, lo, hi, color="k", lw=0.8)
         ax.set_xticks(range(len(algs)))
         ax.set_xticklabels([PAPER_NAME.get(a, a) for a in algs], rotation=60, ha="right",
                            fontsize=8)
         ax.set_yscale("log")
-        ax.set_ylabel("predicted barrier latency, us")
+        ax.set_ylabel(f"predicted barrier latency, us (bar: K={ks[-1]}, line to K={ks[0]})")
         ax.set_title(model_machines.MACHINES[key]["name"])
         ax.legend(fontsize=8)
     fig.tight_layout()
@@ -348,11 +428,12 @@ def main(argv):
     blocks, summary = {}, {}
     if "--skip-this-machine" not in opts and "--check-docs" not in opts:
         blocks["this-machine"], summary["this_machine"] = this_machine(build, out, sim, reps)
-    text4, summary["fig4"] = fig4(sim)
-    text6, f6 = fig6(sim)
-    summary["fig6"] = {k: v for k, v in f6.items() if k != "pred"}
+    text4, f4 = fig4(sim)
+    text6, f6, f6_pred = fig6(sim)
+    summary["fig4"] = {k: {x: y for x, y in v.items() if x != "pred"} for k, v in f4.items()}
+    summary["fig6"] = f6
     textf, fwd = forward(sim, out)
-    blocks["paper"] = "\n".join([text4, text6, textf])
+    blocks["paper"] = "\n".join([text4, text6, side_by_side(f4, f6), textf])
     big = [sec for n, sec in sim.seconds if n == 128]
     blocks["timing"] = (f"Simulation time: {len(sim.seconds)} simulations; at 128 participants "
                         f"x 1000 episodes, median {statistics.median(big):.2f} s, longest "
@@ -361,7 +442,7 @@ def main(argv):
     with open(os.path.join(out, "validation.md"), "w") as f:
         f.write(report)
     with open(os.path.join(out, "validation.json"), "w") as f:
-        json.dump({"summary": summary, "fig6_pred": f6["pred"], "forward": fwd}, f, indent=1)
+        json.dump({"summary": summary, "fig6_pred": f6_pred, "forward": fwd}, f, indent=1)
     print(report)
     path = os.path.join(ROOT, "docs", "model.md")
     with open(path) as f:
@@ -376,7 +457,7 @@ def main(argv):
         print("docs/model.md shows the current predictions")
         return 0
     docs_dir = os.path.join(ROOT, "docs") if "--update-docs" in opts else out
-    for p in plot(f6, fwd, docs_dir):
+    for p in plot(f6_pred, fwd, docs_dir):
         print(f"wrote {os.path.relpath(p, ROOT)}")
     if "--update-docs" in opts:
         for block, text in blocks.items():
