@@ -18,7 +18,9 @@
 #include "auto.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,7 +247,125 @@ static topsync_model_t *machine_model(const topsync_topology_t *t, char *source,
     return m;
 }
 
-static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice *out)
+/*
+ * The model's choice must not hang on what the model does not know. A
+ * core's memory-level parallelism K (docs/model.md, section 4) is known
+ * only where the model was given it; otherwise every K of
+ * TOPSYNC_MODEL_MLP_RANGE is simulated, and the choice is the candidate
+ * whose worst ratio to the best, over those Ks, is smallest. It is taken
+ * only when that ratio is within MODEL_MARGIN: a choice that costs at most
+ * 10 % more than the best whatever the core's K. 10 % is the model's
+ * accuracy where it can be checked against a measurement (this machine's
+ * 2-thread latency, docs/model.md section 7), so smaller differences are
+ * not the model's to resolve; it was set before, and not tuned on, the
+ * paper's Fig. 4 and Fig. 6.
+ */
+#define MODEL_MARGIN 0.10
+
+struct model_run {
+    unsigned nc, nk;
+    unsigned ks[TOPSYNC_MODEL_MLP_RANGE_N];
+    double lat[TOPSYNC_TUNING_MAX_CANDIDATES][TOPSYNC_MODEL_MLP_RANGE_N]; /* ns; <0: failed */
+    double best[TOPSYNC_MODEL_MLP_RANGE_N];
+    bool done[TOPSYNC_MODEL_MLP_RANGE_N];
+};
+
+/* Candidate c's worst ratio to the best over the Ks simulated so far. */
+static double regret(const struct model_run *mr, unsigned c)
+{
+    double worst = 1;
+    for (unsigned k = 0; k < mr->nk; k++) {
+        if (!mr->done[k])
+            continue;
+        if (mr->lat[c][k] < 0 || mr->best[k] <= 0)
+            return INFINITY;
+        double r = mr->lat[c][k] / mr->best[k];
+        if (r > worst)
+            worst = r;
+    }
+    return worst;
+}
+
+/* Simulate every candidate at every K (the extremes first, stopping as
+ * soon as no candidate can be within the margin); the most robust one. */
+static int model_robust(const struct ts_auto_request *req, const topsync_model_t *m,
+                        char names[][96], struct model_run *mr, double *worst)
+{
+    static const unsigned range[] = TOPSYNC_MODEL_MLP_RANGE;
+    mr->nk = 0;
+    if (topsync_model_mlp(m))
+        mr->ks[mr->nk++] = topsync_model_mlp(m);
+    else
+        for (unsigned k = 0; k < TOPSYNC_MODEL_MLP_RANGE_N; k++)
+            mr->ks[mr->nk++] = range[k];
+    topsync_sim_options_t so;
+    topsync_sim_options_init(&so);
+    so.episodes = MODEL_EPISODES;
+    so.warmup = MODEL_WARMUP;
+    so.seed = 1;
+    so.wait = req->wait;
+    int chosen = -1;
+    for (unsigned step = 0; step < mr->nk; step++) {
+        unsigned k = step == 0 ? 0 : step == 1 ? mr->nk - 1 : step - 1;
+        so.mlp = mr->ks[k];
+        mr->best[k] = INFINITY;
+        for (unsigned c = 0; c < mr->nc; c++) {
+            topsync_sim_result_t r;
+            mr->lat[c][k] = topsync_sim_barrier(m, req->n, req->cpusets, names[c], &so, &r) < 0
+                                ? -1 : r.latency_ns;
+            if (mr->lat[c][k] >= 0 && mr->lat[c][k] < mr->best[k])
+                mr->best[k] = mr->lat[c][k];
+        }
+        mr->done[k] = true;
+        chosen = -1;
+        *worst = INFINITY;
+        for (unsigned c = 0; c < mr->nc; c++) {
+            double w = regret(mr, c);
+            if (w < *worst || (w == *worst && chosen >= 0 && mr->lat[c][0] < mr->lat[chosen][0])) {
+                *worst = w;
+                chosen = (int)c;
+            }
+        }
+        if (chosen < 0 || *worst > 1 + MODEL_MARGIN)
+            break; /* only more Ks could make it worse */
+    }
+    return chosen;
+}
+
+static size_t append(char *buf, size_t len, size_t used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static size_t append(char *buf, size_t len, size_t used, const char *fmt, ...)
+{
+    if (used >= len)
+        return used;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + used, len - used, fmt, ap);
+    va_end(ap);
+    return n < 0 ? used : used + (size_t)n;
+}
+
+/* "K=1: combining-tree, K=16: topo:numa/global": the best at each K done. */
+static size_t describe_bests(const struct model_run *mr, char names[][96], char *buf,
+                             size_t len, size_t used)
+{
+    bool first = true;
+    for (unsigned k = 0; k < mr->nk; k++) {
+        if (!mr->done[k])
+            continue;
+        for (unsigned c = 0; c < mr->nc; c++)
+            if (mr->lat[c][k] == mr->best[k]) {
+                used = append(buf, len, used, "%sK=%u: %s", first ? "" : ", ", mr->ks[k],
+                              names[c]);
+                first = false;
+                break;
+            }
+    }
+    return used;
+}
+
+static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice *out,
+                       char *note, size_t note_len)
 {
     if (!bound_one_per_core(req))
         return false;
@@ -266,10 +386,12 @@ static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice 
         pthread_mutex_lock(&cache_lock);
         for (unsigned i = 0; i < 32; i++)
             if (!strcmp(memo[i].key, key)) {
+                bool chose = memo[i].algorithm[0] != '\0';
                 snprintf(out->algorithm, sizeof out->algorithm, "%s", memo[i].algorithm);
-                snprintf(out->explain, sizeof out->explain, "%s", memo[i].explain);
+                snprintf(chose ? out->explain : note, chose ? sizeof out->explain : note_len,
+                         "%s", memo[i].explain);
                 pthread_mutex_unlock(&cache_lock);
-                return true;
+                return chose;
             }
         pthread_mutex_unlock(&cache_lock);
     }
@@ -279,51 +401,62 @@ static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice 
     if (!m)
         return false;
     char names[TOPSYNC_TUNING_MAX_CANDIDATES][96];
-    unsigned nc = ts_tuning_candidates_of(req->groups, names, TOPSYNC_TUNING_MAX_CANDIDATES);
-    double best[3] = {0, 0, 0};
-    int order[3] = {-1, -1, -1};
-    topsync_sim_options_t so;
-    topsync_sim_options_init(&so);
-    so.episodes = MODEL_EPISODES;
-    so.warmup = MODEL_WARMUP;
-    so.seed = 1;
-    so.wait = req->wait;
-    for (unsigned c = 0; c < nc; c++) {
-        topsync_sim_result_t r;
-        if (topsync_sim_barrier(m, req->n, req->cpusets, names[c], &so, &r) < 0)
-            continue;
-        for (int k = 0; k < 3; k++)
-            if (order[k] < 0 || r.latency_ns < best[k]) {
-                for (int j = 2; j > k; j--) {
-                    best[j] = best[j - 1];
-                    order[j] = order[j - 1];
-                }
-                best[k] = r.latency_ns;
-                order[k] = (int)c;
-                break;
-            }
-    }
+    struct model_run mr;
+    memset(&mr, 0, sizeof mr);
+    mr.nc = ts_tuning_candidates_of(req->groups, names, TOPSYNC_TUNING_MAX_CANDIDATES);
+    double worst = INFINITY;
+    int chosen = model_robust(req, m, names, &mr, &worst);
     topsync_model_destroy(own);
-    if (order[0] < 0)
+    bool robust = chosen >= 0 && worst <= 1 + MODEL_MARGIN;
+    char explain[sizeof out->explain];
+    size_t used = 0;
+    if (chosen < 0)
         return false;
-    snprintf(out->algorithm, sizeof out->algorithm, "%s", names[order[0]]);
-    size_t used = (size_t)snprintf(out->explain, sizeof out->explain, "model (%s): predicted ",
-                                   source);
-    for (int k = 0; k < 3 && order[k] >= 0 && used < sizeof out->explain; k++)
-        used += (size_t)snprintf(out->explain + used, sizeof out->explain - used, "%s%s %.0f ns",
-                                 k ? ", " : "", names[order[k]], best[k]);
-    if (used < sizeof out->explain)
-        snprintf(out->explain + used, sizeof out->explain - used, " (fastest of %u candidates)",
-                 nc);
+    unsigned k0 = 0; /* the figures shown: the first K (1, or the model's) */
+    if (robust) {
+        snprintf(out->algorithm, sizeof out->algorithm, "%s", names[chosen]);
+        used = append(explain, sizeof explain, used, "model (%s): predicted %s %.0f ns", source,
+                      names[chosen], mr.lat[chosen][k0]);
+        /* the next two fastest at that K */
+        int shown[2] = {-1, -1};
+        for (int s = 0; s < 2; s++) {
+            for (unsigned c = 0; c < mr.nc; c++)
+                if ((int)c != chosen && (int)c != shown[0] && mr.lat[c][k0] >= 0 &&
+                    (shown[s] < 0 || mr.lat[c][k0] < mr.lat[shown[s]][k0]))
+                    shown[s] = (int)c;
+            if (shown[s] >= 0)
+                used = append(explain, sizeof explain, used, ", %s %.0f ns", names[shown[s]],
+                              mr.lat[shown[s]][k0]);
+        }
+        used = append(explain, sizeof explain, used, " (of %u candidates", mr.nc);
+        if (mr.nk == 1)
+            used = append(explain, sizeof explain, used, ", %u outstanding misses per core)",
+                          mr.ks[0]);
+        else
+            used = append(explain, sizeof explain, used,
+                          "; within %.0f %% of the best at every memory-level parallelism "
+                          "K = %u..%u, at worst %.1f %% behind)", MODEL_MARGIN * 100,
+                          mr.ks[0], mr.ks[mr.nk - 1], (worst - 1) * 100);
+    } else {
+        used = append(explain, sizeof explain, used,
+                      "the model's choice depends on memory-level parallelism not known for "
+                      "this core (model (%s): fastest at ", source);
+        used = describe_bests(&mr, names, explain, sizeof explain, used);
+        used = append(explain, sizeof explain, used, "; none within %.0f %% of the best at "
+                      "every K, the closest %s %.0f %% behind): ", MODEL_MARGIN * 100,
+                      names[chosen], (worst - 1) * 100);
+    }
+    snprintf(robust ? out->explain : note, robust ? sizeof out->explain : note_len, "%s",
+             explain);
     if (key[0]) {
         pthread_mutex_lock(&cache_lock);
         struct model_memo *slot = &memo[memo_next++ % 32];
         snprintf(slot->key, sizeof slot->key, "%s", key);
-        snprintf(slot->algorithm, sizeof slot->algorithm, "%s", out->algorithm);
-        snprintf(slot->explain, sizeof slot->explain, "%s", out->explain);
+        snprintf(slot->algorithm, sizeof slot->algorithm, "%s", robust ? out->algorithm : "");
+        snprintf(slot->explain, sizeof slot->explain, "%s", explain);
         pthread_mutex_unlock(&cache_lock);
     }
-    return true;
+    return robust;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -367,12 +500,17 @@ void ts_auto_choose(const struct ts_auto_request *req, struct ts_auto_choice *ou
 {
     memset(out, 0, sizeof *out);
     unsigned steps = auto_steps();
-    char skipped[200] = "";
+    char skipped[200] = "", note[sizeof out->explain] = "";
     if ((steps & STEP_TUNING) && req->topology && !req->model && tuning_step(req, out))
         return;
-    if ((steps & STEP_MODEL) && model_step(req, out))
+    if ((steps & STEP_MODEL) && model_step(req, out, note, sizeof note))
         return;
     rules_step(req, out);
+    if (note[0]) { /* the model ran but its choice was not robust: say so first */
+        char rules[sizeof out->explain];
+        snprintf(rules, sizeof rules, "%s", out->explain);
+        snprintf(out->explain, sizeof out->explain, "%s%s", note, rules);
+    }
     if (!(steps & STEP_MODEL) || !(steps & STEP_TUNING))
         snprintf(skipped, sizeof skipped, " [TOPSYNC_AUTO=%s]", ts_getenv("TOPSYNC_AUTO"));
     if (skipped[0] && strlen(out->explain) + strlen(skipped) < sizeof out->explain)

@@ -4,9 +4,12 @@
  *      (participant count, threads or processes, oversubscribed or not,
  *      placement): the fastest candidate measured there;
  *   2. the machine model (docs/model.md), when every participant is bound
- *      to a core of its own and nobody is oversubscribed: the candidate
- *      with the smallest predicted latency, on the tuning file's measured
- *      core-to-core table when it has one, else on the per-level defaults;
+ *      to a core of its own and nobody is oversubscribed, on the tuning
+ *      file's measured core-to-core table when it has one, else on the
+ *      per-level defaults: the candidate whose predicted latency is within
+ *      10 % of the best at every memory-level parallelism the cores may
+ *      have (auto.c, MODEL_MARGIN); when none is, the model's choice
+ *      depends on what it does not know, and the rules decide;
  *   3. the rules: topo with groups below TOP, the central counter when
  *      oversubscribed, dissemination otherwise.
  * TOPSYNC_AUTO lists the steps allowed (default tuning,model,rules; the

@@ -243,6 +243,48 @@ static void test_auto_choice(void)
     CHECK(strstr(topsync_barrier_explain(b), "auto: rules:") != NULL);
     topsync_barrier_destroy(b);
     o.cpu_sharers = 0;
+    /* The model's choice must hold at every memory-level parallelism K the
+     * cores may have (K = 1..16, not known here): 2 participants have
+     * nothing to overlap, so the choice holds and is taken */
+    CHECK_EQ(topsync_barrier_create(&b, 2, &o), 0);
+    CHECK(strstr(topsync_barrier_explain(b), "within 10 % of the best at every memory-level "
+                                             "parallelism K = 1..16") != NULL);
+    topsync_barrier_destroy(b);
+    /* 64 processes on the paper's server: the fastest changes with K
+     * (dissemination or the combining tree at K = 1, a flat scan at 16),
+     * so the model does not choose and the rules do */
+    {
+        topsync_topology_t *kunpeng;
+        CHECK_EQ(topsync_topology_load_synthetic(&kunpeng, "pack:2 numa:2 l3:1 core:32 pu:1"), 0);
+        hwloc_bitmap_t ksets[64];
+        CHECK_EQ(topsync_placement_compute(kunpeng, 64, TOPSYNC_MAP_BY_CORE,
+                                           TOPSYNC_BIND_TO_CORE, ksets), 0);
+        topsync_barrier_options_t ko;
+        topsync_barrier_options_init(&ko);
+        ko.algorithm = "auto";
+        ko.topology = kunpeng;
+        ko.cpusets = (const hwloc_const_bitmap_t *)ksets;
+        CHECK_EQ(topsync_barrier_create(&b, 64, &ko), 0);
+        char kwhy[1100];
+        snprintf(kwhy, sizeof kwhy, "%s", topsync_barrier_explain(b));
+        if (!strstr(kwhy, "rules: topo"))
+            fprintf(stderr, "explain: %s\n", kwhy);
+        CHECK(strncmp(kwhy, "auto: the model's choice depends on memory-level parallelism not "
+                            "known for this core (model (per-level default latencies): "
+                            "fastest at K=1: ", 129) == 0);
+        CHECK(strstr(kwhy, ", K=16: ") != NULL);
+        CHECK(strstr(kwhy, "): rules: topo, since the participants' hierarchy has groups "
+                           "below TOP") != NULL);
+        CHECK(strncmp(topsync_barrier_algorithm(b), "topo:", 5) == 0);
+        topsync_barrier_destroy(b);
+        /* the same case again: remembered, the same answer */
+        CHECK_EQ(topsync_barrier_create(&b, 64, &ko), 0);
+        CHECK_STR(topsync_barrier_explain(b), kwhy);
+        topsync_barrier_destroy(b);
+        for (int i = 0; i < 64; i++)
+            hwloc_bitmap_free(ksets[i]);
+        topsync_topology_destroy(kunpeng);
+    }
     /* an explicit choice says so */
     o.algorithm = "mcs";
     CHECK_EQ(topsync_barrier_create(&b, 2, &o), 0);
