@@ -53,6 +53,21 @@ echo "== MPI_Barrier: topsync against Open MPI and MPICH (scripts/mpi_compare.sh
 scripts/mpi_compare.sh build > out/mpi-compare.log 2>&1 || { tail -20 out/mpi-compare.log; exit 1; }
 grep -E '^## |Default' out/mpi/summary.md
 echo
+# The MPIs users run today (scripts/setup-mpis.sh, installed by setup unless
+# TOPSYNC_SETUP_MPI_MATRIX=0): each one's own barrier against the preloaded
+# library, and which component serves it (issue 24).
+matrix_cases=""
+for m in openmpi5 mpich5 impi; do
+    [ -x "${TOPSYNC_MPI_MATRIX_DIR:-/var/cache/topsync-mpis}/$m/bin/mpicc" ] &&
+        matrix_cases="$matrix_cases $m:2:core:world $m:4:none:world"
+done
+if [ -n "$matrix_cases" ]; then
+    echo "== MPI_Barrier under Open MPI 5, MPICH 5, Intel MPI (scripts/mpi_oversub.sh) =="
+    RUNS=3 CASES="$matrix_cases" scripts/mpi_oversub.sh build > out/mpi-matrix.md 2> out/mpi-matrix.log ||
+        { tail -20 out/mpi-matrix.log; exit 1; }
+    cat out/mpi-matrix.md
+    echo
+fi
 echo "== topsync-bench rcl (design.md section 5.4 protocol) =="
 build/bench/topsync-bench rcl --output out/bench-rcl.json --csv out/bench-rcl.csv \
     > out/bench-rcl.txt 2> out/bench-rcl.err || { cat out/bench-rcl.err; exit 1; }

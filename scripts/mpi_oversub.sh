@@ -13,7 +13,8 @@
 #   (Debian's) or one of scripts/setup-mpis.sh's: openmpi5, mpich5, impi,
 #   mpich5-abi (in TOPSYNC_MPI_MATRIX_DIR, default /var/cache/topsync-mpis);
 #   LIB_DIR: where the libtopsync-mpi-*.so are (default BUILD_DIR/mpi).
-# Output: a Markdown table on stdout, the raw figures in out/mpi-oversub/.
+# Output: which component serves each MPI's own barrier, then a Markdown
+# table on stdout; the raw figures in out/mpi-oversub/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -77,6 +78,41 @@ run() {
     for e in "${topsync_env[@]}"; do unset+=(-u "${e%%=*}"); done
     env "${unset[@]}" "${mca[@]}" timeout 600 "${args[@]}" "$prog" "$split" "$iters"
 }
+
+# Which part of each MPI serves its own barrier (issue 24, item 4). Open MPI
+# says it: with coll_base_verbose, the component enabled at the highest
+# priority on MPI_COMM_WORLD among those that have a blocking barrier (libnbc
+# and adapt have none; sync wraps another). MPICH and Intel MPI select inside
+# and do not print the choice: say which variable would force one.
+native_barrier() {
+    local mpi=$1 prefix impl
+    impl=$(abi_of "$mpi") prefix=$(prefix_of "$mpi")
+    case $mpi in
+    openmpi | openmpi5)
+        local launcher=mpirun.openmpi mca=()
+        [ -n "$prefix" ] && launcher=$prefix/bin/mpirun mca=(OMPI_MCA_btl=self,sm OMPI_MCA_osc=^ucx)
+        env "${mca[@]}" timeout 120 "$launcher" --oversubscribe -np 2 --mca coll_base_verbose 20 \
+            "/tmp/topsync-pairs-$mpi" 0 10 2>&1 | awk '
+            /new communicator: MPI_COMM_WORLD/ { world = 1; next }
+            /new communicator:/ { world = 0 }
+            world && /comm_select: selecting/ && /Enabled/ {
+                name = $(NF - 3); sub(",", "", name); prio = $(NF - 1) + 0
+                if (name ~ /^(basic|tuned|han|sm|self|inter|hcoll|ucc|xhc|acoll)$/ && prio >= best) {
+                    best = prio; chosen = name
+                }
+            }
+            END { if (chosen != "") printf "coll/%s (priority %d, coll_base_verbose)\n", chosen, best
+                  else print "not reported" }' ;;
+    impi)
+        echo "Intel MPI's presets, I_MPI_ADJUST_BARRIER=${I_MPI_ADJUST_BARRIER:-unset} (its choice is not printed)" ;;
+    *)
+        echo "MPICH's internal selection, MPIR_CVAR_BARRIER_INTRA_ALGORITHM=${MPIR_CVAR_BARRIER_INTRA_ALGORITHM:-auto} (its choice is not printed)" ;;
+    esac
+}
+for mpi in $(for c in $cases; do echo "${c%%:*}"; done | sort -u); do
+    echo "- native barrier of $mpi: $(native_barrier "$mpi")"
+done
+echo
 
 echo "| case | native us | topsync us | ratio | native cs/barrier | topsync cs/barrier |"
 echo "|---|---:|---:|---:|---:|---:|"
