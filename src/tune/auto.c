@@ -508,8 +508,14 @@ void ts_auto_choose(const struct ts_auto_request *req, struct ts_auto_choice *ou
     rules_step(req, out);
     if (note[0]) { /* the model ran but its choice was not robust: say so first */
         char rules[sizeof out->explain];
-        snprintf(rules, sizeof rules, "%s", out->explain);
-        snprintf(out->explain, sizeof out->explain, "%s%s", note, rules);
+        memcpy(rules, out->explain, sizeof rules);
+        size_t len = strnlen(note, sizeof out->explain - 1);
+        memcpy(out->explain, note, len);
+        /* what does not fit is cut: the explanation is for reading */
+        size_t room = sizeof out->explain - len;
+        size_t tail = strnlen(rules, room - 1);
+        memcpy(out->explain + len, rules, tail);
+        out->explain[len + tail] = '\0';
     }
     if (!(steps & STEP_MODEL) || !(steps & STEP_TUNING))
         snprintf(skipped, sizeof skipped, " [TOPSYNC_AUTO=%s]", ts_getenv("TOPSYNC_AUTO"));
