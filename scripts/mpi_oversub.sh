@@ -85,8 +85,8 @@ run() {
 # and adapt have none; sync wraps another). MPICH and Intel MPI select inside
 # and do not print the choice: say which variable would force one.
 native_barrier() {
-    local mpi=$1 prefix impl
-    impl=$(abi_of "$mpi") prefix=$(prefix_of "$mpi")
+    local mpi=$1 prefix
+    prefix=$(prefix_of "$mpi")
     case $mpi in
     openmpi | openmpi5)
         local launcher=mpirun.openmpi mca=()

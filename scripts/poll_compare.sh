@@ -31,9 +31,9 @@ for r in $(seq 1 "$rounds"); do
         done
     done
 done
-python3 - "$out" "$rounds" <<'EOF'
+python3 - "$out" "$rounds" "${algs[@]}" <<'EOF'
 import json, os, statistics, sys
-out, rounds = sys.argv[1], int(sys.argv[2])
+out, rounds, algs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 cases = [("threads", 2), ("processes", 2), ("threads", 8), ("threads", 64)]
 print(f"TOPSYNC_POLL scan against ordered, {rounds} rounds in alternation "
       "(median us per mode; median of the per-round ratios)\n")
@@ -41,7 +41,7 @@ print("| case | algorithm | scan us | ordered us | scan / ordered |")
 print("|---|---|---:|---:|---:|")
 for kind, n in cases:
     per = {}
-    for alg in ("topo", "sense-reversing-counter", "sense-reversing-gr", "mcs"):
+    for alg in algs:
         for r in range(1, rounds + 1):
             for mode in ("scan", "ordered"):
                 with open(os.path.join(out, f"{kind}-{n}-{alg}-{mode}-{r}.json")) as f:

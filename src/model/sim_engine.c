@@ -344,12 +344,12 @@ static void leave_outstanding(struct sim *s, struct proc *p, ts_ps arrival)
         p->outstanding[p->noutstanding++] = arrival;
         return;
     }
-    unsigned earliest = p->noutstanding; /* index noutstanding: the new miss */
-    for (unsigned k = 0; k < p->noutstanding; k++)
-        if (p->outstanding[k] < (earliest == p->noutstanding ? arrival
-                                                             : p->outstanding[earliest]))
+    /* K in flight: the earliest of them arrives first (the new one on a tie) */
+    unsigned earliest = 0;
+    for (unsigned k = 1; k < p->noutstanding; k++)
+        if (p->outstanding[k] < p->outstanding[earliest])
             earliest = k;
-    if (earliest == p->noutstanding) {
+    if (p->noutstanding == 0 || arrival <= p->outstanding[earliest]) {
         p->clock = max_ps(p->clock, arrival);
         return;
     }

@@ -142,17 +142,30 @@ static const topsync_tuning_t *machine_tuning(const topsync_topology_t *t, char 
     return tuning_cache.tuning;
 }
 
+/* printf at buf + used, cut at len; the new used (>= len once full). */
+static size_t append(char *buf, size_t len, size_t used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static size_t append(char *buf, size_t len, size_t used, const char *fmt, ...)
+{
+    if (used >= len)
+        return used;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + used, len - used, fmt, ap);
+    va_end(ap);
+    return n < 0 ? used : used + (size_t)n;
+}
+
 static void describe_results(const topsync_tuning_entry_t *e, char *buf, size_t len)
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (unsigned k = 0; k < e->nresults && k < 4 && used < len; k++)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s/%s %.0f ns", k ? ", " : "",
-                                 e->results[k].algorithm,
-                                 topsync_wait_policy_to_string(e->results[k].wait),
-                                 e->results[k].latency_ns);
-    if (e->nresults > 4 && used < len)
-        snprintf(buf + used, len - used, " (fastest of %u measured)", e->nresults);
+    for (unsigned k = 0; k < e->nresults && k < 4; k++)
+        used = append(buf, len, used, "%s%s/%s %.0f ns", k ? ", " : "", e->results[k].algorithm,
+                      topsync_wait_policy_to_string(e->results[k].wait),
+                      e->results[k].latency_ns);
+    if (e->nresults > 4)
+        append(buf, len, used, " (fastest of %u measured)", e->nresults);
 }
 
 static bool tuning_step(const struct ts_auto_request *req, struct ts_auto_choice *out)
@@ -332,19 +345,6 @@ static int model_robust(const struct ts_auto_request *req, const topsync_model_t
     return chosen;
 }
 
-static size_t append(char *buf, size_t len, size_t used, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static size_t append(char *buf, size_t len, size_t used, const char *fmt, ...)
-{
-    if (used >= len)
-        return used;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf + used, len - used, fmt, ap);
-    va_end(ap);
-    return n < 0 ? used : used + (size_t)n;
-}
-
 /* "K=1: combining-tree, K=16: topo:numa/global": the best at each K done. */
 static size_t describe_bests(const struct model_run *mr, char names[][96], char *buf,
                              size_t len, size_t used)
@@ -509,13 +509,9 @@ void ts_auto_choose(const struct ts_auto_request *req, struct ts_auto_choice *ou
     if (note[0]) { /* the model ran but its choice was not robust: say so first */
         char rules[sizeof out->explain];
         memcpy(rules, out->explain, sizeof rules);
-        size_t len = strnlen(note, sizeof out->explain - 1);
-        memcpy(out->explain, note, len);
         /* what does not fit is cut: the explanation is for reading */
-        size_t room = sizeof out->explain - len;
-        size_t tail = strnlen(rules, room - 1);
-        memcpy(out->explain + len, rules, tail);
-        out->explain[len + tail] = '\0';
+        size_t used = append(out->explain, sizeof out->explain, 0, "%s", note);
+        append(out->explain, sizeof out->explain, used, "%s", rules);
     }
     if (!(steps & STEP_MODEL) || !(steps & STEP_TUNING))
         snprintf(skipped, sizeof skipped, " [TOPSYNC_AUTO=%s]", ts_getenv("TOPSYNC_AUTO"));
