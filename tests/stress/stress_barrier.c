@@ -16,12 +16,22 @@
  * usage: stress_barrier --algorithm NAME [--threads 1,2,3] [--processes 2,4]
  *        [--episodes K] [--wait spin|yield|block] [--start EPISODE]
  *        [--topology SYNTH --map-by core|numa|socket]   (synthetic placement)
+ *        [--bind-to core|numa|package --map-by ...]     (bound on this machine)
+ *        [--kill RANK [--timeout S]]
+ * --bind-to binds every participant as mpirun would on the machine hwloc
+ * detects (the emulated machines of tests/machine-vm) and gives the barrier
+ * those cpusets. --kill: processes only; that rank dies by SIGKILL in the
+ * middle of the run and every other one must get -ETIMEDOUT from
+ * topsync_barrier_wait_checked within the timeout (default 3 s) plus 10 s,
+ * with a message naming that rank as the one not arrived.
  * Prints one line per configuration and "N passed, N failed".
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -39,6 +49,7 @@
 
 struct shared {
     _Alignas(LINE) _Atomic uint64_t arrivals;
+    _Alignas(LINE) _Atomic uint64_t timeouts_named; /* --kill: waits that named the victim */
     _Alignas(LINE) _Atomic uint64_t failures;
     _Alignas(LINE) char first_error[256];
     _Alignas(LINE) _Atomic int error_claimed;
@@ -53,6 +64,10 @@ struct config {
     uint64_t start;
     const char *synthetic;
     topsync_map_by_t map_by;
+    int bind;                /* bind on the detected machine */
+    topsync_bind_to_t bind_to;
+    int kill_rank;           /* -1: none */
+    double timeout;
 };
 
 struct run {
@@ -60,6 +75,8 @@ struct run {
     struct shared *sh;
     unsigned n;
     uint64_t episodes;
+    hwloc_bitmap_t *bind_sets; /* NULL: not bound */
+    int kill_rank;
 };
 
 struct participant {
@@ -80,14 +97,59 @@ static void record_failure(struct shared *sh, const char *fmt, ...)
     }
 }
 
+/* Bind the calling thread to its cpuset (hwloc's PU numbers are Linux's). */
+static int bind_self(struct run *run, unsigned rank)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    int pu;
+    hwloc_bitmap_foreach_begin(pu, run->bind_sets[rank]) {
+        if (pu < CPU_SETSIZE)
+            CPU_SET(pu, &set);
+    }
+    hwloc_bitmap_foreach_end();
+    return sched_setaffinity(0, sizeof set, &set);
+}
+
+/* --kill: the victim's wait never comes; everyone else must time out with
+ * a message naming it. Returns 1 when this wait timed out as expected. */
+static int timed_out_naming_victim(struct run *run, unsigned rank, uint64_t k, int rc)
+{
+    char expected[48];
+    snprintf(expected, sizeof expected, "not arrived: %d", run->kill_rank);
+    if (rc == -ETIMEDOUT && strstr(topsync_error_message(), expected)) {
+        atomic_fetch_add_explicit(&run->sh->timeouts_named, 1, memory_order_relaxed);
+        return 1;
+    }
+    record_failure(run->sh, "rank %u in episode %" PRIu64 ": wait returned %d (%s), expected "
+                            "-ETIMEDOUT naming participant %d",
+                   rank, k, rc, rc ? topsync_error_message() : "", run->kill_rank);
+    return 0;
+}
+
 static void participate(struct run *run, unsigned rank)
 {
     struct shared *sh = run->sh;
     unsigned n = run->n;
+    if (run->bind_sets && bind_self(run, rank) != 0) {
+        record_failure(sh, "rank %u: sched_setaffinity: %s", rank, strerror(errno));
+        return;
+    }
+    uint64_t kill_episode = run->episodes / 2 + 1;
     for (uint64_t k = 1; k <= run->episodes; k++) {
         sh->slot[k % 2][rank].v = k;
         atomic_fetch_add_explicit(&sh->arrivals, 1, memory_order_relaxed);
-        topsync_barrier_wait(run->barrier, rank);
+        if (run->kill_rank >= 0) {
+            if ((int)rank == run->kill_rank && k == kill_episode)
+                raise(SIGKILL);
+            int rc = topsync_barrier_wait_checked(run->barrier, rank);
+            if (rc != 0 || k >= kill_episode) {
+                timed_out_naming_victim(run, rank, k, rc);
+                return;
+            }
+        } else {
+            topsync_barrier_wait(run->barrier, rank);
+        }
         uint64_t seen = atomic_load_explicit(&sh->arrivals, memory_order_relaxed);
         if (seen < k * n) {
             record_failure(sh, "rank %u left episode %" PRIu64 " with %" PRIu64
@@ -134,13 +196,18 @@ static int run_one(const struct config *cfg, unsigned n, int processes)
     opts.wait = cfg->wait;
     opts.process_shared = processes;
     opts.start_episode = cfg->start;
+    if (cfg->kill_rank >= 0)
+        opts.timeout_seconds = cfg->timeout;
 
     topsync_topology_t *topo = NULL;
     hwloc_bitmap_t sets[MAX_PARTICIPANTS];
     int have_sets = 0;
-    if (cfg->synthetic) {
-        if (topsync_topology_load_synthetic(&topo, cfg->synthetic) < 0 ||
-            topsync_placement_compute(topo, n, cfg->map_by, TOPSYNC_BIND_TO_CORE, sets) < 0) {
+    if (cfg->synthetic || cfg->bind) {
+        int rc = cfg->synthetic ? topsync_topology_load_synthetic(&topo, cfg->synthetic)
+                                : topsync_topology_load(&topo);
+        if (rc < 0 || topsync_placement_compute(topo, n, cfg->map_by,
+                                                cfg->bind ? cfg->bind_to : TOPSYNC_BIND_TO_CORE,
+                                                sets) < 0) {
             fprintf(stderr, "setup: %s\n", topsync_error_message());
             return 2;
         }
@@ -149,7 +216,9 @@ static int run_one(const struct config *cfg, unsigned n, int processes)
         opts.cpusets = (const hwloc_const_bitmap_t *)sets;
     }
 
-    struct run run = {.sh = sh, .n = n, .episodes = cfg->episodes};
+    struct run run = {.sh = sh, .n = n, .episodes = cfg->episodes,
+                      .bind_sets = cfg->bind ? sets : NULL,
+                      .kill_rank = processes ? cfg->kill_rank : -1};
     int rc = topsync_barrier_create(&run.barrier, n, &opts);
     if (rc < 0) {
         fprintf(stderr, "setup: topsync_barrier_create(%s, n=%u): %s\n", cfg->algorithm, n,
@@ -178,8 +247,21 @@ static int run_one(const struct config *cfg, unsigned n, int processes)
         for (unsigned r = 0; r < n; r++) {
             int status;
             waitpid(pids[r], &status, 0);
-            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            if ((int)r == run.kill_rank) {
+                if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+                    record_failure(sh, "rank %u was to die by SIGKILL (status %d)", r, status);
+            } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
                 record_failure(sh, "process of rank %u ended abnormally (status %d)", r, status);
+            }
+        }
+        if (run.kill_rank >= 0) {
+            uint64_t named = atomic_load_explicit(&sh->timeouts_named, memory_order_relaxed);
+            if (named != n - 1)
+                record_failure(sh, "%" PRIu64 " of %u survivors timed out naming rank %d", named,
+                               n - 1, run.kill_rank);
+            if (now() - t0 > cfg->timeout + 10.0)
+                record_failure(sh, "the survivors took %.1f s to time out (timeout %g s)",
+                               now() - t0, cfg->timeout);
         }
     } else {
         pthread_t tids[MAX_PARTICIPANTS];
@@ -197,12 +279,15 @@ static int run_one(const struct config *cfg, unsigned n, int processes)
     double dt = now() - t0;
 
     uint64_t failures = atomic_load(&sh->failures);
+    char killed[64] = "";
+    if (run.kill_rank >= 0)
+        snprintf(killed, sizeof killed, " rank %d killed, the others timed out", run.kill_rank);
     printf("%s %-32s %-9s n=%-3u wait=%-5s episodes=%" PRIu64 " start=%" PRIu64
-           "%s %.0f episodes/s%s%s\n",
+           "%s%s%s %.0f episodes/s%s%s\n",
            failures ? "FAIL" : "ok  ", topsync_barrier_algorithm(run.barrier),
            processes ? "processes" : "threads", n, topsync_barrier_wait_policy_name(run.barrier),
-           cfg->episodes, cfg->start, groups_desc, cfg->episodes / dt, failures ? ": " : "",
-           failures ? sh->first_error : "");
+           cfg->episodes, cfg->start, groups_desc, cfg->bind ? " bound" : "", killed,
+           cfg->episodes / dt, failures ? ": " : "", failures ? sh->first_error : "");
     fflush(stdout);
     topsync_barrier_destroy(run.barrier);
     if (have_sets)
@@ -231,7 +316,8 @@ static int parse_list(const char *s, unsigned *out, int max)
 
 int main(int argc, char **argv)
 {
-    struct config cfg = {.algorithm = NULL, .wait = TOPSYNC_WAIT_DEFAULT, .episodes = 2000};
+    struct config cfg = {.algorithm = NULL, .wait = TOPSYNC_WAIT_DEFAULT, .episodes = 2000,
+                         .kill_rank = -1, .timeout = 3.0};
     unsigned threads[16], procs[16];
     int nthreads = 0, nprocs = 0;
     for (int i = 1; i < argc; i++) {
@@ -258,6 +344,16 @@ int main(int argc, char **argv)
                 fprintf(stderr, "%s\n", topsync_error_message());
                 return 2;
             }
+        } else if (!strcmp(a, "--bind-to")) {
+            cfg.bind = 1;
+            if (topsync_bind_to_parse(v, &cfg.bind_to) < 0) {
+                fprintf(stderr, "%s\n", topsync_error_message());
+                return 2;
+            }
+        } else if (!strcmp(a, "--kill")) {
+            cfg.kill_rank = atoi(v);
+        } else if (!strcmp(a, "--timeout")) {
+            cfg.timeout = strtod(v, NULL);
         } else if (!strcmp(a, "--wait")) {
             if (topsync_wait_policy_parse(v, &cfg.wait) < 0) {
                 fprintf(stderr, "%s\n", topsync_error_message());
@@ -272,6 +368,19 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    if (cfg.bind && cfg.synthetic) {
+        fprintf(stderr, "--bind-to binds on this machine; --topology places on another\n");
+        return 2;
+    }
+    if (cfg.kill_rank >= 0 && (nthreads || cfg.timeout <= 0)) {
+        fprintf(stderr, "--kill takes --processes only and a positive --timeout\n");
+        return 2;
+    }
+    for (int i = 0; i < nprocs; i++)
+        if (cfg.kill_rank >= (int)procs[i]) {
+            fprintf(stderr, "--kill %d: no such rank among %u\n", cfg.kill_rank, procs[i]);
+            return 2;
+        }
     if (nthreads == 0 && nprocs == 0) {
         fprintf(stderr, "give --threads and/or --processes\n");
         return 2;
