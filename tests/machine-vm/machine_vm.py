@@ -1,0 +1,356 @@
+#!/usr/bin/env python3
+"""Boot an emulated many-core NUMA machine (qemu) and run one command in it.
+
+The guest mounts the host's root file system read-only over 9p and chroots
+into it, so the build tree, the MPIs and Python are the host's own; /tmp,
+/dev/shm and /run are the guest's (tmpfs) and OUT, a host directory, is
+shared writable: the command's output and exit status come back there.
+Not a timing tool: TCG runs every vCPU on the host's few cores.
+See docs/design.md, "Emulated machines".
+
+usage: machine_vm.py MACHINE OUT [--env NAME=VALUE]... -- COMMAND [ARG]...
+       machine_vm.py --list
+Exit status: the command's, or 125 when the guest could not run it.
+"""
+import os
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import json
+import queue
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.dirname(os.path.dirname(HERE))
+CACHE = os.environ.get("TOPSYNC_NUMA_VM_CACHE", "/var/cache/topsync-numa-vm")
+
+
+class Machine:
+    """sockets x cores x threads, NUMA nodes as (socket, first core, cores,
+    memory MiB) with cores None for a memory-only node, and the order in
+    which Linux numbers the PUs (a list of (socket, core, thread))."""
+
+    def __init__(self, name, about, sockets, cores, threads, nodes, order, expect):
+        self.name, self.about = name, about
+        self.sockets, self.cores, self.threads = sockets, cores, threads
+        self.nodes, self.order, self.expect = nodes, order, expect
+
+    @property
+    def npus(self):
+        return self.sockets * self.cores * self.threads
+
+    def contiguous(self):
+        return self.order == socket_major(self.sockets, self.cores, self.threads)
+
+
+def socket_major(sockets, cores, threads):
+    return [(s, c, t) for s in range(sockets) for c in range(cores) for t in range(threads)]
+
+
+def intel_order(sockets, cores, threads):
+    """Even PUs on socket 0, odd on socket 1; the second threads of all
+    cores after the first ones (how Intel servers' firmware numbers them)."""
+    return [(s, c, t) for t in range(threads) for c in range(cores) for s in range(sockets)]
+
+
+MACHINES = {
+    # The paper's Kunpeng 920 (pack:2 numa:2 core:32) scaled down to 8 cores
+    # per node. qemu's Intel CPUID gives each socket one L3 (across its two
+    # nodes) and each core its own L2.
+    "A": Machine("A", "2 sockets x 2 NUMA nodes x 8 cores, numbered by node",
+                 2, 16, 1, [(0, 0, 8, 1024), (0, 8, 8, 1024), (1, 0, 8, 1024), (1, 8, 8, 1024)],
+                 socket_major(2, 16, 1), "pack:2 l3:1 numa:2 l2:8 core:1 pu:1"),
+    "B": Machine("B", "machine A with 2 SMT threads per core, numbered Intel-style",
+                 2, 16, 2, [(0, 0, 8, 1024), (0, 8, 8, 1024), (1, 0, 8, 1024), (1, 8, 8, 1024)],
+                 intel_order(2, 16, 2), "pack:2 l3:1 numa:2 l2:8 core:1 pu:2"),
+    "C": Machine("C", "4 NUMA nodes of 12, 4, 12, 4 cores and a memory-only node",
+                 2, 16, 1,
+                 [(0, 0, 12, 1024), (0, 12, 4, 512), (1, 0, 12, 1024), (1, 12, 4, 512),
+                  (1, None, None, 512)],
+                 socket_major(2, 16, 1), None),
+}
+
+
+def qemu_args(m, kernel, initrd, out, qmp, accel):
+    mem = sum(n[3] for n in m.nodes)
+    hotplug = not m.contiguous()
+    args = ["qemu-system-x86_64", "-machine", "pc,accel=" + accel,
+            "-cpu", "max,vendor=GenuineIntel",
+            "-smp", "%d,maxcpus=%d,sockets=%d,cores=%d,threads=%d" % (
+                1 if hotplug else m.npus, m.npus, m.sockets, m.cores, m.threads),
+            "-m", "%dM" % mem]
+    for i, (sock, first, count, mib) in enumerate(m.nodes):
+        args += ["-object", "memory-backend-ram,id=m%d,size=%dM" % (i, mib),
+                 "-numa", "node,nodeid=%d,memdev=m%d" % (i, i)]
+    for i, (sock, first, count, mib) in enumerate(m.nodes):
+        if count is None:
+            continue
+        for core in range(first, first + count):
+            args += ["-numa", "cpu,node-id=%d,socket-id=%d,core-id=%d" % (i, sock, core)]
+    args += ["-kernel", kernel, "-initrd", initrd,
+             "-append", "console=ttyS0 panic=-1 quiet loglevel=3 machine_vm_out=%s "
+                        "machine_vm_pus=%d machine_vm_name=%s" % (out, m.npus, m.name.lower()),
+             "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
+             "-virtfs", "local,path=%s,mount_tag=out,security_model=none" % out,
+             "-nographic", "-no-reboot", "-nodefaults", "-serial", "stdio"]
+    if hotplug:
+        args += ["-qmp", "unix:%s,server=on,wait=off" % qmp]
+    return args
+
+
+INIT = r"""#!/bin/sh
+# machine-vm guest init: the host's root read-only over 9p, then chroot.
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+for m in $(cat /modules/order); do insmod /modules/$m || echo "machine-vm: insmod $m failed"; done
+for word in $(cat /proc/cmdline); do
+    case $word in machine_vm_*=*) eval "${word%%=*}=${word#*=}";; esac
+done
+say() { echo "machine-vm: $*"; }
+mkdir -p /host
+o="trans=virtio,version=9p2000.L,msize=512000"
+mount -t 9p -o "$o,ro,cache=loose" hostroot /host || { say "cannot mount the host's root"; poweroff -f; }
+mount -t proc proc /host/proc
+mount -t sysfs sys /host/sys
+mount -t devtmpfs dev /host/dev
+mkdir -p /host/dev/pts /host/dev/shm
+mount -t devpts devpts /host/dev/pts
+mount -t tmpfs -o mode=1777 shm /host/dev/shm
+mount -t tmpfs -o mode=1777 tmp /host/tmp
+mount -t tmpfs run /host/run
+mkdir -p "/host$machine_vm_out" 2>/dev/null # when it lies in the guest's /tmp
+mount -t 9p -o "$o" out "/host$machine_vm_out" || { say "cannot mount $machine_vm_out"; poweroff -f; }
+# Hot-plugged PUs get the next Linux numbers in the order they arrive: ask
+# the host for each one, wait until it is there, bring it online.
+i=1
+while [ ! -e /sys/devices/system/cpu/cpu$((machine_vm_pus - 1))/online ] &&
+      [ $i -lt $machine_vm_pus ]; do
+    say "want-cpu $i"
+    n=0
+    while [ ! -e /sys/devices/system/cpu/cpu$i/online ] && [ $n -lt 600 ]; do
+        sleep 0.1; n=$((n + 1))
+    done
+    i=$((i + 1))
+done
+for f in /sys/devices/system/cpu/cpu*/online; do
+    [ "$(cat $f)" = 1 ] || echo 1 > $f
+done
+hostname "$machine_vm_name"
+say "guest up: $(grep -c ^processor /proc/cpuinfo) PUs"
+chroot /host /bin/sh "$machine_vm_out/cmd.sh" > "/host$machine_vm_out/stdout" 2>&1
+echo $? > "/host$machine_vm_out/rc"
+sync
+say "done"
+poweroff -f
+"""
+
+
+def build_initrd(work):
+    busybox = shutil.which("busybox")
+    if not busybox:
+        raise SystemExit("FAIL: busybox missing (apt-get install busybox-static)")
+    root = os.path.join(work, "initrd-root")
+    shutil.rmtree(root, ignore_errors=True)
+    for d in ("bin", "proc", "sys", "dev", "modules"):
+        os.makedirs(os.path.join(root, d))
+    shutil.copy(busybox, os.path.join(root, "bin", "busybox"))
+    for tool in ("sh", "mount", "insmod", "cat", "sleep", "mkdir", "hostname", "grep",
+                 "chroot", "poweroff", "echo", "sync"):
+        os.symlink("busybox", os.path.join(root, "bin", tool))
+    for name in os.listdir(os.path.join(CACHE, "modules")):
+        shutil.copy(os.path.join(CACHE, "modules", name), os.path.join(root, "modules"))
+    with open(os.path.join(root, "init"), "w") as f:
+        f.write(INIT)
+    os.chmod(os.path.join(root, "init"), 0o755)
+    initrd = os.path.join(work, "initrd.gz")
+    subprocess.run("cd %s && find . | cpio -o -H newc 2>/dev/null | gzip -1 > %s"
+                   % (shlex.quote(root), shlex.quote(initrd)), shell=True, check=True)
+    return initrd
+
+
+def qmp_session(path, deadline):
+    while True:
+        try:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(path)
+            break
+        except OSError:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.2)
+    f = s.makefile("rw")
+    f.readline()  # greeting
+
+    def command(name, **arguments):
+        f.write(json.dumps({"execute": name, "arguments": arguments}) + "\n")
+        f.flush()
+        while True:
+            reply = json.loads(f.readline())
+            if "return" in reply or "error" in reply:
+                return reply
+    command("qmp_capabilities")
+    return command
+
+
+def run_guest(m, args, work, accel, boot_deadline, timeout):
+    """Run qemu until the guest powers off; answer its PU requests over QMP.
+    Returns (what happened, seconds until the guest was up or None)."""
+    qmp = args[args.index("-qmp") + 1].split(",")[0][len("unix:"):] if "-qmp" in args else None
+    if qmp and os.path.exists(qmp):
+        os.unlink(qmp)
+    start = time.time()
+    console = open(os.path.join(work, "console.log"), "w")
+    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, errors="replace")
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(l) for l in proc.stdout] + [lines.put(None)],
+                     daemon=True).start()
+    qmp_command = None
+    booted = None
+    what = "powered off"
+    try:
+        while True:
+            limit = start + (timeout if booted is not None else boot_deadline)
+            try:
+                line = lines.get(timeout=max(0.1, limit - time.time()))
+            except queue.Empty:
+                line = ""
+            if line is None:
+                if booted is None:
+                    what = "qemu exited with %s" % proc.wait()
+                break
+            if time.time() > limit:
+                what = "no end after %.0f s" % timeout if booted else \
+                       "not up after %.0f s" % boot_deadline
+                if booted is not None or accel == "tcg":
+                    print("FAIL: machine %s (%s): %s" % (m.name, accel.upper(), what))
+                break
+            console.write(line)
+            console.flush()
+            if "machine-vm: " not in line:
+                continue
+            word = line.split("machine-vm: ", 1)[1].strip()
+            if word.startswith("want-cpu "):
+                if qmp_command is None:
+                    qmp_command = qmp_session(qmp, time.time() + 30)
+                sock, core, thread = m.order[int(word.split()[1])]
+                reply = qmp_command("device_add", driver="max-x86_64-cpu",
+                                    id="cpu%d" % int(word.split()[1]),
+                                    **{"socket-id": sock, "core-id": core, "thread-id": thread})
+                if "error" in reply:
+                    print("FAIL: hot-plugging a PU: %s" % reply["error"])
+                    break
+            elif word.startswith("guest up"):
+                booted = time.time() - start
+                print("machine-vm %s: %s after %.0f s (%s)" % (m.name, word, booted, accel.upper()))
+            elif word != "done":
+                print("machine-vm %s: %s" % (m.name, word))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        console.close()
+    return what, booted
+
+
+def main(argv):
+    if argv[1:2] == ["--list"]:
+        for m in MACHINES.values():
+            print("%s: %s (%d PUs)%s" % (m.name, m.about, m.npus,
+                                         ", expected " + m.expect if m.expect else ""))
+        return 0
+    if "--" not in argv or len(argv) < 5:
+        print(__doc__, file=sys.stderr)
+        return 2
+    name, out = argv[1], os.path.abspath(argv[2])
+    options, command = argv[3:argv.index("--")], argv[argv.index("--") + 1:]
+    if name not in MACHINES:
+        print("machine_vm: unknown machine %r (valid: %s)" % (name, ", ".join(MACHINES)),
+              file=sys.stderr)
+        return 2
+    m = MACHINES[name]
+    env = []
+    while options:
+        if options[0] != "--env" or len(options) < 2 or "=" not in options[1]:
+            print("machine_vm: bad option %r" % options[0], file=sys.stderr)
+            return 2
+        env.append(options[1])
+        options = options[2:]
+    if not shutil.which("qemu-system-x86_64"):
+        print("FAIL: qemu-system-x86_64 missing (apt-get install qemu-system-x86)")
+        return 125
+    kernel = subprocess.run([os.path.join(SOURCE, "scripts", "numa-vm-kernel.sh"), CACHE],
+                            capture_output=True, text=True)
+    if kernel.returncode != 0:
+        print("FAIL: no guest kernel: " + kernel.stderr.strip())
+        return 125
+    os.makedirs(out, exist_ok=True)
+    for f in ("stdout", "rc"):
+        if os.path.exists(os.path.join(out, f)):
+            os.unlink(os.path.join(out, f))
+    work = os.path.join(out, ".vm")
+    os.makedirs(work, exist_ok=True)
+    initrd = build_initrd(work)
+    with open(os.path.join(out, "cmd.sh"), "w") as f:
+        f.write("export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n")
+        f.write("export HOME=/tmp TMPDIR=/tmp\n")
+        for e in env:
+            k, v = e.split("=", 1)
+            f.write("export %s=%s\n" % (k, shlex.quote(v)))
+        f.write("ip link set lo up 2>/dev/null\n")
+        f.write("cd %s || exit 125\n" % shlex.quote(os.getcwd()))
+        f.write(" ".join(shlex.quote(a) for a in command) + "\n")
+    timeout = float(os.environ.get("TOPSYNC_MACHINE_VM_TIMEOUT", "2400"))
+    accel = os.environ.get("TOPSYNC_MACHINE_VM_ACCEL", "auto")
+    if accel not in ("auto", "kvm", "tcg"):
+        print("FAIL: TOPSYNC_MACHINE_VM_ACCEL=%r is not valid; valid: auto, kvm, tcg" % accel)
+        return 125
+    kvm_record = os.path.join(CACHE, "kvm-failed")
+    accels = [accel]
+    if accel == "auto":
+        accels = ["tcg"]
+        if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+            print("machine-vm %s: no usable /dev/kvm: TCG" % m.name)
+        elif os.path.exists(kvm_record):
+            print("machine-vm %s: KVM not tried: it failed before (%s; remove %s to try again)"
+                  % (m.name, open(kvm_record).read().strip(), kvm_record))
+        else:
+            accels = ["kvm", "tcg"]
+    start = time.time()
+    for accel in accels:
+        # a KVM guest gets KVM_BOOT seconds to come up before TCG takes over
+        boot_deadline = (float(os.environ.get("TOPSYNC_MACHINE_VM_KVM_BOOT", "45"))
+                         if accel == "kvm" and len(accels) > 1 else timeout)
+        result, booted = run_guest(m, qemu_args(m, kernel.stdout.strip(), initrd, out,
+                                                os.path.join(work, "qmp.sock"), accel),
+                                   work, accel, boot_deadline, timeout)
+        if booted is not None or accel == accels[-1]:
+            break
+        print("machine-vm %s: KVM did not bring the guest up (%s): TCG instead" % (m.name, result))
+        try:
+            with open(kvm_record, "w") as f:
+                f.write("%s, %s\n" % (result, time.strftime("%Y-%m-%d")))
+        except OSError:
+            pass
+    elapsed = time.time() - start
+    rc_path = os.path.join(out, "rc")
+    if not os.path.exists(rc_path):
+        print("FAIL: machine %s did not run the command; the console's end:" % m.name)
+        with open(os.path.join(work, "console.log")) as f:
+            print("".join(f.readlines()[-30:]))
+        return 125
+    with open(os.path.join(out, "stdout"), errors="replace") as f:
+        sys.stdout.write(f.read())
+    rc = int(open(rc_path).read().strip() or 125)
+    print("machine-vm %s: exit %d after %.0f s (%s, boot %.0f s)"
+          % (m.name, rc, elapsed, accel.upper(), booted or 0))
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
