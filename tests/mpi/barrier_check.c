@@ -125,6 +125,8 @@ int main(int argc, char **argv)
         "topo:numa,socket/tree", "mpi"};
     /* BARRIER_CHECK_ONLY=NAME restricts the loop to one algorithm. */
     const char *only = getenv("BARRIER_CHECK_ONLY");
+    if (only && !*only)
+        only = NULL; /* set but empty: every algorithm */
     const char *saved = getenv("TOPSYNC_BARRIER");
     for (size_t a = 0; a < sizeof algorithms / sizeof algorithms[0]; a++) {
         if (only && strcmp(only, algorithms[a]) != 0)

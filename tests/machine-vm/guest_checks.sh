@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# What runs inside an emulated machine (tests/machine-vm/machine_test.py
+# boots it): topsync's own tools and tests on the machine hwloc detects.
+#   guest_checks.sh BUILD_DIR OUT PARTICIPANTS EPISODES [full|quick|detect]
+# Plans (TCG runs 32-64 vCPUs on the host's cores: a spinning episode costs
+# seconds, an MPI communicator's set-up tens):
+#   full    every algorithm under every wait policy; MPI every algorithm
+#           under every map-by;
+#   quick   every algorithm under block, yield and spin for topo with a
+#           quarter of the episodes; MPI's topo barrier with Open MPI
+#           map-by numa, MPICH map-by socket, Open MPI 2 x cores unbound;
+#   detect  what depends on the machine's shape: topo, dissemination and
+#           mcs under block, the SIGKILL check of topo, the pthread
+#           drop-in with a thread per PU, both MPIs map-by numa.
+set -u
+build=$1 out=$2 n=$3 episodes=$4 plan=${5:-quick}
+case $plan in full | quick | detect) ;; *) echo "FAIL: plan $plan; valid: full, quick, detect"; exit 2 ;; esac
+src=$(cd "$(dirname "$0")/../.." && pwd)
+failed=0
+t0=$(date +%s)
+pass() { echo "PASS: $1 ($(($(date +%s) - t0)) s)"; t0=$(date +%s); }
+fail() { echo "FAIL: $1"; failed=$((failed + 1)); t0=$(date +%s); }
+# check NAME COMMAND...: the command's exit status, its output kept on failure
+check() {
+    local name=$1 log
+    shift
+    if log=$("$@" 2>&1); then pass "$name"; else fail "$name: $(tail -n 5 <<<"$log")"; fi
+}
+
+echo "machine: $(nproc) PUs, $(ls -d /sys/devices/system/node/node* | wc -l) NUMA nodes," \
+     "host name $(hostname)"
+info=$build/tools/topsync-info
+cores=$("$info" --json --np 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["cores"])')
+
+# 1. detection and placement: the host compares these with its expectation
+for map in core numa socket; do
+    check "topsync-info --np $cores --map-by $map" \
+        sh -c "'$info' --json --np $cores --map-by $map > '$out/info-$map.json'"
+done
+
+# 2. every algorithm, threads and processes bound as mpirun --bind-to core
+#    would, the invariant checked every episode, under every wait policy
+stress=$build/tests/stress/stress_barrier
+for alg in $("$info" --list-algorithms); do
+    if [ "$plan" = detect ]; then
+        case $alg in topo | dissemination | mcs) ;; *) continue ;; esac
+    fi
+    for wait in block yield spin; do
+        count=$episodes
+        if [ "$plan" != full ] && [ $wait != block ]; then
+            [ "$plan" = quick ] || continue
+            [ "$alg" = topo ] || continue
+            count=$((episodes / 4))
+        fi
+        check "barrier $alg, $n threads and processes, wait $wait, $count episodes" \
+            "$stress" --algorithm "$alg" --wait $wait --bind-to core --map-by core \
+            --threads "$n" --processes "$n" --episodes "$count"
+    done
+    [ "$plan" = detect ] && [ "$alg" != topo ] && continue
+    check "barrier $alg: SIGKILL of rank 5 of $n named within TOPSYNC_TIMEOUT" \
+        "$stress" --algorithm "$alg" --processes "$n" --kill 5 --timeout 3 --episodes 40
+done
+check "barrier topo over numa, $n threads bound map-by numa" \
+    "$stress" --algorithm topo --bind-to core --map-by numa --threads "$n" --episodes "$episodes"
+
+# 3. the pthread drop-in's conformance program, preloaded
+threads_list="32 64"
+[ "$plan" != full ] && threads_list=$n
+for threads in $threads_list; do
+    check "pthread drop-in conformance, $threads threads" \
+        env LD_PRELOAD="$build/pthread/libtopsync-pthread.so" \
+        "$build/tests/pthread/pthread_conformance" $threads $((episodes * 4))
+done
+
+# 4. RCL: servers, memory and workers on the nodes the design says
+check "RCL placement, RCLAwareMalloc, RCLHierarchicalAffinity" "$build/tests/machine-vm/rcl_machine_check"
+
+# 5. MPI, preloaded into the plain check program, bound by the MPI itself
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
+mpi_check() { # IMPL NP BIND-ARGS...
+    local impl=$1 np=$2 log
+    shift 2
+    local what="MPI $impl np $np $*"
+    local lib=$build/mpi/libtopsync-mpi-$impl.so prog=$build/tests/mpi/barrier_check_plain_$impl
+    if [ "$impl" = openmpi ]; then
+        log=$(timeout 600 mpirun.openmpi -np "$np" "$@" -x LD_PRELOAD="$lib" -x TOPSYNC_VERBOSE=1 \
+              -x BARRIER_CHECK_ONLY="${only:-}" "$prog" "$mpi_episodes" 2 2>&1)
+    else
+        log=$(timeout 600 mpiexec.mpich -n "$np" "$@" -genv LD_PRELOAD "$lib" \
+              -genv TOPSYNC_VERBOSE 1 -genv BARRIER_CHECK_ONLY "${only:-}" "$prog" "$mpi_episodes" 2 2>&1)
+    fi
+    local rc=$?
+    if [ $rc != 0 ] || ! grep -qE '^[1-9][0-9]* passed, 0 failed$' <<<"$log"; then
+        fail "$what: exit $rc: $(grep -E 'FAIL|rror|passed' <<<"$log" | head -n 5)"
+        return
+    fi
+    local line
+    line=$(grep -m1 "topsync-mpi: comm of $np ranks, one node: .*algorithm topo" <<<"$log")
+    if [ -z "$line" ]; then
+        fail "$what: no topsync-mpi line for a topo barrier of $np ranks"
+    elif [ "$expect_bound" = 1 ] && grep -q "ranks not bound" <<<"$line"; then
+        fail "$what: ranks seen as not bound: $line"
+    elif [ "$expect_bound" = 1 ] && ! grep -q "NUMANode=" <<<"$line"; then
+        fail "$what: no NUMA level used: $line"
+    elif [ "$expect_bound" = 0 ] && ! grep -q "ranks not bound" <<<"$line"; then
+        fail "$what: unbound ranks seen as bound: $line"
+    else
+        echo "  $line"
+        pass "$what"
+    fi
+}
+mpi_episodes=$((episodes / 10))
+expect_bound=1
+case $plan in
+full) openmpi_maps="core numa socket" mpich_maps="core numa socket" only="" ;;
+quick) openmpi_maps=numa mpich_maps=socket only=topo ;;
+detect) openmpi_maps=numa mpich_maps=numa only=topo ;;
+esac
+for map in $openmpi_maps; do mpi_check openmpi "$cores" --bind-to core --map-by "$map"; done
+for map in $mpich_maps; do mpi_check mpich "$cores" -bind-to core -map-by "$map"; done
+expect_bound=0
+only=topo
+if [ "$plan" != detect ]; then
+    mpi_check openmpi $((cores * 2)) --oversubscribe --bind-to none
+fi
+if [ "$plan" = full ]; then
+    mpi_check mpich $((cores * 2)) -bind-to none
+fi
+
+# 6. topsync-tune with small options, then topsync-info --explain names the file
+tuning=/tmp/topsync-tuning.json
+if "$build/bench/topsync-tune" --threads "$cores" --processes "$cores" --iterations 20 --runs 1 \
+        --no-c2c --output "$tuning" > /tmp/tune.log 2>&1; then
+    mine=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["fingerprint"])' "$tuning")
+    # auto takes an entry only from a file of this machine's fingerprint
+    explain=$(TOPSYNC_TUNING=$tuning "$info" --explain --np "$cores" 2>&1)
+    if [ -z "$mine" ]; then
+        fail "topsync-tune: no fingerprint in $tuning"
+    elif ! grep -q "auto: tuning file $tuning, entry $cores threads" <<<"$explain"; then
+        fail "topsync-info --explain does not name $tuning: $explain"
+    else
+        pass "topsync-tune, fingerprint $mine, its entry named by --explain"
+    fi
+else
+    fail "topsync-tune: $(tail -n 5 /tmp/tune.log)"
+fi
+
+ls /dev/shm | grep -qi topsync && fail "topsync segments left in /dev/shm: $(ls /dev/shm)"
+echo "guest checks: $failed failed"
+exit $((failed != 0))
