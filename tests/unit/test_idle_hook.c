@@ -51,7 +51,8 @@ static void *wait_once(void *p)
     return NULL;
 }
 
-/* Ranks 0 and 1 wait; rank 2 comes after `late` seconds (negative: never). */
+/* Ranks 0 and 1 wait; rank 2 comes after `late` seconds and a first call of
+ * the hook (negative: never). */
 static void run(const char *algorithm, topsync_wait_policy_t policy, struct hook *h, double late,
                 struct waiter w[2])
 {
@@ -71,6 +72,11 @@ static void run(const char *algorithm, topsync_wait_policy_t policy, struct hook
         pthread_create(&t[i], NULL, wait_once, &w[i]);
     if (late >= 0) {
         usleep((useconds_t)(late * 1e6));
+        /* and not before a waiter called the hook: on a loaded machine the
+         * waiters may not have run at all in `late` seconds (10 s at most:
+         * then the check below fails) */
+        for (int i = 0; i < 1000 && atomic_load(&h->calls) < 1; i++)
+            usleep(10000);
         /* the last to arrive may still wait for its release (from a waiter
          * descheduled under load, seen under ASan): it is a waiter then */
         is_waiter = 1;
