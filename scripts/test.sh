@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian machine: set up, build, run every
-# test but the soak (labels unit, stress, mpi, model, numa-vm, genmc), then the
+# test but the soak and the longer emulated machines (labels unit, stress,
+# mpi, model, numa-vm, machine-vm, genmc; TOPSYNC_MACHINE_VM=all adds
+# machine-vm-more, 0 leaves both out), then the
 # unit and stress tests under AddressSanitizer + UndefinedBehaviorSanitizer,
 # the thread tests under ThreadSanitizer, and the parsers under libFuzzer
 # (clang, ASan + UBSan, TOPSYNC_FUZZ_SECONDS each, default 60). Set
@@ -19,7 +21,19 @@ if [ "${TOPSYNC_SETUP_GENMC:-1}" != 0 ] && (cd build && ctest -N -L genmc | grep
          "(its source, ../shared/tools/genmc/genmc-v0.9.tar.gz, is missing; or set" \
          "TOPSYNC_GENMC_TARBALL)" >&2
 fi
-(cd build && ctest -j2 --output-on-failure -LE long) # the soak: ctest -L long
+# the emulated machines: label machine-vm (machine A and two hosts, about 15
+# minutes) by default; TOPSYNC_MACHINE_VM=all adds machine-vm-more (B, C and
+# A's quick plan, about 25 more), 0 leaves both out
+case "${TOPSYNC_MACHINE_VM:-1}" in
+0) echo "test.sh: TOPSYNC_MACHINE_VM=0: the emulated machines and two hosts (labels" \
+        "machine-vm, machine-vm-more) do NOT run" >&2
+   exclude="long|machine-vm" ;;
+1) exclude="long|machine-vm-more" ;;
+all) exclude="long" ;;
+*) echo "test.sh: TOPSYNC_MACHINE_VM='$TOPSYNC_MACHINE_VM' is not valid; valid: 0, 1, all" >&2
+   exit 2 ;;
+esac
+(cd build && ctest -j2 --output-on-failure -LE "$exclude")
 if [ "${TOPSYNC_SANITIZERS:-1}" != 0 ]; then
     echo "== AddressSanitizer + UndefinedBehaviorSanitizer: unit and stress tests =="
     BUILD_DIR=build-asan BUILD_TYPE=Debug scripts/build.sh -DTOPSYNC_SANITIZE=address,undefined >/dev/null
