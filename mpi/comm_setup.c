@@ -46,7 +46,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "barrier_private.h"
+#include "barrier/barrier_private.h"
 #include "mpi_private.h"
 #include "segment.h"
 

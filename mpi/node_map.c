@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "base/error.h"
 #include "mpi_private.h"
 
 static int32_t my_node_id = -1;
@@ -34,7 +34,7 @@ static int node_map_done;
 static int node_processes; /* the job's processes on this node, from MPI_Init */
 
 /* A whole number from 1 to max in variable `name`, by the rule of every
- * TOPSYNC_* variable (src/error.h): `unset` when unset or empty, 0 when
+ * TOPSYNC_* variable (src/base/error.h): `unset` when unset or empty, 0 when
  * invalid. */
 static int env_whole_number(const char *name, int unset, long max)
 {

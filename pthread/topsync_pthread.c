@@ -74,8 +74,8 @@
 #include <topsync/barrier.h>
 #include <topsync/pthread.h>
 
-#include "barrier_private.h"
-#include "wait.h"
+#include "barrier/barrier_private.h"
+#include "wait/wait.h"
 
 #define TS_PTHREAD_MAGIC 0x7473796e63627231ull     /* "tsyncbr1" */
 #define TS_PTHREAD_DESTROYED 0x7473796e63646561ull /* "tsyncdea": destroyed */

@@ -14,7 +14,7 @@
 
 #include <topsync.h>
 
-#include "json_escape.h"
+#include "base/json_escape.h"
 #include "mpi_match.h"
 #include "segment.h"
 

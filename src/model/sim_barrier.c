@@ -20,10 +20,10 @@
 
 #include <topsync/model.h>
 
-#include "barrier_private.h"
-#include "error.h"
-#include "model_private.h"
-#include "sim_engine.h"
+#include "barrier/barrier_private.h"
+#include "base/error.h"
+#include "model/model_private.h"
+#include "model/sim_engine.h"
 
 /* The simulator's copies of the algorithms (sim_atomic.h renames them). */
 extern const ts_algorithm ts_sim_algo_sense_reversing, ts_sim_algo_sense_reversing_counter,

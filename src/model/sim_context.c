@@ -9,7 +9,7 @@
  * start(), entered with the stack 16-byte aligned, which calls the entry
  * point (so that it starts as after any call, rsp + 8 a multiple of 16).
  */
-#include "sim_context.h"
+#include "model/sim_context.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -43,7 +43,7 @@
  *    With K = 1 every miss stalls: the model as it was before K.
  * Latencies come from the model (latency.c), in integer picoseconds.
  */
-#include "sim_engine.h"
+#include "model/sim_engine.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -53,10 +53,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "sim_context.h"
-#include "sim_events.h"
-#include "wait.h"
+#include "base/error.h"
+#include "model/sim_context.h"
+#include "model/sim_events.h"
+#include "wait/wait.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define TS_SIM_ASAN 1

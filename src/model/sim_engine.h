@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model_private.h"
+#include "model/model_private.h"
 
 struct ts_sim_config {
     const topsync_model_t *model;

@@ -19,10 +19,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "json.h"
-#include "topology_private.h"
-#include "tune_private.h"
+#include "base/error.h"
+#include "base/json.h"
+#include "topology/topology_private.h"
+#include "tune/tune_private.h"
 
 #define FILE_FORMAT "topsync-tuning"
 #define MAX_FILE_BYTES (16u << 20)

@@ -1,5 +1,5 @@
 /*
- * GenMC harness: one barrier algorithm (-DALGO_<name>), src/wait.c and
+ * GenMC harness: one barrier algorithm (-DALGO_<name>), src/wait/wait.c and
  * the algorithm's src/barrier_*.c included as they are, run by N threads
  * (2 or 3) for EPISODES episodes (2 or 3) under the wait policy POLICY
  * (TS_WAIT_SPIN or TS_WAIT_BLOCK, the futex path of wait.c).
@@ -21,33 +21,33 @@
 #include <assert.h>
 #include <stddef.h>
 
-#include "../../src/wait.c"
+#include "../../src/wait/wait.c"
 
 /* -DALGO_<name>: which algorithm file (a macro cannot name an #include
  * here: GenMC passes -D values on without their quotes) */
 #if defined(ALGO_sense_reversing)
-#include "../../src/barrier_sense_reversing.c"
+#include "../../src/barrier/algorithms/sense_reversing.c"
 #define ALGO ts_algo_sense_reversing
 #elif defined(ALGO_sense_reversing_counter)
-#include "../../src/barrier_sense_reversing_counter.c"
+#include "../../src/barrier/algorithms/sense_reversing_counter.c"
 #define ALGO ts_algo_sense_reversing_counter
 #elif defined(ALGO_sense_reversing_gr)
-#include "../../src/barrier_sense_reversing_gr.c"
+#include "../../src/barrier/algorithms/sense_reversing_gr.c"
 #define ALGO ts_algo_sense_reversing_gr
 #elif defined(ALGO_combining_tree)
-#include "../../src/barrier_combining_tree.c"
+#include "../../src/barrier/algorithms/combining_tree.c"
 #define ALGO ts_algo_combining_tree
 #elif defined(ALGO_mcs)
-#include "../../src/barrier_mcs.c"
+#include "../../src/barrier/algorithms/mcs.c"
 #define ALGO ts_algo_mcs
 #elif defined(ALGO_tournament)
-#include "../../src/barrier_tournament.c"
+#include "../../src/barrier/algorithms/tournament.c"
 #define ALGO ts_algo_tournament
 #elif defined(ALGO_dissemination)
-#include "../../src/barrier_dissemination.c"
+#include "../../src/barrier/algorithms/dissemination.c"
 #define ALGO ts_algo_dissemination
 #elif defined(ALGO_topo)
-#include "../../src/barrier_topo.c"
+#include "../../src/barrier/algorithms/topo.c"
 #define ALGO ts_algo_topo
 #else
 #error "define ALGO_<name>: sense_reversing, sense_reversing_counter, sense_reversing_gr, combining_tree, mcs, tournament, dissemination or topo"

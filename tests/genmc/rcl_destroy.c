@@ -1,6 +1,6 @@
 /*
  * GenMC harness: destroying an RCL lock while a servicing thread may still
- * hold it (src/rcl_client.c, rcl_serve.c and wait.c, included as they are).
+ * hold it (src/rcl/client.c, rcl_serve.c and wait.c, included as they are).
  * One servicing thread serves (it may sleep on the doorbell).
  *
  * -DSCENARIO_AFTER: the client runs a critical section, then destroys the
@@ -29,9 +29,9 @@
 
 #include <assert.h>
 
-#include "../../src/wait.c"
-#include "../../src/rcl_serve.c"
-#include "../../src/rcl_client.c"
+#include "../../src/wait/wait.c"
+#include "../../src/rcl/serving_loop.c"
+#include "../../src/rcl/client.c"
 
 #include "rcl_harness.h"
 

@@ -1,5 +1,5 @@
 /*
- * GenMC harness: RCL requests (src/rcl_serve.c and src/rcl_client.c,
+ * GenMC harness: RCL requests (src/rcl/serving_loop.c and src/rcl/client.c,
  * included as they are). One servicing thread serves; CLIENTS client
  * threads (2) each run one critical section through
  * topsync_rcl_execute_checked() on the same lock, which increments a plain
@@ -31,9 +31,9 @@
 /* Only the server sleeps on a futex here (the doorbell): the clients wait
  * with the spin policy, whose loop has no futex (the futex path of client
  * waits is wait.c's, checked by barrier.c), unless CLIENT_POLICY says block. */
-#include "../../src/wait.c"
-#include "../../src/rcl_serve.c"
-#include "../../src/rcl_client.c"
+#include "../../src/wait/wait.c"
+#include "../../src/rcl/serving_loop.c"
+#include "../../src/rcl/client.c"
 
 #ifndef CLIENTS
 #define CLIENTS 2

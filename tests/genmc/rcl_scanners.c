@@ -1,6 +1,6 @@
 /*
  * GenMC harness: two servicing threads scanning one request line at once,
- * as they may around a takeover (src/rcl_serve.c and src/rcl_client.c,
+ * as they may around a takeover (src/rcl/serving_loop.c and src/rcl/client.c,
  * included as they are). One client runs REQUESTS critical sections in
  * turn through topsync_rcl_execute_checked(), request r on lock r % LOCKS;
  * each increments a plain counter of its lock and a plain count of its
@@ -37,9 +37,9 @@
 
 /* The scanners never idle; a client under the block policy sleeps on its
  * completion word. */
-#include "../../src/wait.c"
-#include "../../src/rcl_serve.c"
-#include "../../src/rcl_client.c"
+#include "../../src/wait/wait.c"
+#include "../../src/rcl/serving_loop.c"
+#include "../../src/rcl/client.c"
 
 #ifndef REQUESTS
 #define REQUESTS 2

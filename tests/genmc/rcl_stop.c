@@ -1,5 +1,5 @@
 /*
- * GenMC harness: stopping an idle RCL server (src/rcl_serve.c, included as
+ * GenMC harness: stopping an idle RCL server (src/rcl/serving_loop.c, included as
  * it is). One servicing thread serves with no client until it sleeps on the
  * doorbell; the main thread calls ts_rcl_signal_stop(), as
  * topsync_rcl_server_stop() does. Under every RC11 execution the server must
@@ -12,7 +12,7 @@
 #define RCL_IDLE_YIELDS 1u /* one yield pass, then sleep: the rest only repeat it */
 #include "genmc_shim.h"
 
-#include "../../src/rcl_serve.c"
+#include "../../src/rcl/serving_loop.c"
 
 void ts_futex_wait(_Atomic uint32_t *addr, uint32_t expected, bool process_shared,
                    uint64_t timeout_ns)

@@ -1,6 +1,6 @@
 /*
  * GenMC harness: the parking of surplus RCL servicing threads
- * (src/rcl_takeover.c, with rcl_serve.c, rcl_client.c and wait.c, included
+ * (src/rcl/takeover.c, with rcl_serve.c, rcl_client.c and wait.c, included
  * as they are).
  *
  * Not here: the takeover itself (a critical section that blocks, the
@@ -27,9 +27,9 @@
 
 #include <assert.h>
 
-#include "../../src/wait.c"
-#include "../../src/rcl_serve.c"
-#include "../../src/rcl_client.c"
+#include "../../src/wait/wait.c"
+#include "../../src/rcl/serving_loop.c"
+#include "../../src/rcl/client.c"
 
 /* rcl_takeover.c's calls outside the protocol: binding (no hwloc here; the
  * macro drops its arguments unevaluated), the start-up signal, and the
@@ -42,7 +42,7 @@ static _Atomic int spawned;
 #define pthread_create(thread, attr, fn, arg)                                            \
     ((void)(thread), (void)(attr), (void)(fn), (void)(arg),                              \
      __c11_atomic_fetch_add(&spawned, 1, memory_order_relaxed), 0)
-#include "../../src/rcl_takeover.c"
+#include "../../src/rcl/takeover.c"
 #pragma pop_macro("pthread_create")
 
 #include "rcl_harness.h"

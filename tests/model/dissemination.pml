@@ -1,5 +1,5 @@
 /*
- * src/barrier_dissemination.c: in round k, participant p publishes the
+ * src/barrier/algorithms/dissemination.c: in round k, participant p publishes the
  * episode in the round-k flag of (p + 2^k) mod N (release) and waits for
  * its own round-k flag (acquire). After ceil(log2 N) rounds it has heard,
  * transitively, from everybody: all have arrived, all writes are visible.

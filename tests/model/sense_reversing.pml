@@ -1,5 +1,5 @@
 /*
- * src/barrier_sense_reversing.c: a central counter (fetch_add, acq_rel);
+ * src/barrier/algorithms/sense_reversing.c: a central counter (fetch_add, acq_rel);
  * the last to arrive resets it and publishes the episode in the release
  * word (release); the others wait for it (acquire). Every participant
  * writes data before the barrier; after it, every participant must see

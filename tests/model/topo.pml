@@ -1,5 +1,5 @@
 /*
- * src/barrier_topo.c (global release mode): two groups {0,1} and {2,3};
+ * src/barrier/algorithms/topo.c (global release mode): two groups {0,1} and {2,3};
  * members publish their arrival word (release); group leader 2 waits for
  * its member (acquire), then publishes its own arrival upward; the top
  * leader 0 waits for its member and for leader 2, then publishes the

@@ -1,5 +1,5 @@
 /*
- * src/wait.h: a waiter about to sleep sets TS_SLEEPING in the very word it
+ * src/wait/wait.h: a waiter about to sleep sets TS_SLEEPING in the very word it
  * waits on (CAS), then futex_wait()s on that value; the publisher's single
  * atomic exchange both publishes the episode and returns the bit, and it
  * calls futex_wake when the bit was set. Checked: no lost wake-up (spin

@@ -1,6 +1,6 @@
 /* A small JSON reader (json.h). Recursive descent with a depth limit. */
-#include "json.h"
-#include "../json_escape.h"
+#include "base/json.h"
+#include "base/json_escape.h"
 
 #include <errno.h>
 #include <stdint.h>

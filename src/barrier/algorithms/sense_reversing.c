@@ -19,7 +19,7 @@
  *
  * Global block: line 1 = arrival counter, line 2 = release word.
  */
-#include "barrier_private.h"
+#include "barrier/barrier_private.h"
 
 enum { LINE_COUNT = 1, LINE_RELEASE = 2 };
 

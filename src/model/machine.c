@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "model_private.h"
-#include "topology_private.h"
+#include "base/error.h"
+#include "model/model_private.h"
+#include "topology/topology_private.h"
 
 /*
  * Defaults of a derived table, ns: for each level, the median over the

@@ -46,8 +46,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "rcl_private.h"
+#include "base/error.h"
+#include "rcl/rcl_private.h"
 
 /*
  * Pending means `done` has not reached `request` (wrap-safe), not merely

@@ -15,8 +15,8 @@
 
 #include <topsync/rcl.h>
 
-#include "error.h"
-#include "topology_private.h"
+#include "base/error.h"
+#include "topology/topology_private.h"
 
 struct topsync_rcl_usage {
     const topsync_topology_t *topo;

@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "rcl_private.h"
+#include "base/error.h"
+#include "rcl/rcl_private.h"
 
 /*
  * At most one standby watches the active thread; surplus servicing threads

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "rcl_private.h"
+#include "base/error.h"
+#include "rcl/rcl_private.h"
 
 void topsync_rcl_options_init(topsync_rcl_options_t *o)
 {

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "rcl_private.h"
+#include "base/error.h"
+#include "rcl/rcl_private.h"
 
 static int bind_thread_to_core(topsync_rcl_runtime_t *rt, unsigned core)
 {

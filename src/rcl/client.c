@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "rcl_private.h"
+#include "base/error.h"
+#include "rcl/rcl_private.h"
 
 int topsync_rcl_lock_create(topsync_rcl_server_t *s, topsync_rcl_lock_t **out)
 {

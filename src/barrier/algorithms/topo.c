@@ -43,8 +43,8 @@
 
 #include <topsync/groups.h>
 
-#include "barrier_private.h"
-#include "error.h"
+#include "barrier/barrier_private.h"
+#include "base/error.h"
 
 enum { LINE_ARRIVAL = 1, LINE_RELEASE = 2, GLOBAL_LINE_RELEASE = 1 };
 

@@ -36,8 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "topology_private.h"
+#include "base/error.h"
+#include "topology/topology_private.h"
 
 /* A point of no unit of level l (a block of its own there). */
 static int unitless(const int *unit_of, unsigned nunits, unsigned i)

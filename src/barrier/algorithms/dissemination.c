@@ -17,8 +17,8 @@
  */
 #include <stdlib.h>
 
-#include "barrier_private.h"
-#include "error.h"
+#include "barrier/barrier_private.h"
+#include "base/error.h"
 
 struct role {
     unsigned nrounds;

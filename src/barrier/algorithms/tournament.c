@@ -19,8 +19,8 @@
  */
 #include <stdlib.h>
 
-#include "barrier_private.h"
-#include "error.h"
+#include "barrier/barrier_private.h"
+#include "base/error.h"
 
 struct role {
     unsigned nwon;              /* matches won (byes excluded), lowest round first */

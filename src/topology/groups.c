@@ -12,8 +12,8 @@
 
 #include <topsync/groups.h>
 
-#include "error.h"
-#include "topology_private.h"
+#include "base/error.h"
+#include "topology/topology_private.h"
 
 struct topsync_groups {
     unsigned n;

@@ -24,8 +24,8 @@
  */
 #include <stdlib.h>
 
-#include "barrier_private.h"
-#include "error.h"
+#include "barrier/barrier_private.h"
+#include "base/error.h"
 
 enum { LINE_RELEASE = 1 };
 

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "rcl_private.h"
+#include "base/error.h"
+#include "rcl/rcl_private.h"
 
 /* The live servers, by uid: thread-exit slot release must not touch a
  * stopped server, and a stopped server's handle must be refused. */

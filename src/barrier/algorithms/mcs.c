@@ -20,8 +20,8 @@
  */
 #include <stdlib.h>
 
-#include "barrier_private.h"
-#include "error.h"
+#include "barrier/barrier_private.h"
+#include "base/error.h"
 
 enum { LINE_CHILDREN = 1, LINE_WAKEUP = 2 };
 

@@ -22,8 +22,8 @@
 
 #include <topsync/rcl.h>
 
-#include "topology_private.h"
-#include "wait.h"
+#include "topology/topology_private.h"
+#include "wait/wait.h"
 
 struct ts_alloc_header;
 

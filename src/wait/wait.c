@@ -1,4 +1,4 @@
-#include "wait.h"
+#include "wait/wait.h"
 
 #include <limits.h>
 #include <linux/futex.h>

@@ -17,8 +17,8 @@
  */
 #include <stdlib.h>
 
-#include "error.h"
-#include "topology_private.h"
+#include "base/error.h"
+#include "topology/topology_private.h"
 
 struct deal {
     unsigned ndomains;

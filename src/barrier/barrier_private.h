@@ -36,7 +36,7 @@
 
 #include <topsync/barrier.h>
 
-#include "wait.h"
+#include "wait/wait.h"
 
 #define TS_MIN_LINE 32   /* the MCS arrival line holds four 8-byte child words */
 #define TS_MAX_LINE 1024

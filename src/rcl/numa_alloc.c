@@ -23,8 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "rcl_private.h"
+#include "base/error.h"
+#include "rcl/rcl_private.h"
 
 #define HEADER_MAGIC 0x52434c41u /* "RCLA" */
 #define KIND_DEFAULT 1u

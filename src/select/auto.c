@@ -15,7 +15,7 @@
  * segment's fingerprint check refuses the second rank and the MPI library
  * falls back to PMPI_Barrier with a warning, never a hang.
  */
-#include "auto.h"
+#include "select/auto.h"
 
 #include <errno.h>
 #include <math.h>
@@ -29,9 +29,9 @@
 
 #include <topsync/tune.h>
 
-#include "error.h"
+#include "base/error.h"
 #include "model/model_private.h"
-#include "tune_private.h"
+#include "tune/tune_private.h"
 
 enum { STEP_TUNING = 1, STEP_MODEL = 2, STEP_RULES = 4 };
 

@@ -14,10 +14,10 @@
 #include <topsync/barrier.h>
 #include <topsync/rcl.h>
 
-#include "barrier_private.h"
-#include "error.h"
-#include "topology_private.h"
-#include "tune/auto.h"
+#include "barrier/barrier_private.h"
+#include "base/error.h"
+#include "topology/topology_private.h"
+#include "select/auto.h"
 
 topsync_groups_t *ts_groups_clone(const topsync_groups_t *g);
 

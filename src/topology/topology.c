@@ -3,7 +3,7 @@
  * time (cores, line size, the cpusets of the units of every candidate level),
  * so that the queries the groups code makes are cheap and never touch sysfs.
  */
-#include "topology_private.h"
+#include "topology/topology_private.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "error.h"
+#include "base/error.h"
 
 /* Lowest first: the order in which groups are formed. */
 static const topsync_level_t level_order[TOPSYNC_MAX_LEVELS] = {
