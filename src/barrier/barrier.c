@@ -425,7 +425,7 @@ static const ts_algorithm *from_table(const ts_algorithm *algo, const ts_algorit
     return algo;
 }
 
-/* Resolve "auto" (src/tune/auto.c) into r, and say how in b->explain. */
+/* Resolve "auto" (src/select/auto.c) into r, and say how in b->explain. */
 static void choose_auto(topsync_barrier_t *b, const topsync_barrier_options_t *opts,
                         const topsync_groups_t *groups, const topsync_model_t *model,
                         struct resolved *r)

@@ -1,4 +1,4 @@
-/* Private: the machine model's representation (latency.c) and the engine's
+/* Private: the machine model's representation (model/machine.c) and the engine's
  * entry points (sim_engine.c) that sim_barrier.c drives. */
 #ifndef TOPSYNC_SRC_MODEL_PRIVATE_H
 #define TOPSYNC_SRC_MODEL_PRIVATE_H
@@ -24,7 +24,7 @@ struct topsync_model {
     bool per_package;
     ts_ps cross_package_ps;
     /* The unit of each level holding the PU (-1: none), and the level class
-     * of a pair sharing that unit (latency.c, "Levels of a pair"). */
+     * of a pair sharing that unit (model/machine.c, "Levels of a pair"). */
     int *unit[TOPSYNC_MODEL_MACHINE];                  /* [level][pu_limit] */
     topsync_model_level_t *unit_class[TOPSYNC_MODEL_MACHINE]; /* [level][pu_limit] */
     ts_ps level_ps[TOPSYNC_MODEL_NLEVELS];             /* derived tables */

@@ -41,7 +41,7 @@
  *    writes, fences and reading the clock wait for every outstanding miss.
  *    The value a load returns is the line's at the instant it is issued.
  *    With K = 1 every miss stalls: the model as it was before K.
- * Latencies come from the model (latency.c), in integer picoseconds.
+ * Latencies come from the model (model/machine.c), in integer picoseconds.
  */
 #include "model/sim_engine.h"
 

@@ -1,6 +1,6 @@
 /*
  * RCL clients: locks, each client thread's request line on each server, and
- * execute. The protocol of a request line is described in rcl_serve.c.
+ * execute. The protocol of a request line is described in rcl/serving_loop.c.
  */
 #include <errno.h>
 #include <sched.h>

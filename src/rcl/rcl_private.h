@@ -1,15 +1,15 @@
 /*
  * Private: the RCL runtime's state, shared by its files:
- *   rcl_runtime.c   options, runtime create/destroy, the live-runtime registry
- *   rcl_server.c    server start/stop, the live-server registry
- *   rcl_serve.c     the servicing loop: request lines, idle sleep, stop
- *   rcl_takeover.c  servicing threads, standby and takeover
- *   rcl_client.c    locks, client request lines, execute
- *   rcl_workers.c   RCLHierarchicalAffinity: pinning worker threads
- *   rcl_alloc.c     RCLAwareMalloc
- *   rcl_placement.c RCLLockInitNUMA / server core choice
- * The design essay is in rcl_serve.c (request lines, mutual exclusion,
- * idle) and rcl_takeover.c (takeover).
+ *   rcl/runtime.c   options, runtime create/destroy, the live-runtime registry
+ *   rcl/server.c    server start/stop, the live-server registry
+ *   rcl/serving_loop.c     the servicing loop: request lines, idle sleep, stop
+ *   rcl/takeover.c  servicing threads, standby and takeover
+ *   rcl/client.c    locks, client request lines, execute
+ *   rcl/worker_affinity.c   RCLHierarchicalAffinity: pinning worker threads
+ *   rcl/numa_alloc.c     RCLAwareMalloc
+ *   rcl/server_placement.c RCLLockInitNUMA / server core choice
+ * The design essay is in rcl/serving_loop.c (request lines, mutual exclusion,
+ * idle) and rcl/takeover.c (takeover).
  */
 #ifndef TOPSYNC_SRC_RCL_PRIVATE_H
 #define TOPSYNC_SRC_RCL_PRIVATE_H
@@ -28,7 +28,7 @@
 struct ts_alloc_header;
 
 struct topsync_rcl_runtime {
-    topsync_rcl_runtime_t *registry_next; /* the live runtimes (rcl_runtime.c) */
+    topsync_rcl_runtime_t *registry_next; /* the live runtimes (rcl/runtime.c) */
     topsync_topology_t *topo;
     topsync_rcl_options_t options;
     ts_wait client_wait;
@@ -43,7 +43,7 @@ struct topsync_rcl_runtime {
     topsync_rcl_lock_t **quarantine;
     unsigned quarantine_len;
 
-    /* RCLAwareMalloc (rcl_alloc.c). memory_node is read without the mutex
+    /* RCLAwareMalloc (rcl/numa_alloc.c). memory_node is read without the mutex
      * by every allocation; the mutex guards the recorded list and stats. */
     pthread_mutex_t alloc_mutex;
     _Atomic int memory_node; /* -1: default allocation */
@@ -83,7 +83,7 @@ size_t ts_rcl_alloc_live(topsync_rcl_runtime_t *rt);
 #define DOOR_SLEEPING 1u
 
 /* One client's request line (see the essay above). */
-/* The orderings of a slot's lock pointer (rcl_client.c stores, rcl_serve.c
+/* The orderings of a slot's lock pointer (rcl/client.c stores, rcl/serving_loop.c
  * loads): tests/genmc/rcl_scanners.c relaxes both and GenMC must catch it. */
 #ifndef TS_RCL_LOCK_STORE_ORDER
 #define TS_RCL_LOCK_STORE_ORDER memory_order_release
@@ -172,18 +172,18 @@ static inline _Atomic uint32_t *lock_busy(topsync_rcl_lock_t *l)
     return (_Atomic uint32_t *)((char *)l + l->line);
 }
 
-/* rcl_runtime.c: is rt a runtime that topsync_rcl_runtime_create() made and
+/* rcl/runtime.c: is rt a runtime that topsync_rcl_runtime_create() made and
  * topsync_rcl_runtime_destroy() has not destroyed? (Setup paths only.) */
 bool ts_rcl_runtime_is_live(const topsync_rcl_runtime_t *rt);
 
-/* rcl_server.c: the live servers, by uid (thread-exit slot release must not
+/* rcl/server.c: the live servers, by uid (thread-exit slot release must not
  * touch a stopped server). */
 extern pthread_mutex_t ts_rcl_registry_mutex;
 topsync_rcl_server_t *ts_rcl_registry_find(uint64_t uid); /* mutex held */
 /* Is s a started server that was not stopped? Takes the registry mutex. */
 bool ts_rcl_server_is_live(const topsync_rcl_server_t *s);
 
-/* rcl_serve.c */
+/* rcl/serving_loop.c */
 /* The lock whose critical section this (servicing) thread is running: an
  * execute on it from inside would wait for itself forever. */
 extern _Thread_local topsync_rcl_lock_t *ts_rcl_running_lock;
@@ -195,10 +195,10 @@ void ts_rcl_leave_active(topsync_rcl_server_t *s);
 /* Wake the active thread if it sleeps on the doorbell. */
 void ts_rcl_wake_server(topsync_rcl_server_t *s);
 /* Store stop and wake every thread of s that may sleep (the Dekker pair with
- * the idle sleep: see rcl_serve.c). */
+ * the idle sleep: see rcl/serving_loop.c). */
 void ts_rcl_signal_stop(topsync_rcl_server_t *s);
 
-/* rcl_takeover.c */
+/* rcl/takeover.c */
 int ts_rcl_spawn_servicing_thread(topsync_rcl_server_t *s);
 
 #endif

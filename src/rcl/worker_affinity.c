@@ -1,6 +1,6 @@
 /*
  * RCLHierarchicalAffinity: pinning worker threads to the cores that
- * topsync_rcl_place_worker() chooses (rcl_placement.c).
+ * topsync_rcl_place_worker() chooses (rcl/server_placement.c).
  */
 #include <errno.h>
 #include <sched.h>

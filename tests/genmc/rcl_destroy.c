@@ -1,6 +1,6 @@
 /*
  * GenMC harness: destroying an RCL lock while a servicing thread may still
- * hold it (src/rcl/client.c, rcl_serve.c and wait.c, included as they are).
+ * hold it (src/rcl/client.c, rcl/serving_loop.c and wait.c, included as they are).
  * One servicing thread serves (it may sleep on the doorbell).
  *
  * -DSCENARIO_AFTER: the client runs a critical section, then destroys the

@@ -1,6 +1,6 @@
 /*
  * What the RCL harnesses of tests/genmc share, included after the real
- * rcl_serve.c and rcl_client.c: rcl_server.c's registry reduced to the one
+ * rcl/serving_loop.c and rcl/client.c: rcl/server.c's registry reduced to the one
  * server of a harness, hwloc's one call on the client path, and that
  * server, made ready to serve as its active thread 1 (idle_spin scans
  * before the active thread sleeps). The clients wait under CLIENT_POLICY:

@@ -1,6 +1,6 @@
 /*
  * GenMC harness: the parking of surplus RCL servicing threads
- * (src/rcl/takeover.c, with rcl_serve.c, rcl_client.c and wait.c, included
+ * (src/rcl/takeover.c, with rcl/serving_loop.c, rcl/client.c and wait.c, included
  * as they are).
  *
  * Not here: the takeover itself (a critical section that blocks, the
@@ -31,7 +31,7 @@
 #include "../../src/rcl/serving_loop.c"
 #include "../../src/rcl/client.c"
 
-/* rcl_takeover.c's calls outside the protocol: binding (no hwloc here; the
+/* rcl/takeover.c's calls outside the protocol: binding (no hwloc here; the
  * macro drops its arguments unevaluated), the start-up signal, and the
  * spawn of a new standby, counted instead of started */
 static _Atomic int spawned;
