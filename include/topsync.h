@@ -5,6 +5,7 @@
 #include <topsync/common.h>
 #include <topsync/topology.h>
 #include <topsync/groups.h>
+#include <topsync/wait.h>
 #include <topsync/barrier.h>
 #include <topsync/rcl.h>
 #include <topsync/model.h>

@@ -27,20 +27,13 @@
 #include <stdint.h>
 #include <topsync/common.h>
 #include <topsync/groups.h>
+#include <topsync/wait.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef struct topsync_barrier topsync_barrier_t;
-
-/* How a participant waits for another. */
-typedef enum topsync_wait_policy {
-    TOPSYNC_WAIT_DEFAULT = 0, /* $TOPSYNC_WAIT, else block */
-    TOPSYNC_WAIT_SPIN,        /* spin with a CPU pause; never gives the core up */
-    TOPSYNC_WAIT_YIELD,       /* spin a while, then sched_yield() in a loop */
-    TOPSYNC_WAIT_BLOCK,       /* spin a while, yield a little, then sleep on a futex */
-} topsync_wait_policy_t;
 
 typedef struct topsync_barrier_options {
     /*
@@ -210,9 +203,6 @@ const topsync_groups_t *topsync_barrier_groups(const topsync_barrier_t *barrier)
 /* NULL-terminated list of the algorithm names (base names, without options). */
 const char *const *topsync_barrier_algorithm_names(void);
 
-/* Parse "spin" | "yield" | "block" (or "default"). -EINVAL lists the valid ones. */
-int topsync_wait_policy_parse(const char *name, topsync_wait_policy_t *out);
-const char *topsync_wait_policy_to_string(topsync_wait_policy_t policy);
 
 /* Validate an algorithm name (with its options) without creating anything. */
 int topsync_barrier_algorithm_validate(const char *name);

@@ -27,7 +27,7 @@
 #include <pthread.h>
 #include <stddef.h>
 
-#include <topsync/barrier.h> /* topsync_wait_policy_t */
+#include <topsync/wait.h>
 #include <topsync/common.h>
 #include <topsync/topology.h>
 

@@ -49,9 +49,10 @@
 #include <setjmp.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include <topsync/barrier.h> /* topsync_wait_policy_t */
+#include <topsync/wait.h>
 
 #if defined(__SANITIZE_THREAD__)
 #define TS_TSAN 1
