@@ -10,7 +10,7 @@
  * topology with one latency per level the two CPUs share.
  *
  * The simulator runs n virtual participants through the real algorithm
- * code of src/barrier/algorithms/*.c, compiled a second time against a layer in which
+ * code of src/barrier/algorithms/NAME.c, compiled a second time against a layer in which
  * every atomic load, store, exchange, compare-exchange and fetch-add of the
  * barrier's shared words is an event of a discrete-event simulation with a
  * cache-coherence cost model. It predicts the latency the benchmark would

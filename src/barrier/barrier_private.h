@@ -1,6 +1,6 @@
 /*
  * Private: the barrier object, its shared segment, and the interface every
- * algorithm file (src/barrier/algorithms/*.c) implements.
+ * algorithm file (src/barrier/algorithms/NAME.c) implements.
  *
  * Segment layout (design.md section 2): one global block, then one block per
  * participant. Blocks have equal length, a multiple of the page size; every

@@ -1,6 +1,6 @@
 /*
  * Private: the simulated-atomics layer. CMake compiles every algorithm file
- * (src/barrier/algorithms/*.c) twice: once as it is, for the library, and once with
+ * (src/barrier/algorithms/NAME.c) twice: once as it is, for the library, and once with
  * this header forced in front of it (-include), for the simulator. The
  * second copy is the same code: only the atomic operations on 32-bit words
  * and the out-of-line halves of the wait change meaning.

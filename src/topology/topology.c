@@ -16,35 +16,10 @@
 
 #include "base/error.h"
 
-/* Lowest first: the order in which groups are formed. */
-static const topsync_level_t level_order[TOPSYNC_MAX_LEVELS] = {
-    TOPSYNC_LEVEL_L2, TOPSYNC_LEVEL_L3, TOPSYNC_LEVEL_NUMA, TOPSYNC_LEVEL_PACKAGE};
-static const hwloc_obj_type_t level_type[TOPSYNC_MAX_LEVELS] = {
-    HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE, HWLOC_OBJ_NUMANODE, HWLOC_OBJ_PACKAGE};
-
 /* Used when no cache reports a line size (some synthetic/XML topologies):
  * the largest line of common servers (Kunpeng L3, POWER, Apple), so that a
  * missing figure costs memory, never false sharing. */
 #define TS_FALLBACK_LINE_SIZE 128
-
-int ts_level_index(topsync_level_t level)
-{
-    for (int i = 0; i < TOPSYNC_MAX_LEVELS; i++)
-        if (level_order[i] == level)
-            return i;
-    return -1;
-}
-
-const char *topsync_level_name(topsync_level_t level)
-{
-    int i = ts_level_index(level);
-    return i < 0 ? NULL : hwloc_obj_type_string(level_type[i]);
-}
-
-topsync_level_t ts_level_of_index(int l)
-{
-    return level_order[l];
-}
 
 int ts_topology_pu_core(const topsync_topology_t *t, unsigned os_index)
 {
@@ -133,7 +108,7 @@ static int load_level_units(topsync_topology_t *t, int l)
 {
     hwloc_topology_t h = t->hwloc;
     struct ts_level_units *u = &t->levels[l];
-    int nb = hwloc_get_nbobjs_by_type(h, level_type[l]);
+    int nb = hwloc_get_nbobjs_by_type(h, ts_level_type(l));
     u->core_unit = malloc(t->ncores * sizeof *u->core_unit);
     if (!u->core_unit)
         return ts_fail(ENOMEM, "out of memory loading the topology");
@@ -150,7 +125,7 @@ static int load_level_units(topsync_topology_t *t, int l)
         return ts_fail(ENOMEM, "out of memory loading the topology");
     }
     for (int i = 0; i < nb; i++) {
-        objs[i].obj = hwloc_get_obj_by_type(h, level_type[l], (unsigned)i);
+        objs[i].obj = hwloc_get_obj_by_type(h, ts_level_type(l), (unsigned)i);
         objs[i].cores = objs[i].obj->cpuset
                             ? (unsigned)hwloc_bitmap_weight(objs[i].obj->cpuset) : 0;
         obj_unit[i] = -1;

@@ -35,6 +35,8 @@ struct topsync_topology {
 
 /* Bit number 0..3 of a single level bit, or -1. */
 int ts_level_index(topsync_level_t level);
+/* hwloc's object type of level index l (0 = L2 .. 3 = package) */
+hwloc_obj_type_t ts_level_type(int l);
 
 /* The level of bit number l (0..3). */
 topsync_level_t ts_level_of_index(int l);

@@ -1,6 +1,6 @@
 /*
  * GenMC harness: one barrier algorithm (-DALGO_<name>), src/wait/wait.c and
- * the algorithm's src/barrier/algorithms/*.c included as they are, run by N threads
+ * the algorithm's src/barrier/algorithms/NAME.c included as they are, run by N threads
  * (2 or 3) for EPISODES episodes (2 or 3) under the wait policy POLICY
  * (TS_WAIT_SPIN or TS_WAIT_BLOCK, the futex path of wait.c).
  *
