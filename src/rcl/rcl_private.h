@@ -172,9 +172,12 @@ static inline _Atomic uint32_t *lock_busy(topsync_rcl_lock_t *l)
     return (_Atomic uint32_t *)((char *)l + l->line);
 }
 
-/* rcl/runtime.c: is rt a runtime that topsync_rcl_runtime_create() made and
+/* rcl/runtime_registry.c: is rt a runtime that topsync_rcl_runtime_create() made and
  * topsync_rcl_runtime_destroy() has not destroyed? (Setup paths only.) */
 bool ts_rcl_runtime_is_live(const topsync_rcl_runtime_t *rt);
+/* Add a runtime to the live ones (at the end of its creation) / remove it. */
+void ts_rcl_runtime_register(topsync_rcl_runtime_t *rt);
+void ts_rcl_runtime_unregister(topsync_rcl_runtime_t *rt);
 
 /* rcl/server.c: the live servers, by uid (thread-exit slot release must not
  * touch a stopped server). */

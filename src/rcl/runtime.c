@@ -54,21 +54,6 @@ static int resolve_options(topsync_rcl_options_t *o)
     return 0;
 }
 
-/* The live runtimes, so that a destroyed (or never created) runtime handed
- * to a set-up call is refused with a message instead of being used. */
-static pthread_mutex_t runtimes_mutex = PTHREAD_MUTEX_INITIALIZER;
-static topsync_rcl_runtime_t *runtimes;
-
-bool ts_rcl_runtime_is_live(const topsync_rcl_runtime_t *rt)
-{
-    pthread_mutex_lock(&runtimes_mutex);
-    const topsync_rcl_runtime_t *p = runtimes;
-    while (p && p != rt)
-        p = p->registry_next;
-    pthread_mutex_unlock(&runtimes_mutex);
-    return p != NULL;
-}
-
 /* Frees what a (possibly half-built) runtime holds. */
 static void runtime_free(topsync_rcl_runtime_t *rt)
 {
@@ -119,10 +104,7 @@ int topsync_rcl_runtime_create(topsync_rcl_runtime_t **out, const topsync_rcl_op
     if (hwloc_get_cpubind(rt->topo->hwloc, rt->process_cpuset, HWLOC_CPUBIND_PROCESS) < 0 ||
         hwloc_bitmap_iszero(rt->process_cpuset))
         hwloc_bitmap_copy(rt->process_cpuset, hwloc_topology_get_allowed_cpuset(rt->topo->hwloc));
-    pthread_mutex_lock(&runtimes_mutex);
-    rt->registry_next = runtimes;
-    runtimes = rt;
-    pthread_mutex_unlock(&runtimes_mutex);
+    ts_rcl_runtime_register(rt);
     *out = rt;
     return 0;
 fail:
@@ -147,13 +129,7 @@ int topsync_rcl_runtime_destroy(topsync_rcl_runtime_t *rt)
     if (blocks)
         return ts_fail(EBUSY, "topsync_rcl_runtime_destroy: %zu block(s) of "
                               "topsync_rcl_malloc() not freed yet", blocks);
-    pthread_mutex_lock(&runtimes_mutex);
-    for (topsync_rcl_runtime_t **p = &runtimes; *p; p = &(*p)->registry_next)
-        if (*p == rt) {
-            *p = rt->registry_next;
-            break;
-        }
-    pthread_mutex_unlock(&runtimes_mutex);
+    ts_rcl_runtime_unregister(rt);
     runtime_free(rt);
     return 0;
 }
