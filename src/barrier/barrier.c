@@ -12,12 +12,10 @@
 #include <unistd.h>
 
 #include <topsync/barrier.h>
-#include <topsync/rcl.h>
 
 #include "barrier/barrier_private.h"
 #include "base/error.h"
 #include "topology/topology_private.h"
-#include "select/auto.h"
 
 topsync_groups_t *ts_groups_clone(const topsync_groups_t *g);
 
@@ -180,6 +178,23 @@ struct resolved {
     bool given_by_env; /* the algorithm came from TOPSYNC_BARRIER */
 };
 
+/* auto, as registered by select/auto.c (see barrier_private.h). */
+static _Atomic(const struct ts_barrier_chooser *) chooser;
+
+void ts_barrier_set_chooser(const struct ts_barrier_chooser *c)
+{
+    /* release: pairs with the acquire loads in auto_check and choose_auto,
+     * so that a barrier created on another thread sees *c whole */
+    atomic_store_explicit(&chooser, c, memory_order_release);
+}
+
+static int auto_check(void)
+{
+    /* acquire: pairs with the release in ts_barrier_set_chooser */
+    const struct ts_barrier_chooser *c = atomic_load_explicit(&chooser, memory_order_acquire);
+    return c ? c->check() : 0;
+}
+
 static int resolve(unsigned n, const topsync_barrier_options_t *o, struct resolved *r)
 {
     const char *name = o->algorithm;
@@ -194,7 +209,7 @@ static int resolve(unsigned n, const topsync_barrier_options_t *o, struct resolv
     if (rc < 0)
         return rc;
     r->given_by_env = origin[0] != '\0';
-    if (!r->alg.algo && (rc = ts_auto_steps_check()) < 0)
+    if (!r->alg.algo && (rc = auto_check()) < 0)
         return rc;
 
     r->wait = o->wait;
@@ -327,7 +342,7 @@ static int timeout_from_env(double *out)
     return 0;
 }
 
-int topsync_environment_check(void)
+int ts_barrier_environment_check(void)
 {
     struct parsed_algorithm alg;
     const char *name = ts_getenv("TOPSYNC_BARRIER");
@@ -346,12 +361,6 @@ int topsync_environment_check(void)
     bool ordered;
     if (poll_from_env(&ordered) < 0)
         return -EINVAL;
-    if (ts_auto_steps_check() < 0)
-        return -EINVAL;
-    const char *placement = ts_getenv("TOPSYNC_RCL_PLACEMENT");
-    topsync_rcl_policy_t rcl_policy;
-    if (placement && topsync_rcl_policy_parse(placement, &rcl_policy) < 0)
-        return ts_fail(EINVAL, "TOPSYNC_RCL_PLACEMENT: %s", topsync_error_message());
     return 0;
 }
 
@@ -391,7 +400,16 @@ static void choose_auto(topsync_barrier_t *b, const topsync_barrier_options_t *o
         .oversubscribed = r->oversubscribed, .processes = opts->process_shared != 0 || b->attached,
         .wait = r->wait, .model = model};
     struct ts_auto_choice choice;
-    ts_auto_choose(&req, &choice);
+    /* acquire: pairs with the release in ts_barrier_set_chooser */
+    const struct ts_barrier_chooser *c = atomic_load_explicit(&chooser, memory_order_acquire);
+    if (c) {
+        c->choose(&req, &choice);
+    } else { /* never in the library: auto.c registers itself at load */
+        snprintf(choice.algorithm, sizeof choice.algorithm, "dissemination");
+        choice.wait = TOPSYNC_WAIT_DEFAULT;
+        snprintf(choice.explain, sizeof choice.explain, "rules: dissemination (no chooser "
+                                                        "registered)");
+    }
     struct parsed_algorithm alg;
     if (parse_algorithm(choice.algorithm, &alg, "") < 0 || !alg.algo) {
         /* auto's names are the library's own: never happens */

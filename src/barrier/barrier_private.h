@@ -35,6 +35,8 @@
 #include <stdint.h>
 
 #include <topsync/barrier.h>
+#include <topsync/groups.h>
+#include <topsync/model.h>
 
 #include "wait/wait.h"
 
@@ -138,6 +140,41 @@ extern const ts_algorithm *const ts_algorithms[TS_NALGORITHMS];
  * topsync_barrier_create, but "auto" predicts on `model` (the simulated
  * machine) and reads no tuning file. model NULL: this machine.
  */
+/* What "auto" is asked and answers (src/select/auto.c answers). The
+ * barrier's core lies below auto, which runs the simulator, which builds
+ * barriers with this core: so the core calls auto only through the chooser
+ * registered here, never by name (docs/design.md, "Layers"). */
+struct ts_auto_request {
+    unsigned n;
+    const topsync_topology_t *topology;  /* NULL: unknown */
+    const hwloc_const_bitmap_t *cpusets; /* NULL: nobody bound */
+    const topsync_groups_t *groups;      /* over every level */
+    bool oversubscribed;
+    bool processes;
+    topsync_wait_policy_t wait;          /* the policy the barrier will run with */
+    /* In a simulation: the simulated machine (the model step predicts on
+     * it, and no tuning file of this machine applies). NULL: this machine. */
+    const topsync_model_t *model;
+};
+
+struct ts_auto_choice {
+    char algorithm[96];         /* a name topsync_barrier_create accepts */
+    topsync_wait_policy_t wait; /* the tuned policy, or DEFAULT (none chosen) */
+    char explain[1024];         /* which step chose, what, on which figures */
+};
+
+struct ts_barrier_chooser {
+    int (*check)(void); /* TOPSYNC_AUTO: 0, or -EINVAL with a message */
+    void (*choose)(const struct ts_auto_request *request, struct ts_auto_choice *choice);
+};
+/* Set once, by select/auto.c's constructor, before any barrier is made.
+ * Without one, "auto" is the rules' dissemination, and says so. */
+void ts_barrier_set_chooser(const struct ts_barrier_chooser *chooser);
+
+/* The barrier variables of topsync_environment_check (src/front/): 0, or
+ * -EINVAL with a message. */
+int ts_barrier_environment_check(void);
+
 struct topsync_model;
 /* topsync_barrier_attach without the check that the segment is mapped
  * read-write, for a caller that mapped it so itself (the MPI library: the

@@ -518,3 +518,15 @@ void ts_auto_choose(const struct ts_auto_request *req, struct ts_auto_choice *ou
     if (skipped[0] && strlen(out->explain) + strlen(skipped) < sizeof out->explain)
         strcat(out->explain, skipped);
 }
+
+const struct ts_barrier_chooser ts_auto_chooser = {.check = ts_auto_steps_check,
+                                                   .choose = ts_auto_choose};
+
+/* The barrier's core lies below auto and calls it only through this
+ * registration (barrier_private.h): at load, before any call into the
+ * library. Both builds link every object (the static library is one
+ * relocatable object), so it always runs. */
+__attribute__((constructor)) static void register_auto(void)
+{
+    ts_barrier_set_chooser(&ts_auto_chooser);
+}

@@ -23,28 +23,15 @@
 #include <topsync/groups.h>
 #include <topsync/model.h>
 
-struct ts_auto_request {
-    unsigned n;
-    const topsync_topology_t *topology;  /* NULL: unknown */
-    const hwloc_const_bitmap_t *cpusets; /* NULL: nobody bound */
-    const topsync_groups_t *groups;      /* over every level */
-    bool oversubscribed;
-    bool processes;
-    topsync_wait_policy_t wait;          /* the policy the barrier will run with */
-    /* In a simulation: the simulated machine (the model step predicts on
-     * it, and no tuning file of this machine applies). NULL: this machine. */
-    const topsync_model_t *model;
-};
-
-struct ts_auto_choice {
-    char algorithm[96];         /* a name topsync_barrier_create accepts */
-    topsync_wait_policy_t wait; /* the tuned policy, or DEFAULT (none chosen) */
-    char explain[1024];         /* which step chose, what, on which figures */
-};
+#include "barrier/barrier_private.h" /* struct ts_auto_request, ts_auto_choice */
 
 void ts_auto_choose(const struct ts_auto_request *request, struct ts_auto_choice *choice);
 
 /* TOPSYNC_AUTO: 0, or -EINVAL naming the valid steps. */
 int ts_auto_steps_check(void);
+
+/* The two above, as the barrier's core calls them (ts_barrier_set_chooser:
+ * auto.c registers them when the library is loaded). */
+extern const struct ts_barrier_chooser ts_auto_chooser;
 
 #endif

@@ -15,7 +15,7 @@ import re
 import subprocess
 import sys
 
-LAYERS = ["base", "wait", "topology", "barrier", "model", "tune", "select", "front", "rcl"]
+LAYERS = ["base", "wait", "topology", "barrier", "model", "tune", "select", "rcl", "front"]
 
 
 def layer_of(path):

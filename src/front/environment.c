@@ -1,0 +1,27 @@
+/*
+ * topsync_environment_check: every TOPSYNC_* variable of every part
+ * (barriers, auto, RCL) checked at once, for programs that want bad
+ * settings refused up front (the MPI and pthread libraries, topsync-tune).
+ * The one file above all parts. docs/design.md, "Layers".
+ */
+#include <errno.h>
+
+#include <topsync/barrier.h>
+#include <topsync/rcl.h>
+
+#include "barrier/barrier_private.h"
+#include "base/error.h"
+#include "select/auto.h"
+
+int topsync_environment_check(void)
+{
+    if (ts_barrier_environment_check() < 0)
+        return -EINVAL;
+    if (ts_auto_steps_check() < 0)
+        return -EINVAL;
+    const char *placement = ts_getenv("TOPSYNC_RCL_PLACEMENT");
+    topsync_rcl_policy_t rcl_policy;
+    if (placement && topsync_rcl_policy_parse(placement, &rcl_policy) < 0)
+        return ts_fail(EINVAL, "TOPSYNC_RCL_PLACEMENT: %s", topsync_error_message());
+    return 0;
+}
