@@ -19,12 +19,10 @@
 
 topsync_groups_t *ts_groups_clone(const topsync_groups_t *g);
 
+#define TS_ALGORITHM_ADDRESS(stem, name) &TS_ALGO(stem),
 const ts_algorithm *const ts_algorithms[TS_NALGORITHMS] = {
-    &ts_algo_sense_reversing, &ts_algo_sense_reversing_counter,
-    &ts_algo_sense_reversing_gr, &ts_algo_combining_tree,
-    &ts_algo_mcs, &ts_algo_tournament,
-    &ts_algo_dissemination, &ts_algo_topo,
-};
+    TS_ALGORITHM_LIST(TS_ALGORITHM_ADDRESS)};
+#undef TS_ALGORITHM_ADDRESS
 #define NALGORITHMS TS_NALGORITHMS
 
 #ifndef TS_SPIN_DEFAULT
@@ -40,19 +38,18 @@ const ts_algorithm *const ts_algorithms[TS_NALGORITHMS] = {
 #define TS_SPIN_OVERSUBSCRIBED_DISJOINT 256
 #endif
 
-static const char *const algorithm_names[] = {
-    "auto", "sense-reversing", "sense-reversing-counter", "sense-reversing-gr",
-    "combining-tree", "mcs", "tournament", "dissemination", "topo", NULL,
-};
+#define TS_ALGORITHM_NAME(stem, name) name,
+static const char *const algorithm_names[] = {"auto", TS_ALGORITHM_LIST(TS_ALGORITHM_NAME) NULL};
+#undef TS_ALGORITHM_NAME
 
 const char *const *topsync_barrier_algorithm_names(void)
 {
     return algorithm_names;
 }
 
+#define TS_ALGORITHM_WORD(stem, name) name ", "
 #define VALID_ALGORITHMS                                                                \
-    "auto, sense-reversing, sense-reversing-counter, sense-reversing-gr, "             \
-    "combining-tree, mcs, tournament, dissemination, topo, topo:LEVELS (LEVELS a "     \
+    "auto, " TS_ALGORITHM_LIST(TS_ALGORITHM_WORD) "topo:LEVELS (LEVELS a "             \
     "comma-separated list of l2, l3, numa, socket), each topo form optionally "        \
     "followed by /global or /tree"
 

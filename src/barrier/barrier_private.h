@@ -38,7 +38,13 @@
 #include <topsync/groups.h>
 #include <topsync/model.h>
 
+#include "barrier/algorithms/list.h"
 #include "wait/wait.h"
+
+/* An algorithm's object: ts_algo_STEM, or the simulator's copy. */
+#ifndef TS_ALGO
+#define TS_ALGO(stem) ts_algo_##stem
+#endif
 
 #define TS_MIN_LINE 32   /* the MCS arrival line holds four 8-byte child words */
 #define TS_MAX_LINE 1024
@@ -130,7 +136,8 @@ static inline unsigned ts_ceil_log2(unsigned n)
 }
 
 /* Every algorithm, in the order of ts_algorithms (barrier.c). */
-#define TS_NALGORITHMS 8
+#define TS_COUNT_ALGORITHM(stem, name) +1
+#define TS_NALGORITHMS (0 TS_ALGORITHM_LIST(TS_COUNT_ALGORITHM))
 extern const ts_algorithm *const ts_algorithms[TS_NALGORITHMS];
 
 /*
@@ -188,13 +195,10 @@ int ts_barrier_create_with(topsync_barrier_t **out, unsigned n,
                            const ts_algorithm *const table[TS_NALGORITHMS],
                            const struct topsync_model *model);
 
-extern const ts_algorithm ts_algo_sense_reversing;
-extern const ts_algorithm ts_algo_sense_reversing_counter;
-extern const ts_algorithm ts_algo_sense_reversing_gr;
-extern const ts_algorithm ts_algo_combining_tree;
-extern const ts_algorithm ts_algo_mcs;
-extern const ts_algorithm ts_algo_tournament;
-extern const ts_algorithm ts_algo_dissemination;
-extern const ts_algorithm ts_algo_topo;
+/* The algorithm objects, one per file of src/barrier/algorithms/ (the
+ * simulator's build renames them: model/sim_atomic.h). */
+#define TS_DECLARE_ALGORITHM(stem, name) extern const ts_algorithm TS_ALGO(stem);
+TS_ALGORITHM_LIST(TS_DECLARE_ALGORITHM)
+#undef TS_DECLARE_ALGORITHM
 
 #endif

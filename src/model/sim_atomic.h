@@ -16,7 +16,7 @@
  *  - ts_wait_slow, the slow path of ts_wait_reach (wait.c), becomes
  *    ts_sim_wait_slow: a waiter parks on the word's line until somebody
  *    writes it, which is what a spinning core costs in the model.
- *  - The algorithm objects (ts_algo_X) are renamed ts_sim_algo_X, so that
+ *  - The algorithm objects (TS_ALGO(X), ts_algo_X) are named ts_sim_algo_X, so that
  *    both copies live in one library; sim_barrier.c builds its table of them.
  *
  * The simulator executes one event at a time (sequential consistency) in
@@ -58,13 +58,6 @@
 #define ts_wait_slow ts_sim_wait_slow
 #define ts_futex_wait ts_sim_futex_wait
 #define ts_futex_wake ts_sim_futex_wake
-#define ts_algo_sense_reversing ts_sim_algo_sense_reversing
-#define ts_algo_sense_reversing_counter ts_sim_algo_sense_reversing_counter
-#define ts_algo_sense_reversing_gr ts_sim_algo_sense_reversing_gr
-#define ts_algo_combining_tree ts_sim_algo_combining_tree
-#define ts_algo_mcs ts_sim_algo_mcs
-#define ts_algo_tournament ts_sim_algo_tournament
-#define ts_algo_dissemination ts_sim_algo_dissemination
-#define ts_algo_topo ts_sim_algo_topo
+#define TS_ALGO(stem) ts_sim_algo_##stem
 
 #endif

@@ -25,18 +25,15 @@
 #include "model/model_private.h"
 #include "model/sim_engine.h"
 
-/* The simulator's copies of the algorithms (sim_atomic.h renames them). */
-extern const ts_algorithm ts_sim_algo_sense_reversing, ts_sim_algo_sense_reversing_counter,
-    ts_sim_algo_sense_reversing_gr, ts_sim_algo_combining_tree, ts_sim_algo_mcs,
-    ts_sim_algo_tournament, ts_sim_algo_dissemination, ts_sim_algo_topo;
-
-/* In the order of ts_algorithms (barrier.c); checked by name on every use. */
+/* The simulator's copies of the algorithms (sim_atomic.h renames them),
+ * in the order of ts_algorithms: both come from algorithms/list.h. */
+#define SIM_DECLARE(stem, name) extern const ts_algorithm ts_sim_algo_##stem;
+TS_ALGORITHM_LIST(SIM_DECLARE)
+#undef SIM_DECLARE
+#define SIM_ADDRESS(stem, name) &ts_sim_algo_##stem,
 static const ts_algorithm *const sim_algorithms[TS_NALGORITHMS] = {
-    &ts_sim_algo_sense_reversing, &ts_sim_algo_sense_reversing_counter,
-    &ts_sim_algo_sense_reversing_gr, &ts_sim_algo_combining_tree,
-    &ts_sim_algo_mcs, &ts_sim_algo_tournament,
-    &ts_sim_algo_dissemination, &ts_sim_algo_topo,
-};
+    TS_ALGORITHM_LIST(SIM_ADDRESS)};
+#undef SIM_ADDRESS
 
 #define SIM_MAX_PARTICIPANTS 8192u
 #define SIM_MAX_EPISODES 10000000u

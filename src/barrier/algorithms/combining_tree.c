@@ -112,7 +112,7 @@ static void free_roles(topsync_barrier_t *b)
     free(roles);
 }
 
-const ts_algorithm ts_algo_combining_tree = {
+const ts_algorithm TS_ALGO(combining_tree) = {
     .name = "combining-tree",
     .global_lines_fixed = 2,
     .rank_lines = rank_lines,

@@ -56,7 +56,7 @@ static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
     }
 }
 
-const ts_algorithm ts_algo_dissemination = {
+const ts_algorithm TS_ALGO(dissemination) = {
     .name = "dissemination",
     .global_lines_fixed = 1,
     .rank_lines = rank_lines,

@@ -80,7 +80,7 @@ static int releaser(const topsync_barrier_t *b, unsigned rank)
     return rank == 0 ? -1 : (int)((rank - 1) / 2);
 }
 
-const ts_algorithm ts_algo_mcs = {
+const ts_algorithm TS_ALGO(mcs) = {
     .name = "mcs",
     .global_lines_fixed = 1,
     .rank_lines_fixed = 3,

@@ -45,7 +45,7 @@ static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
     }
 }
 
-const ts_algorithm ts_algo_sense_reversing = {
+const ts_algorithm TS_ALGO(sense_reversing) = {
     .name = "sense-reversing",
     .global_lines_fixed = 3,
     .rank_lines_fixed = 1,

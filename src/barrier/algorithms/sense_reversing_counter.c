@@ -47,7 +47,7 @@ static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
     ts_publish(release, episode, &b->wait);            /* pairs with the others' wait */
 }
 
-const ts_algorithm ts_algo_sense_reversing_counter = {
+const ts_algorithm TS_ALGO(sense_reversing_counter) = {
     .name = "sense-reversing-counter",
     .global_lines_fixed = 2,
     .rank_lines_fixed = 2,

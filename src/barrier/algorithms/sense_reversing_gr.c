@@ -62,7 +62,7 @@ static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
     ts_publish(release, episode, &b->wait);          /* pairs with the others' wait */
 }
 
-const ts_algorithm ts_algo_sense_reversing_gr = {
+const ts_algorithm TS_ALGO(sense_reversing_gr) = {
     .name = "sense-reversing-gr",
     .global_lines = global_lines,
     .rank_lines_fixed = 1,

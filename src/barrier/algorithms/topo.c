@@ -140,7 +140,7 @@ static int releaser(const topsync_barrier_t *b, unsigned rank)
     return ((const struct role *)b->roles)[rank].released_by;
 }
 
-const ts_algorithm ts_algo_topo = {
+const ts_algorithm TS_ALGO(topo) = {
     .name = "topo",
     .global_lines_fixed = 2,
     .rank_lines_fixed = 3,

@@ -88,7 +88,7 @@ static int releaser(const topsync_barrier_t *b, unsigned rank)
     return ((const struct role *)b->roles)[rank].winner;
 }
 
-const ts_algorithm ts_algo_tournament = {
+const ts_algorithm TS_ALGO(tournament) = {
     .name = "tournament",
     .global_lines_fixed = 1,
     .rank_lines = rank_lines,
