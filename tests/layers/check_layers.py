@@ -42,8 +42,9 @@ def include_edges(src):
     return edges
 
 
-def symbol_edges(objects):
-    """(file, file) for every name one object uses and another defines."""
+def symbol_edges(objects, src):
+    """(file, file) for every name one object uses and another defines
+    (objects whose source is no longer in src, left by a move, ignored)."""
     defined, used = {}, {}
     for root, _, files in os.walk(objects):
         for f in files:
@@ -52,7 +53,7 @@ def symbol_edges(objects):
             obj = os.path.join(root, f)
             # CMake names an object after its source: .../src/x/y.c.o
             source = obj.split("/src/", 1)[1][:-2] if "/src/" in obj else None
-            if source is None:
+            if source is None or not os.path.exists(os.path.join(src, source)):
                 continue
             out = subprocess.run(["nm", obj], capture_output=True, text=True, check=True).stdout
             for line in out.splitlines():
@@ -115,7 +116,7 @@ def main(argv):
     for comp in loops((a, b) for a, b in include_edges(src)):
         bad.append("loop of includes: %s" % " -> ".join(comp))
     if len(argv) > 2:
-        edges = symbol_edges(argv[2])
+        edges = symbol_edges(argv[2], src)
         if not edges:
             bad.append("no object of src/ under %s" % argv[2])
         for a, b, name in sorted(set(edges)):
