@@ -20,11 +20,20 @@ failed=0
 t0=$(date +%s)
 pass() { echo "PASS: $1 ($(($(date +%s) - t0)) s)"; t0=$(date +%s); }
 fail() { echo "FAIL: $1"; failed=$((failed + 1)); t0=$(date +%s); }
-# check NAME COMMAND...: the command's exit status, its output kept on failure
+# check NAME COMMAND...: the command's exit status, its output kept on
+# failure; 600 s at most (a hang is a failure that names its check)
 check() {
-    local name=$1 log
+    local name=$1 log rc
     shift
-    if log=$("$@" 2>&1); then pass "$name"; else fail "$name: $(tail -n 5 <<<"$log")"; fi
+    log=$(timeout -k 10 600 "$@" 2>&1)
+    rc=$?
+    if [ $rc = 0 ]; then
+        pass "$name"
+    elif [ $rc = 124 ] || [ $rc = 137 ]; then
+        fail "$name: still running after 600 s: $(tail -n 5 <<<"$log")"
+    else
+        fail "$name: $(tail -n 5 <<<"$log")"
+    fi
 }
 
 echo "machine: $(nproc) PUs, $(ls -d /sys/devices/system/node/node* | wc -l) NUMA nodes," \
