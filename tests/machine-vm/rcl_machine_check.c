@@ -21,6 +21,8 @@
 
 #include <topsync.h>
 
+#include "../numa-vm/memory_node.h"
+
 static int failures;
 static hwloc_topology_t h;
 
@@ -34,19 +36,6 @@ static hwloc_topology_t h;
         }                                                                  \
     } while (0)
 
-/* The NUMA node (hwloc logical index) holding all of [p, p+size), or -1. */
-static int node_of_memory(void *p, size_t size)
-{
-    hwloc_nodeset_t set = hwloc_bitmap_alloc();
-    int node = -1;
-    if (hwloc_get_area_memlocation(h, p, size, set, HWLOC_MEMBIND_BYNODESET) == 0 &&
-        hwloc_bitmap_weight(set) == 1) {
-        hwloc_obj_t o = hwloc_get_numanode_obj_by_os_index(h, (unsigned)hwloc_bitmap_first(set));
-        node = o ? (int)o->logical_index : -1;
-    }
-    hwloc_bitmap_free(set);
-    return node;
-}
 
 /* The NUMA node (hwloc logical index) of a PU by its OS number, or -1. */
 static int node_of_pu(int pu)
@@ -141,8 +130,8 @@ int main(void)
     }
     char *block = topsync_rcl_malloc(rt, size);
     memset(block, 1, size);
-    EXPECT(node_of_memory(block, size) == 0, "RCLAwareMalloc block on node %d",
-           node_of_memory(block, size));
+    EXPECT(memory_node(h, block, size) == 0, "RCLAwareMalloc block on node %d",
+           memory_node(h, block, size));
 
     /* 2. workers fill the servers' node */
     hwloc_obj_t node0 = hwloc_get_obj_by_type(h, HWLOC_OBJ_NUMANODE, 0);

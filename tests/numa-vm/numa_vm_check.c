@@ -22,6 +22,8 @@
 
 #include <topsync.h>
 
+#include "memory_node.h"
+
 static int failures;
 
 #define EXPECT(cond, ...)                                                                 \
@@ -36,19 +38,6 @@ static int failures;
 
 static hwloc_topology_t h;
 
-/* The NUMA node (logical index) holding all of [p, p+size), or -1. */
-static int node_of(void *p, size_t size)
-{
-    hwloc_nodeset_t set = hwloc_bitmap_alloc();
-    int node = -1;
-    if (hwloc_get_area_memlocation(h, p, size, set, HWLOC_MEMBIND_BYNODESET) == 0 &&
-        hwloc_bitmap_weight(set) == 1) {
-        hwloc_obj_t o = hwloc_get_numanode_obj_by_os_index(h, (unsigned)hwloc_bitmap_first(set));
-        node = o ? (int)o->logical_index : -1;
-    }
-    hwloc_bitmap_free(set);
-    return node;
-}
 
 static void bind_to_node(unsigned node)
 {
@@ -86,8 +75,8 @@ int main(void)
     memset(early, 1, size);
     char *plain = malloc(size);
     memset(plain, 2, size);
-    EXPECT(node_of(early + 4096, size - 8192) == 0, "early block on node %d before the server",
-           node_of(early + 4096, size - 8192));
+    EXPECT(memory_node(h, early + 4096, size - 8192) == 0,
+           "early block on node %d before the server", memory_node(h, early + 4096, size - 8192));
 
     topsync_rcl_server_t *s1;
     int core1 = first_core_of(1);
@@ -96,15 +85,16 @@ int main(void)
     topsync_rcl_alloc_stats(rt, &st);
     EXPECT(st.migrated_blocks == 1 && st.memory_node == 1, "migrated %zu, memory node %d",
            st.migrated_blocks, st.memory_node);
-    EXPECT(node_of(early + 4096, size - 8192) == 1, "early block on node %d after the server",
-           node_of(early + 4096, size - 8192));
+    EXPECT(memory_node(h, early + 4096, size - 8192) == 1,
+           "early block on node %d after the server", memory_node(h, early + 4096, size - 8192));
     EXPECT(early[size / 2] == 1, "migration kept the contents");
 
     char *late = topsync_rcl_malloc(rt, size);
     memset(late, 3, size); /* first touch from node 0 */
-    EXPECT(node_of(late + 4096, size - 8192) == 1, "late block on node %d",
-           node_of(late + 4096, size - 8192));
-    EXPECT(node_of(plain, size) == 0, "control block on node %d", node_of(plain, size));
+    EXPECT(memory_node(h, late + 4096, size - 8192) == 1, "late block on node %d",
+           memory_node(h, late + 4096, size - 8192));
+    EXPECT(memory_node(h, plain, size) == 0, "control block on node %d",
+           memory_node(h, plain, size));
 
     /* RCLLockInitNUMA: pack keeps node 1 */
     topsync_rcl_server_t *s2, *s3;
@@ -125,8 +115,8 @@ int main(void)
     EXPECT(st.memory_node == -1, "memory node %d with servers on two nodes", st.memory_node);
     char *spread = topsync_rcl_malloc(rt, size);
     memset(spread, 4, size);
-    EXPECT(node_of(spread + 4096, size - 8192) == 0, "unbound block on node %d (toucher's)",
-           node_of(spread + 4096, size - 8192));
+    EXPECT(memory_node(h, spread + 4096, size - 8192) == 0, "unbound block on node %d (toucher's)",
+           memory_node(h, spread + 4096, size - 8192));
 
     topsync_rcl_server_stop(s3);
     topsync_rcl_server_stop(s2);
