@@ -197,11 +197,11 @@ def qmp_session(path, deadline):
     return command
 
 
-def run_guest(m, args, work, accel, boot_deadline, timeout):
-    """Run qemu until the guest powers off; answer its PU requests over QMP.
-    Returns (what happened, seconds until the guest was up or None)."""
-    qmp = args[args.index("-qmp") + 1].split(",")[0][len("unix:"):] if "-qmp" in args else None
-    if qmp and os.path.exists(qmp):
+def run_guest(m, args, work, qmp, accel, boot_deadline, timeout):
+    """Run qemu until the guest powers off; answer its PU requests over QMP
+    (socket qmp). Returns (what happened, seconds until the guest was up or
+    None)."""
+    if os.path.exists(qmp):
         os.unlink(qmp)
     start = time.time()
     console = open(os.path.join(work, "console.log"), "w")
@@ -326,9 +326,9 @@ def main(argv):
         # a KVM guest gets KVM_BOOT seconds to come up before TCG takes over
         boot_deadline = (float(os.environ.get("TOPSYNC_MACHINE_VM_KVM_BOOT", "45"))
                          if accel == "kvm" and len(accels) > 1 else timeout)
-        result, booted = run_guest(m, qemu_args(m, kernel.stdout.strip(), initrd, out,
-                                                os.path.join(work, "qmp.sock"), accel),
-                                   work, accel, boot_deadline, timeout)
+        qmp = os.path.join(work, "qmp.sock")
+        result, booted = run_guest(m, qemu_args(m, kernel.stdout.strip(), initrd, out, qmp, accel),
+                                   work, qmp, accel, boot_deadline, timeout)
         if booted is not None or accel == accels[-1]:
             break
         print("machine-vm %s: KVM did not bring the guest up (%s): TCG instead" % (m.name, result))
