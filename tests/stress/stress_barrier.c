@@ -30,7 +30,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -76,6 +75,7 @@ struct run {
     unsigned n;
     uint64_t episodes;
     hwloc_bitmap_t *bind_sets; /* NULL: not bound */
+    hwloc_topology_t hwloc;    /* the machine of bind_sets */
     int kill_rank;
 };
 
@@ -97,18 +97,10 @@ static void record_failure(struct shared *sh, const char *fmt, ...)
     }
 }
 
-/* Bind the calling thread to its cpuset (hwloc's PU numbers are Linux's). */
+/* Bind the calling thread (in a process: its only one) to its cpuset. */
 static int bind_self(struct run *run, unsigned rank)
 {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    int pu;
-    hwloc_bitmap_foreach_begin(pu, run->bind_sets[rank]) {
-        if (pu < CPU_SETSIZE)
-            CPU_SET(pu, &set);
-    }
-    hwloc_bitmap_foreach_end();
-    return sched_setaffinity(0, sizeof set, &set);
+    return hwloc_set_cpubind(run->hwloc, run->bind_sets[rank], HWLOC_CPUBIND_THREAD);
 }
 
 /* --kill: the victim's wait never comes; everyone else must time out with
@@ -132,7 +124,7 @@ static void participate(struct run *run, unsigned rank)
     struct shared *sh = run->sh;
     unsigned n = run->n;
     if (run->bind_sets && bind_self(run, rank) != 0) {
-        record_failure(sh, "rank %u: sched_setaffinity: %s", rank, strerror(errno));
+        record_failure(sh, "rank %u: hwloc_set_cpubind: %s", rank, strerror(errno));
         return;
     }
     uint64_t kill_episode = run->episodes / 2 + 1;
@@ -218,6 +210,7 @@ static int run_one(const struct config *cfg, unsigned n, int processes)
 
     struct run run = {.sh = sh, .n = n, .episodes = cfg->episodes,
                       .bind_sets = cfg->bind ? sets : NULL,
+                      .hwloc = cfg->bind ? topsync_topology_hwloc(topo) : NULL,
                       .kill_rank = processes ? cfg->kill_rank : -1};
     int rc = topsync_barrier_create(&run.barrier, n, &opts);
     if (rc < 0) {
