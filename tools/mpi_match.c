@@ -7,8 +7,10 @@
  */
 #include "mpi_match.h"
 #include "mpi_abi_names.h"
+#include "base/file.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,39 +18,13 @@
 /* The whole file, at most 1 GiB; NULL with a message on failure. */
 static unsigned char *read_all(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        perror(path);
-        return NULL;
-    }
-    size_t cap = 1 << 20, n = 0;
-    unsigned char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        if (cap >= (size_t)1 << 30) {
-            fprintf(stderr, "topsync-info: %s: larger than 1 GiB\n", path);
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        unsigned char *grown = realloc(buf, cap * 2);
-        if (!grown) {
-            free(buf);
-            buf = NULL;
-        }
-        buf = grown;
-        cap *= 2;
-    }
-    if (buf && ferror(f)) {
-        perror(path);
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *len = n;
-    return buf;
+    char *text = NULL;
+    int rc = ts_file_read(path, (size_t)1 << 30, 0, &text, len);
+    if (rc == -EFBIG)
+        fprintf(stderr, "topsync-info: %s: larger than 1 GiB\n", path);
+    else if (rc < 0)
+        fprintf(stderr, "%s: %s\n", path, strerror(-rc));
+    return (unsigned char *)text;
 }
 
 /* The file offset of virtual address `vaddr`, from the PT_LOAD segments;

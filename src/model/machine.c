@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/file.h"
 #include "model/model_private.h"
 #include "topology/topology_private.h"
 
@@ -143,42 +144,20 @@ int topsync_model_pair_level(const topsync_model_t *m, unsigned a, unsigned b)
 
 static int read_file(const char *path, char **text)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return ts_fail(EINVAL, "cannot open latency table %s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (len < cap)
-            break;
-        if (cap >= TABLE_MAX_BYTES) {
-            fclose(f);
-            free(buf);
-            return ts_fail(EINVAL, "latency table %s is larger than %u MiB", path,
-                           TABLE_MAX_BYTES >> 20);
-        }
-        cap *= 2;
-        char *bigger = realloc(buf, cap + 1);
-        if (!bigger)
-            free(buf);
-        buf = bigger;
-    }
-    int err = ferror(f);
-    fclose(f);
-    if (!buf)
+    size_t len = 0;
+    int rc = ts_file_read(path, TABLE_MAX_BYTES, 0, text, &len);
+    if (rc == -EFBIG)
+        return ts_fail(EINVAL, "latency table %s is larger than %u MiB", path,
+                       TABLE_MAX_BYTES >> 20);
+    if (rc == -ENOMEM)
         return ts_fail(ENOMEM, "out of memory reading %s", path);
-    if (err) {
-        free(buf);
-        return ts_fail(EINVAL, "cannot read latency table %s", path);
-    }
-    buf[len] = '\0';
-    if (strlen(buf) != len) {
-        free(buf);
+    if (rc < 0)
+        return ts_fail(EINVAL, "cannot open latency table %s: %s", path, strerror(-rc));
+    if (strlen(*text) != len) {
+        free(*text);
+        *text = NULL;
         return ts_fail(EINVAL, "latency table %s is not text (it holds a NUL byte)", path);
     }
-    *text = buf;
     return 0;
 }
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/file.h"
 #include "base/json.h"
 #include "topology/topology_private.h"
 #include "tune/tune_private.h"
@@ -446,26 +447,16 @@ int topsync_tuning_load(topsync_tuning_t **out, const char *path, const topsync_
     *out = NULL;
     if (!path || !t)
         return ts_fail(EINVAL, "topsync_tuning_load: NULL argument");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return ts_fail(errno == ENOENT ? ENOENT : EINVAL, "cannot read tuning file %s: %s", path,
-                       strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > MAX_FILE_BYTES) {
-        close(fd);
-        return refuse(path, "not a regular file of at most 16 MiB", NULL);
-    }
-    char *text = malloc((size_t)st.st_size + 1);
+    char *text = NULL;
     size_t got = 0;
-    while (text && got < (size_t)st.st_size) {
-        ssize_t r = read(fd, text + got, (size_t)st.st_size - got);
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    close(fd);
-    if (!text)
+    int read_rc = ts_file_read(path, MAX_FILE_BYTES, TS_FILE_REGULAR_ONLY, &text, &got);
+    if (read_rc == -EINVAL || read_rc == -EFBIG || read_rc == -EISDIR)
+        return refuse(path, "not a regular file of at most 16 MiB", NULL);
+    if (read_rc == -ENOMEM)
         return ts_fail(ENOMEM, "out of memory");
+    if (read_rc < 0)
+        return ts_fail(read_rc == -ENOENT ? ENOENT : EINVAL, "cannot read tuning file %s: %s",
+                       path, strerror(-read_rc));
     ts_json *root = NULL;
     char err[160];
     int rc = ts_json_parse(text, got, &root, err, sizeof err);
