@@ -16,6 +16,7 @@
 #include <topsync/rcl.h>
 
 #include "base/error.h"
+#include "base/keywords.h"
 #include "topology/topology_private.h"
 
 struct topsync_rcl_usage {
@@ -29,16 +30,17 @@ int topsync_rcl_policy_parse(const char *name, topsync_rcl_policy_t *out)
 {
     if (!name || !out)
         return ts_fail(EINVAL, "topsync_rcl_policy_parse: NULL argument");
-    if (!strcasecmp(name, "pack"))
-        *out = TOPSYNC_RCL_PACK;
-    else if (!strcasecmp(name, "spread"))
-        *out = TOPSYNC_RCL_SPREAD;
-    else if (!strcasecmp(name, "default"))
-        *out = TOPSYNC_RCL_POLICY_DEFAULT;
-    else
-        return ts_fail(EINVAL, "unknown RCL placement policy '%s'; valid: pack, spread, default",
-                       name);
-    return 0;
+    static const ts_keyword_t words[] = {
+        {"pack", TOPSYNC_RCL_PACK, false},
+        {"spread", TOPSYNC_RCL_SPREAD, false},
+        {"default", TOPSYNC_RCL_POLICY_DEFAULT, false},
+        {NULL, 0, false},
+    };
+    int value;
+    int rc = ts_keyword_parse(words, "RCL placement policy", name, &value);
+    if (rc == 0)
+        *out = (topsync_rcl_policy_t)value;
+    return rc;
 }
 
 static hwloc_obj_t core_obj(const topsync_rcl_usage_t *u, unsigned core)

@@ -8,6 +8,7 @@
 #include <topsync/wait.h>
 
 #include "base/error.h"
+#include "base/keywords.h"
 #include "wait/wait.h"
 
 int ts_wait_policy_resolve(topsync_wait_policy_t *policy)
@@ -30,17 +31,18 @@ int topsync_wait_policy_parse(const char *name, topsync_wait_policy_t *out)
 {
     if (!name || !out)
         return ts_fail(EINVAL, "topsync_wait_policy_parse: NULL argument");
-    if (!strcasecmp(name, "spin"))
-        *out = TOPSYNC_WAIT_SPIN;
-    else if (!strcasecmp(name, "yield"))
-        *out = TOPSYNC_WAIT_YIELD;
-    else if (!strcasecmp(name, "block"))
-        *out = TOPSYNC_WAIT_BLOCK;
-    else if (!strcasecmp(name, "default"))
-        *out = TOPSYNC_WAIT_DEFAULT;
-    else
-        return ts_fail(EINVAL, "unknown wait policy '%s'; valid: spin, yield, block", name);
-    return 0;
+    static const ts_keyword_t words[] = {
+        {"spin", TOPSYNC_WAIT_SPIN, false},
+        {"yield", TOPSYNC_WAIT_YIELD, false},
+        {"block", TOPSYNC_WAIT_BLOCK, false},
+        {"default", TOPSYNC_WAIT_DEFAULT, true},
+        {NULL, 0, false},
+    };
+    int value;
+    int rc = ts_keyword_parse(words, "wait policy", name, &value);
+    if (rc == 0)
+        *out = (topsync_wait_policy_t)value;
+    return rc;
 }
 
 const char *topsync_wait_policy_to_string(topsync_wait_policy_t p)
