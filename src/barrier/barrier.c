@@ -15,6 +15,7 @@
 
 #include "barrier/barrier_private.h"
 #include "base/error.h"
+#include "base/keywords.h"
 #include "topology/topology_private.h"
 
 topsync_groups_t *ts_groups_clone(const topsync_groups_t *g);
@@ -108,12 +109,19 @@ static int parse_algorithm(const char *name, struct parsed_algorithm *out, const
         char *mode = strchr(buf, '/');
         if (mode) {
             *mode++ = '\0';
-            if (!strcasecmp(mode, "tree"))
-                out->tree_release = true;
-            else if (strcasecmp(mode, "global") != 0)
-                return ts_fail(EINVAL,
-                               "%sunknown topo release mode '%s' in '%s'; valid: global, tree",
-                               origin, mode, name);
+            static const ts_keyword_t modes[] = {
+                {"global", 0, false},
+                {"tree", 1, false},
+                {NULL, 0, false},
+            };
+            const ts_keyword_t *m = ts_keyword_find(modes, mode);
+            if (!m) {
+                char valid[64];
+                ts_keywords_valid(modes, valid, sizeof valid);
+                return ts_fail(EINVAL, "%sunknown topo release mode '%s' in '%s'; valid: %s",
+                               origin, mode, name, valid);
+            }
+            out->tree_release = m->value;
             out->mode_given = true;
         }
         if (buf[4] == ':') {
@@ -612,6 +620,9 @@ static void release_state(topsync_barrier_t *b)
     b->groups = NULL;
 }
 
+/* The live handles: destroy asks it before it reads a handle. */
+static ts_registry_t live_barriers = TS_REGISTRY_INITIALIZER;
+
 static void free_barrier(topsync_barrier_t *b)
 {
     release_state(b);
@@ -662,6 +673,7 @@ int ts_barrier_create_with(topsync_barrier_t **out, unsigned n,
         free_barrier(b);
         return rc;
     }
+    ts_registry_add(&live_barriers, &b->live);
     *out = b;
     return 0;
 }
@@ -798,6 +810,7 @@ static int attach(topsync_barrier_t **out, unsigned n, const topsync_barrier_opt
         free_barrier(b);
         return rc;
     }
+    ts_registry_add(&live_barriers, &b->live);
     *out = b;
     return 0;
 }
@@ -842,7 +855,10 @@ int topsync_barrier_destroy(topsync_barrier_t *b)
 {
     if (!b)
         return 0;
-    if (!handle_live(b))
+    /* the link's address is computed, never read: b may be any pointer; of
+     * two threads destroying one handle, one takes it and the other fails */
+    if (!ts_registry_take(&live_barriers, (const ts_registry_link_t *)((const char *)b +
+                                          offsetof(topsync_barrier_t, live))))
         return dead_handle("topsync_barrier_destroy", b);
     release_state(b);
     b->magic = TS_BARRIER_DEAD;

@@ -39,6 +39,7 @@
 #include <topsync/model.h>
 
 #include "barrier/algorithms/list.h"
+#include "base/registry.h"
 #include "wait/wait.h"
 
 /* An algorithm's object: ts_algo_STEM, or the simulator's copy. */
@@ -56,6 +57,7 @@ typedef struct ts_algorithm ts_algorithm;
 
 struct topsync_barrier {
     uint32_t magic; /* TS_BARRIER_LIVE; TS_BARRIER_DEAD once destroyed */
+    ts_registry_link_t live; /* in the live barriers (barrier.c), for set-up calls */
     const ts_algorithm *algo;
     unsigned n;
     ts_wait wait;

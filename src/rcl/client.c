@@ -111,13 +111,13 @@ static void release_slot(topsync_rcl_server_t *s, struct rcl_slot *slot)
 static void client_exit(void *p)
 {
     struct client_state *cs = p;
-    pthread_mutex_lock(&ts_rcl_registry_mutex);
+    pthread_mutex_lock(&ts_rcl_servers.mutex);
     for (unsigned i = 0; i < cs->n; i++) {
-        topsync_rcl_server_t *s = ts_rcl_registry_find(cs->entries[i].uid);
+        topsync_rcl_server_t *s = ts_rcl_server_find_locked(cs->entries[i].uid);
         if (s)
             release_slot(s, cs->entries[i].slot);
     }
-    pthread_mutex_unlock(&ts_rcl_registry_mutex);
+    pthread_mutex_unlock(&ts_rcl_servers.mutex);
     free(cs->entries);
     free(cs);
     tl_client = NULL;
@@ -173,13 +173,13 @@ static int client_slot_slow(topsync_rcl_server_t *s, struct rcl_slot **out)
         tl_client = cs;
     }
     /* forget the slots of stopped servers */
-    pthread_mutex_lock(&ts_rcl_registry_mutex);
+    pthread_mutex_lock(&ts_rcl_servers.mutex);
     unsigned kept = 0;
     for (unsigned i = 0; i < cs->n; i++)
-        if (ts_rcl_registry_find(cs->entries[i].uid))
+        if (ts_rcl_server_find_locked(cs->entries[i].uid))
             cs->entries[kept++] = cs->entries[i];
     cs->n = kept;
-    pthread_mutex_unlock(&ts_rcl_registry_mutex);
+    pthread_mutex_unlock(&ts_rcl_servers.mutex);
     if (cs->n == cs->cap) {
         unsigned cap = cs->cap ? 2 * cs->cap : 4;
         struct client_entry *e = realloc(cs->entries, cap * sizeof *e);
@@ -191,7 +191,7 @@ static int client_slot_slow(topsync_rcl_server_t *s, struct rcl_slot **out)
     int rc = new_slot(s, out);
     if (rc < 0)
         return rc;
-    cs->entries[cs->n++] = (struct client_entry){s, s->uid, *out};
+    cs->entries[cs->n++] = (struct client_entry){s, s->live.uid, *out};
     return 0;
 }
 
@@ -203,7 +203,7 @@ static inline struct rcl_slot *client_slot(topsync_rcl_server_t *s, int *rc)
         for (unsigned i = 0; i < cs->n; i++)
             /* s is live (the caller holds one of its locks), so reading its
              * uid is safe; the uid tells a new server at a recycled address */
-            if (cs->entries[i].server == s && cs->entries[i].uid == s->uid)
+            if (cs->entries[i].server == s && cs->entries[i].uid == s->live.uid)
                 return cs->entries[i].slot;
     struct rcl_slot *slot = NULL;
     *rc = client_slot_slow(s, &slot);

@@ -22,13 +22,14 @@
 
 #include <topsync/rcl.h>
 
+#include "base/registry.h"
 #include "topology/topology_private.h"
 #include "wait/wait.h"
 
 struct ts_alloc_header;
 
 struct topsync_rcl_runtime {
-    topsync_rcl_runtime_t *registry_next; /* the live runtimes (rcl/runtime.c) */
+    ts_registry_link_t live; /* in the live runtimes (rcl/runtime_registry.c) */
     topsync_topology_t *topo;
     topsync_rcl_options_t options;
     ts_wait client_wait;
@@ -125,7 +126,7 @@ struct server_control {
 struct topsync_rcl_server {
     topsync_rcl_runtime_t *rt;
     unsigned core;
-    uint64_t uid;
+    ts_registry_link_t live; /* in the live servers (rcl/server.c); its uid */
     size_t line, stride;
     hwloc_bitmap_t cpuset;
     ts_wait wait_normal, wait_short_spin, wait_oversubscribed;
@@ -149,7 +150,6 @@ struct topsync_rcl_server {
     int bind_error; /* first thread's binding result */
     bool first_started;
 
-    topsync_rcl_server_t *registry_next;
 };
 
 static_assert(sizeof(struct rcl_slot) <= 64, "a request fits the smallest line we use");
@@ -181,8 +181,8 @@ void ts_rcl_runtime_unregister(topsync_rcl_runtime_t *rt);
 
 /* rcl/server.c: the live servers, by uid (thread-exit slot release must not
  * touch a stopped server). */
-extern pthread_mutex_t ts_rcl_registry_mutex;
-topsync_rcl_server_t *ts_rcl_registry_find(uint64_t uid); /* mutex held */
+extern ts_registry_t ts_rcl_servers;
+topsync_rcl_server_t *ts_rcl_server_find_locked(uint64_t uid); /* ts_rcl_servers.mutex held */
 /* Is s a started server that was not stopped? Takes the registry mutex. */
 bool ts_rcl_server_is_live(const topsync_rcl_server_t *s);
 

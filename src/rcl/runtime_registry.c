@@ -4,38 +4,25 @@
  * own file so that the runtime, the servers and the allocator all ask it
  * without calling each other. docs/design.md section 5.
  */
-#include <pthread.h>
+#include <stddef.h>
 
 #include "rcl/rcl_private.h"
 
-static pthread_mutex_t runtimes_mutex = PTHREAD_MUTEX_INITIALIZER;
-static topsync_rcl_runtime_t *runtimes;
+static ts_registry_t runtimes = TS_REGISTRY_INITIALIZER;
 
 bool ts_rcl_runtime_is_live(const topsync_rcl_runtime_t *rt)
 {
-    pthread_mutex_lock(&runtimes_mutex);
-    const topsync_rcl_runtime_t *p = runtimes;
-    while (p && p != rt)
-        p = p->registry_next;
-    pthread_mutex_unlock(&runtimes_mutex);
-    return p != NULL;
+    /* the link's address is computed, never read: rt may be any pointer */
+    return rt && ts_registry_contains(&runtimes, (const ts_registry_link_t *)((const char *)rt +
+                                                   offsetof(topsync_rcl_runtime_t, live)));
 }
 
 void ts_rcl_runtime_register(topsync_rcl_runtime_t *rt)
 {
-    pthread_mutex_lock(&runtimes_mutex);
-    rt->registry_next = runtimes;
-    runtimes = rt;
-    pthread_mutex_unlock(&runtimes_mutex);
+    ts_registry_add(&runtimes, &rt->live);
 }
 
 void ts_rcl_runtime_unregister(topsync_rcl_runtime_t *rt)
 {
-    pthread_mutex_lock(&runtimes_mutex);
-    for (topsync_rcl_runtime_t **p = &runtimes; *p; p = &(*p)->registry_next)
-        if (*p == rt) {
-            *p = rt->registry_next;
-            break;
-        }
-    pthread_mutex_unlock(&runtimes_mutex);
+    ts_registry_remove(&runtimes, &rt->live);
 }

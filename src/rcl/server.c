@@ -8,31 +8,28 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <stddef.h>
+
 #include "base/error.h"
 #include "rcl/rcl_private.h"
 
 /* The live servers, by uid: thread-exit slot release must not touch a
  * stopped server, and a stopped server's handle must be refused. */
-pthread_mutex_t ts_rcl_registry_mutex = PTHREAD_MUTEX_INITIALIZER;
-static topsync_rcl_server_t *registry;
-static uint64_t registry_next_uid = 1;
+ts_registry_t ts_rcl_servers = TS_REGISTRY_INITIALIZER;
 
-topsync_rcl_server_t *ts_rcl_registry_find(uint64_t uid) /* ts_rcl_registry_mutex held */
+topsync_rcl_server_t *ts_rcl_server_find_locked(uint64_t uid)
 {
-    for (topsync_rcl_server_t *s = registry; s; s = s->registry_next)
-        if (s->uid == uid)
-            return s;
-    return NULL;
+    ts_registry_link_t *link = ts_registry_find_uid_locked(&ts_rcl_servers, uid);
+    return link ? (topsync_rcl_server_t *)((char *)link - offsetof(topsync_rcl_server_t, live))
+                : NULL;
 }
 
 bool ts_rcl_server_is_live(const topsync_rcl_server_t *s)
 {
-    pthread_mutex_lock(&ts_rcl_registry_mutex);
-    const topsync_rcl_server_t *p = registry;
-    while (p && p != s)
-        p = p->registry_next;
-    pthread_mutex_unlock(&ts_rcl_registry_mutex);
-    return p != NULL;
+    /* the link's address is computed, never read: s may be any pointer */
+    return s && ts_registry_contains(&ts_rcl_servers,
+                                     (const ts_registry_link_t *)((const char *)s +
+                                     offsetof(topsync_rcl_server_t, live)));
 }
 
 static void server_free(topsync_rcl_server_t *s)
@@ -144,9 +141,7 @@ int topsync_rcl_server_start(topsync_rcl_runtime_t *rt, int core, topsync_rcl_se
     s->control = (struct server_control *)((char *)s->lines_block + s->line);
     atomic_store_explicit(&s->control->active, 1, memory_order_relaxed); /* first thread */
 
-    pthread_mutex_lock(&ts_rcl_registry_mutex);
-    s->uid = registry_next_uid++;
-    pthread_mutex_unlock(&ts_rcl_registry_mutex);
+    s->live.uid = ts_registry_new_uid(&ts_rcl_servers);
 
     rc = ts_rcl_spawn_servicing_thread(s);
     if (rc == 0)
@@ -169,10 +164,7 @@ int topsync_rcl_server_start(topsync_rcl_runtime_t *rt, int core, topsync_rcl_se
                      chosen, strerror(bind_error));
         goto unlock;
     }
-    pthread_mutex_lock(&ts_rcl_registry_mutex);
-    s->registry_next = registry;
-    registry = s;
-    pthread_mutex_unlock(&ts_rcl_registry_mutex);
+    ts_registry_add(&ts_rcl_servers, &s->live);
     topsync_rcl_usage_add_server(rt->usage, chosen);
     rt->nservers++;
     ts_rcl_alloc_servers_changed(rt);
@@ -224,13 +216,7 @@ int topsync_rcl_server_stop(topsync_rcl_server_t *s)
         return ts_fail(EBUSY, "topsync_rcl_server_stop: %u lock(s) still attached to the "
                               "server on core %u; destroy them first", n, s->core);
     }
-    pthread_mutex_lock(&ts_rcl_registry_mutex);
-    for (topsync_rcl_server_t **p = &registry; *p; p = &(*p)->registry_next)
-        if (*p == s) {
-            *p = s->registry_next;
-            break;
-        }
-    pthread_mutex_unlock(&ts_rcl_registry_mutex);
+    ts_registry_remove(&ts_rcl_servers, &s->live);
     server_join_all(s);
     topsync_rcl_usage_remove_server(rt->usage, s->core);
     rt->nservers--;

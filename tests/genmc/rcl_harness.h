@@ -13,11 +13,11 @@
 #ifndef TOPSYNC_TESTS_GENMC_RCL_HARNESS_H
 #define TOPSYNC_TESTS_GENMC_RCL_HARNESS_H
 
-pthread_mutex_t ts_rcl_registry_mutex = PTHREAD_MUTEX_INITIALIZER;
+ts_registry_t ts_rcl_servers = TS_REGISTRY_INITIALIZER;
 static topsync_rcl_server_t server;
-topsync_rcl_server_t *ts_rcl_registry_find(uint64_t uid)
+topsync_rcl_server_t *ts_rcl_server_find_locked(uint64_t uid)
 {
-    return uid == server.uid ? &server : NULL;
+    return uid == server.live.uid ? &server : NULL;
 }
 bool ts_rcl_server_is_live(const topsync_rcl_server_t *s)
 {
@@ -39,7 +39,7 @@ static void rcl_harness_server_init(unsigned idle_spin)
     pthread_mutex_init(&runtime.mutex, NULL);
     runtime.quarantine = calloc(RCL_QUARANTINE, sizeof *runtime.quarantine);
     server.rt = &runtime;
-    server.uid = 1;
+    server.live.uid = 1;
     server.line = 64;
     server.stride = 64;
     server.max_slots = RCL_CHUNK_SLOTS;
