@@ -62,6 +62,15 @@ int ts_levels_order(const topsync_topology_t *t, unsigned mask, unsigned n, cons
                     topsync_level_t levels[TOPSYNC_MAX_LEVELS],
                     topsync_level_note_t notes[TOPSYNC_MAX_LEVELS], unsigned *nnotes);
 
+/* The loader's pieces in files of their own (docs/design.md section 1):
+ * fingerprint.c, synthetic_check.c, xml_check.c. Each check returns 0 or a
+ * negative errno with the message naming the input. */
+int ts_topology_fingerprint(topsync_topology_t *t);
+int ts_topology_synthetic_check(const char *description);
+int ts_topology_xml_check(const char *text, const char *name);
+/* The largest XML topology read or checked. */
+#define TS_XML_MAX_BYTES (256u << 20)
+
 /* FNV-1a, 64 bits: h (start from TS_FNV1A_OFFSET) extended by the bytes of
  * s. The machine's fingerprint and the placement signature (tuning.c). */
 #define TS_FNV1A_OFFSET 14695981039346656037ull
