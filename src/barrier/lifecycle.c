@@ -1,0 +1,473 @@
+/*
+ * A barrier's life: the segment's layout, create and attach (first touch
+ * by its owner), destroy and the quarantine of destroyed handles.
+ * docs/design.md section 3.
+ */
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <topsync/barrier.h>
+
+#include "barrier/barrier_private.h"
+#include "barrier/setup.h"
+#include "base/error.h"
+#include "base/keywords.h"
+#include "topology/topology_private.h"
+
+topsync_groups_t *ts_groups_clone(const topsync_groups_t *g);
+
+/* ---------------------------------------------------------------------- */
+/* Construction.                                                            */
+
+/* The groups topo runs on: given ready-made, built from the bindings over
+ * the levels of `mask`, or one flat group. */
+static int build_groups(const topsync_barrier_options_t *opts, unsigned n, unsigned mask,
+                        topsync_groups_t **groups)
+{
+    if (opts->groups) {
+        *groups = ts_groups_clone(opts->groups);
+        return *groups ? 0 : ts_fail(ENOMEM, "out of memory");
+    }
+    if (opts->topology && opts->cpusets)
+        return topsync_groups_build(groups, opts->topology, n, opts->cpusets, mask);
+    return topsync_groups_build_flat(groups, n);
+}
+
+/* The entry of `table` that stands where `algo` stands in ts_algorithms. */
+static const ts_algorithm *from_table(const ts_algorithm *algo, const ts_algorithm *const *table)
+{
+    for (size_t i = 0; i < NALGORITHMS; i++)
+        if (ts_algorithms[i] == algo)
+            return table[i];
+    return algo;
+}
+
+static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_options_t *opts,
+                   const ts_algorithm *const *table, const topsync_model_t *model, bool attached,
+                   topsync_barrier_t **bp)
+{
+    topsync_barrier_options_t defaults;
+    if (!out)
+        return ts_fail(EINVAL, "barrier: out is NULL");
+    *out = NULL;
+    if (n == 0)
+        return ts_fail(EINVAL, "barrier: no participants (n = 0)");
+    if (n > TOPSYNC_BARRIER_MAX_PARTICIPANTS)
+        return ts_fail(EINVAL, "barrier: %u participants; the limit is %u "
+                       "(TOPSYNC_BARRIER_MAX_PARTICIPANTS)", n, TOPSYNC_BARRIER_MAX_PARTICIPANTS);
+    if (!opts) {
+        topsync_barrier_options_init(&defaults);
+        opts = &defaults;
+    }
+    struct resolved r;
+    int rc = ts_barrier_resolve(n, opts, &r);
+    if (rc < 0)
+        return rc;
+    if (opts->cpusets && !opts->topology)
+        return ts_fail(EINVAL, "barrier: cpusets given without their topology");
+    if (opts->groups && topsync_groups_nparticipants(opts->groups) != n)
+        return ts_fail(EINVAL, "barrier: groups are for %u participants, barrier for %u",
+                       topsync_groups_nparticipants(opts->groups), n);
+    size_t line = opts->line_size ? opts->line_size : ts_barrier_machine_line_size();
+    if (line & (line - 1))
+        return ts_fail(EINVAL, "barrier: line size %zu is not a power of two (valid: %d to %d)",
+                       line, TS_MIN_LINE, TS_MAX_LINE);
+    if (line < TS_MIN_LINE || line > TS_MAX_LINE)
+        return ts_fail(EINVAL, "barrier: line size %zu is not in [%d, %d]", line, TS_MIN_LINE,
+                       TS_MAX_LINE);
+
+    long spin;
+    rc = ts_barrier_spin_from_env(&spin);
+    if (rc < 0)
+        return rc;
+    bool ordered_poll;
+    rc = ts_barrier_poll_from_env(&ordered_poll);
+    if (rc < 0)
+        return rc;
+    double timeout = opts->timeout_seconds;
+    bool timeout_by_env = timeout == 0;
+    if (timeout != timeout || timeout > 1e6)
+        return ts_fail(EINVAL, "barrier: timeout_seconds %g is not valid; valid: up to 1000000, "
+                               "0 for $TOPSYNC_TIMEOUT, negative for none", timeout);
+    if (timeout == 0) {
+        rc = ts_barrier_timeout_from_env(&timeout);
+        if (rc < 0)
+            return rc;
+    }
+    if (timeout < 0)
+        timeout = 0;
+    double idle_interval = opts->idle_interval_seconds;
+    if (idle_interval != idle_interval || idle_interval < 0 || idle_interval > 1e6)
+        return ts_fail(EINVAL, "barrier: idle_interval_seconds %g is not valid; valid: 0 "
+                               "(0.1 s) to 1000000", idle_interval);
+    if (idle_interval == 0)
+        idle_interval = 0.1;
+
+    topsync_barrier_t *b = calloc(1, sizeof *b);
+    if (!b)
+        return ts_fail(ENOMEM, "out of memory");
+    b->magic = TS_BARRIER_LIVE;
+    b->n = n;
+    b->line = line;
+    b->attached = attached;
+
+    /* Groups: needed by topo, and by auto to decide (over every level;
+     * rebuilt below when auto picks topo on fewer). */
+    topsync_groups_t *groups = NULL;
+    rc = build_groups(opts, n, r.alg.level_mask, &groups);
+    if (rc < 0) {
+        free(b);
+        return rc;
+    }
+    if (!r.alg.algo) {
+        ts_barrier_choose_auto(b, opts, groups, model, &r);
+        if (r.alg.algo == &ts_algo_topo && r.alg.level_mask != TOPSYNC_LEVELS_ALL &&
+            !opts->groups) {
+            topsync_groups_destroy(groups);
+            groups = NULL;
+            if ((rc = build_groups(opts, n, r.alg.level_mask, &groups)) < 0) {
+                free(b);
+                return rc;
+            }
+        }
+    } else {
+        snprintf(b->explain, sizeof b->explain, "given: %s", r.given_by_env
+                                                               ? "TOPSYNC_BARRIER"
+                                                               : "options.algorithm");
+    }
+    b->level_mask = r.alg.level_mask;
+    b->tree_release = r.alg.tree_release;
+    ts_barrier_wait_settings(&b->wait, &r, opts->process_shared != 0, spin);
+    b->wait.ordered_poll = ordered_poll;
+    b->timeout_seconds = timeout;
+    b->timeout_from_env = timeout_by_env;
+    b->wait.timeout_ns = timeout > 0 ? (uint64_t)(timeout * 1e9) + 1 : 0;
+    b->wait.idle = opts->idle;
+    b->wait.idle_arg = opts->idle_arg;
+    b->wait.idle_ns = opts->idle ? (uint64_t)(idle_interval * 1e9) + 1 : 0;
+    b->armed = b->wait.timeout_ns || b->wait.idle;
+    b->algo = r.alg.algo;
+    if (b->algo == &ts_algo_topo) {
+        b->groups = groups;
+        topsync_level_t lv[TOPSYNC_MAX_LEVELS];
+        unsigned nl = topsync_groups_levels(groups, lv), mask = 0;
+        for (unsigned i = 0; i < nl; i++)
+            mask |= lv[i];
+        char levels[64];
+        if (topsync_groups_hierarchical(groups))
+            ts_barrier_level_list(mask, levels, sizeof levels); /* "flat": no level shared */
+        else
+            snprintf(levels, sizeof levels, "unbound"); /* hierarchy unknowable */
+        snprintf(b->name, sizeof b->name, "topo:%s/%s", levels,
+                 b->tree_release ? "tree" : "global");
+    } else {
+        topsync_groups_destroy(groups);
+        snprintf(b->name, sizeof b->name, "%s", b->algo->name);
+    }
+    b->algo = from_table(b->algo, table);
+
+    /* A block of a page when it is placed on its participant's NUMA node
+     * (create) or first touched by its own process (attach); of its lines
+     * otherwise: a thread barrier of 10^5 participants must not cost 10^5
+     * pages. */
+    unsigned lines = ts_algo_global_lines(b);
+    if (ts_algo_rank_lines(b) > lines)
+        lines = ts_algo_rank_lines(b);
+    size_t granule = line;
+    if (attached || opts->process_shared || (opts->topology && opts->cpusets))
+        granule = (size_t)sysconf(_SC_PAGESIZE);
+    b->block_bytes = ((size_t)lines * line + granule - 1) / granule * granule;
+    b->size = b->block_bytes * ((size_t)n + 1);
+    *bp = b;
+    return 0;
+}
+
+/* Where the adaptive spin reads the participants' CPUs: line 0 of each
+ * rank block. */
+static void set_peers(topsync_barrier_t *b)
+{
+    b->wait.peer_base = b->base + b->block_bytes;
+    b->wait.peer_stride = b->block_bytes;
+    b->wait.npeers = b->n;
+}
+
+static void fill_block(topsync_barrier_t *b, int rank, uint32_t episode)
+{
+    unsigned lines = rank < 0 ? ts_algo_global_lines(b) : ts_algo_rank_lines(b);
+    unsigned words_per_line = (unsigned)(b->line / sizeof(ts_word));
+    if (words_per_line > 4)
+        words_per_line = 4; /* the most any line holds (MCS) */
+    /* the global line 0 is the fingerprint (see barrier_private.h) */
+    for (unsigned l = rank < 0 ? 1 : 0; l < lines; l++) {
+        ts_word *w = rank < 0 ? ts_global_line(b, l) : ts_rank_line(b, (unsigned)rank, l);
+        for (unsigned k = 0; k < words_per_line; k++) {
+            /* relaxed: published to the other participants by whatever makes
+             * them start (thread creation, fork, the caller's barrier) */
+            atomic_store_explicit(&w[k].value, ts_flag_initial(episode), memory_order_relaxed);
+        }
+    }
+    if (b->algo->reset_counters)
+        b->algo->reset_counters(b, rank);
+}
+
+/* Free what the barrier holds (roles, mapping, groups), not the handle. */
+static void release_state(topsync_barrier_t *b)
+{
+    if (b->roles) {
+        if (b->algo->free_roles)
+            b->algo->free_roles(b);
+        else
+            free(b->roles);
+        b->roles = NULL;
+    }
+    if (b->owns_mapping && b->base)
+        munmap(b->base, b->size);
+    b->base = NULL;
+    topsync_groups_destroy(b->groups);
+    b->groups = NULL;
+}
+
+/* The live handles: destroy asks it before it reads a handle. */
+static ts_registry_t live_barriers = TS_REGISTRY_INITIALIZER;
+
+static void free_barrier(topsync_barrier_t *b)
+{
+    release_state(b);
+    free(b);
+}
+
+int ts_barrier_create_with(topsync_barrier_t **out, unsigned n,
+                           const topsync_barrier_options_t *opts,
+                           const ts_algorithm *const table[TS_NALGORITHMS],
+                           const topsync_model_t *model)
+{
+    topsync_barrier_t *b;
+    int rc = prepare(out, n, opts, table, model, false, &b);
+    if (rc < 0)
+        return rc;
+    int shared = opts && opts->process_shared;
+    void *mem = mmap(NULL, b->size, PROT_READ | PROT_WRITE,
+                     (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) {
+        size_t size = b->size;
+        free_barrier(b);
+        return ts_fail(ENOMEM, "barrier: cannot map %zu bytes of shared state", size);
+    }
+    b->base = mem;
+    b->owns_mapping = true;
+    set_peers(b);
+
+    /* Place each rank's block on its NUMA node before anything touches it
+     * (best effort: synthetic topologies and 1-node machines make it moot). */
+    if (opts && opts->topology && opts->cpusets &&
+        strcmp(topsync_topology_source(opts->topology), "this machine") == 0) {
+        for (unsigned r = 0; r < n; r++)
+            hwloc_set_area_membind(topsync_topology_hwloc(opts->topology),
+                                   b->base + (size_t)(r + 1) * b->block_bytes, b->block_bytes,
+                                   opts->cpusets[r], HWLOC_MEMBIND_BIND, 0);
+    }
+    /* A fresh anonymous mapping reads as zeros, which is every word's
+     * initial value at episode 0: then nothing is touched before use. */
+    uint32_t start = (uint32_t)(opts ? opts->start_episode : 0);
+    if (ts_flag_initial(start) != 0) {
+        fill_block(b, -1, start);
+        for (unsigned r = 0; r < n; r++)
+            fill_block(b, (int)r, start);
+    }
+
+    rc = b->algo->setup ? b->algo->setup(b) : 0;
+    if (rc < 0) {
+        free_barrier(b);
+        return rc;
+    }
+    ts_registry_add(&live_barriers, &b->live);
+    *out = b;
+    return 0;
+}
+
+int topsync_barrier_create(topsync_barrier_t **out, unsigned n,
+                           const topsync_barrier_options_t *opts)
+{
+    return ts_barrier_create_with(out, n, opts, ts_algorithms, NULL);
+}
+
+int topsync_barrier_segment_size(unsigned n, const topsync_barrier_options_t *opts,
+                                 size_t *size)
+{
+    topsync_barrier_t *b, *dummy;
+    if (!size)
+        return ts_fail(EINVAL, "topsync_barrier_segment_size: size is NULL");
+    int rc = prepare(&dummy, n, opts, ts_algorithms, NULL, true, &b);
+    if (rc < 0)
+        return rc;
+    *size = b->size;
+    free_barrier(b);
+    return 0;
+}
+
+/* What every participant of one segment must agree on: n, the algorithm
+ * with its options, the layout and the wait kind (a spinning publisher does
+ * not wake a sleeping waiter). FNV-1a; never 0 (0 is "not set yet"). */
+static uint32_t fingerprint(const topsync_barrier_t *b)
+{
+    uint32_t h = 2166136261u;
+    uint64_t fields[] = {b->n, b->line, b->block_bytes, b->level_mask, b->tree_release,
+                         (uint64_t)b->wait.kind};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        for (unsigned k = 0; k < 8; k++)
+            h = (h ^ (uint8_t)(fields[i] >> (8 * k))) * 16777619u;
+    for (const char *c = b->name; *c; c++)
+        h = (h ^ (uint8_t)*c) * 16777619u;
+    return h ? h : 1;
+}
+
+/* The first to attach records the fingerprint (CAS on the zero-filled
+ * word); every other compares. relaxed: the word orders nothing, it only
+ * has one value once set (a single CAS from 0). */
+static int check_fingerprint(topsync_barrier_t *b, unsigned rank)
+{
+    _Atomic uint32_t *word = &ts_global_line(b, 0)->value;
+    uint32_t mine = fingerprint(b), seen = 0;
+    if (atomic_compare_exchange_strong_explicit(word, &seen, mine, memory_order_relaxed,
+                                                memory_order_relaxed) ||
+        seen == mine)
+        return 0;
+    return ts_fail(EINVAL, "barrier: participant %u attaches with n = %u, algorithm %s, wait %s, "
+                           "but the segment was set up by a participant with different ones "
+                           "(every process must pass the same n and options; a reused "
+                           "segment must be zero-filled again)",
+                   rank, b->n, b->name, topsync_barrier_wait_policy_name(b));
+}
+
+/*
+ * Whether [addr, addr + size) is mapped readable and writable in this
+ * process, from /proc/self/maps: 1, 0, or -1 when that cannot be read (the
+ * check is then skipped). A read-only mapping would otherwise crash the
+ * first store of attach.
+ */
+static int mapping_writable(const void *addr, size_t size)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f)
+        return -1;
+    uintptr_t at = (uintptr_t)addr, end = at + size;
+    char line[512];
+    while (at < end && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3)
+            continue;
+        if (lo <= at && at < hi) {
+            if (perms[0] != 'r' || perms[1] != 'w')
+                break;
+            at = hi; /* maps is sorted: the rest, if any, comes next */
+        }
+        if (strchr(line, '\n') == NULL) /* a long path: skip the rest of the line */
+            for (int c = fgetc(f); c != EOF && c != '\n'; c = fgetc(f))
+                ;
+    }
+    fclose(f);
+    return at >= end;
+}
+
+/* Attach; check_mapping: read /proc/self/maps to refuse a segment that is
+ * not read-write (about 170 us in an MPI process of 400 mappings). */
+static int attach(topsync_barrier_t **out, unsigned n, const topsync_barrier_options_t *opts,
+                  void *segment, size_t size, unsigned rank, bool check_mapping)
+{
+    topsync_barrier_t *b;
+    int rc = prepare(out, n, opts, ts_algorithms, NULL, true, &b);
+    if (rc < 0)
+        return rc;
+    if (!segment || ((uintptr_t)segment % (uintptr_t)sysconf(_SC_PAGESIZE)) != 0) {
+        free_barrier(b);
+        return ts_fail(EINVAL, "barrier: segment %p is NULL or not page aligned", segment);
+    }
+    if (size < b->size) {
+        size_t need = b->size;
+        free_barrier(b);
+        return ts_fail(EINVAL, "barrier: segment of %zu bytes, %zu needed", size, need);
+    }
+    if (rank >= n) {
+        free_barrier(b);
+        return ts_fail(EINVAL, "barrier: rank %u out of range (%u participants)", rank, n);
+    }
+    if (check_mapping && mapping_writable(segment, b->size) == 0) {
+        size_t need = b->size;
+        free_barrier(b);
+        return ts_fail(EINVAL, "barrier: the segment at %p (%zu bytes) is not all mapped "
+                       "readable and writable (map it PROT_READ | PROT_WRITE)", segment, need);
+    }
+    b->base = segment;
+    b->owns_mapping = false;
+    set_peers(b);
+    b->wait.process_shared = true;
+    rc = check_fingerprint(b, rank);
+    if (rc < 0) {
+        free_barrier(b);
+        return rc;
+    }
+    uint32_t start = (uint32_t)(opts ? opts->start_episode : 0);
+    /* First touch: my block from me, the global block from rank 0. */
+    fill_block(b, (int)rank, start);
+    if (rank == 0)
+        fill_block(b, -1, start);
+    rc = b->algo->setup ? b->algo->setup(b) : 0;
+    if (rc < 0) {
+        free_barrier(b);
+        return rc;
+    }
+    ts_registry_add(&live_barriers, &b->live);
+    *out = b;
+    return 0;
+}
+
+int topsync_barrier_attach(topsync_barrier_t **out, unsigned n,
+                           const topsync_barrier_options_t *opts, void *segment, size_t size,
+                           unsigned rank)
+{
+    return attach(out, n, opts, segment, size, rank, true);
+}
+
+int ts_barrier_attach_mapped(topsync_barrier_t **out, unsigned n,
+                             const topsync_barrier_options_t *opts, void *segment, size_t size,
+                             unsigned rank)
+{
+    return attach(out, n, opts, segment, size, rank, false);
+}
+
+/* Destroyed handles, kept recognisable (their state freed, the struct kept)
+ * so that a second destroy or a wait after destroy is an error with a
+ * message, not a crash; the oldest is freed once BARRIER_QUARANTINE more
+ * were destroyed. */
+#define BARRIER_QUARANTINE 1024u
+static pthread_mutex_t quarantine_mutex = PTHREAD_MUTEX_INITIALIZER;
+static topsync_barrier_t *quarantine[BARRIER_QUARANTINE];
+static unsigned quarantine_next;
+
+int topsync_barrier_destroy(topsync_barrier_t *b)
+{
+    if (!b)
+        return 0;
+    /* the link's address is computed, never read: b may be any pointer; of
+     * two threads destroying one handle, one takes it and the other fails */
+    if (!ts_registry_take(&live_barriers, (const ts_registry_link_t *)((const char *)b +
+                                          offsetof(topsync_barrier_t, live))))
+        return ts_barrier_dead_handle("topsync_barrier_destroy", b);
+    release_state(b);
+    b->magic = TS_BARRIER_DEAD;
+    b->n = 0;
+    pthread_mutex_lock(&quarantine_mutex);
+    topsync_barrier_t *oldest = quarantine[quarantine_next];
+    quarantine[quarantine_next] = b;
+    quarantine_next = (quarantine_next + 1) % BARRIER_QUARANTINE;
+    pthread_mutex_unlock(&quarantine_mutex);
+    free(oldest);
+    return 0;
+}

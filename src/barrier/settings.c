@@ -1,0 +1,299 @@
+/*
+ * A barrier's settings: options, the TOPSYNC_* variables of barriers, the
+ * oversubscription probe, the wait policy's numbers, and the call into
+ * auto through the chooser select/auto.c registers. docs/design.md
+ * sections 2 and 3.
+ */
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <topsync/barrier.h>
+
+#include "barrier/barrier_private.h"
+#include "barrier/setup.h"
+#include "base/error.h"
+#include "base/keywords.h"
+#include "topology/topology_private.h"
+
+#ifndef TS_SPIN_DEFAULT
+#define TS_SPIN_DEFAULT 4096
+#endif
+#ifndef TS_YIELD_OVERSUBSCRIBED
+#define TS_YIELD_OVERSUBSCRIBED 16
+#endif
+#ifndef TS_SPIN_OVERSUBSCRIBED
+#define TS_SPIN_OVERSUBSCRIBED 0
+#endif
+#ifndef TS_SPIN_OVERSUBSCRIBED_DISJOINT
+#define TS_SPIN_OVERSUBSCRIBED_DISJOINT 256
+#endif
+
+/* ---------------------------------------------------------------------- */
+/* Machine facts, read once through hwloc.                                  */
+
+static pthread_once_t machine_once = PTHREAD_ONCE_INIT;
+static size_t machine_line_size = 128;
+static unsigned machine_cpus = 1;
+
+static void machine_probe(void)
+{
+    topsync_topology_t *t;
+    if (topsync_topology_load(&t) != 0)
+        return; /* keep the safe fallbacks */
+    machine_line_size = topsync_topology_line_size(t);
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    if (set && hwloc_get_cpubind(t->hwloc, set, HWLOC_CPUBIND_PROCESS) == 0 &&
+        !hwloc_bitmap_iszero(set))
+        machine_cpus = (unsigned)hwloc_bitmap_weight(set);
+    else
+        machine_cpus = (unsigned)hwloc_bitmap_weight(hwloc_topology_get_allowed_cpuset(t->hwloc));
+    hwloc_bitmap_free(set);
+    topsync_topology_destroy(t);
+}
+
+size_t ts_barrier_machine_line_size(void)
+{
+    pthread_once(&machine_once, machine_probe);
+    return machine_line_size;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Options and defaults.                                                    */
+
+void topsync_barrier_options_init(topsync_barrier_options_t *o)
+{
+    if (o)
+        memset(o, 0, sizeof *o);
+}
+
+/* auto, as registered by select/auto.c (see barrier_private.h). */
+static _Atomic(const struct ts_barrier_chooser *) chooser;
+
+void ts_barrier_set_chooser(const struct ts_barrier_chooser *c)
+{
+    /* release: pairs with the acquire loads in auto_check and choose_auto,
+     * so that a barrier created on another thread sees *c whole */
+    atomic_store_explicit(&chooser, c, memory_order_release);
+}
+
+static int auto_check(void)
+{
+    /* acquire: pairs with the release in ts_barrier_set_chooser */
+    const struct ts_barrier_chooser *c = atomic_load_explicit(&chooser, memory_order_acquire);
+    return c ? c->check() : 0;
+}
+
+int ts_barrier_resolve(unsigned n, const topsync_barrier_options_t *o, struct resolved *r)
+{
+    const char *name = o->algorithm;
+    const char *origin = "";
+    if (!name) {
+        name = ts_getenv("TOPSYNC_BARRIER");
+        origin = "TOPSYNC_BARRIER: ";
+        if (!name)
+            name = "auto";
+    }
+    int rc = ts_barrier_parse_algorithm(name, &r->alg, origin);
+    if (rc < 0)
+        return rc;
+    r->given_by_env = origin[0] != '\0';
+    if (!r->alg.algo && (rc = auto_check()) < 0)
+        return rc;
+
+    r->wait = o->wait;
+    r->wait_given = o->wait != TOPSYNC_WAIT_DEFAULT || ts_getenv("TOPSYNC_WAIT");
+    rc = ts_wait_policy_resolve(&r->wait);
+    if (rc < 0)
+        return rc;
+    /* Oversubscribed: more runnable participants than the CPUs they run on
+     * together.
+     * With bindings that is their union (an MPI rank bound to one core must
+     * not count as a one-CPU machine); without, the process's CPUs. */
+    pthread_once(&machine_once, machine_probe);
+    unsigned cpus = machine_cpus;
+    r->disjoint_cpus = false;
+    if (o->cpusets && o->topology) {
+        hwloc_bitmap_t all = hwloc_bitmap_alloc();
+        long sum = 0;
+        bool bound = all != NULL;
+        for (unsigned i = 0; all && i < n; i++) {
+            if (o->cpusets[i]) {
+                hwloc_bitmap_or(all, all, o->cpusets[i]);
+                sum += hwloc_bitmap_weight(o->cpusets[i]);
+            }
+            bound &= o->cpusets[i] != NULL;
+        }
+        int w = all ? hwloc_bitmap_weight(all) : -1;
+        if (w > 0)
+            cpus = (unsigned)w;
+        /* disjoint: the union is as large as the sets together */
+        r->disjoint_cpus = bound && w > 0 && sum == w;
+        hwloc_bitmap_free(all);
+    }
+    /* The load on those CPUs: the caller may know of more runnable
+     * participants than this barrier's (every rank of the job on the node,
+     * in the MPI library), and those take the CPUs as much. */
+    unsigned load = o->cpu_sharers > n ? o->cpu_sharers : n;
+    r->oversubscribed = load > cpus;
+    r->fits_cpus = n <= cpus;
+    return 0;
+}
+
+void ts_barrier_wait_settings(ts_wait *w, const struct resolved *r, bool process_shared,
+                          long spin_override)
+{
+    topsync_wait_policy_t p = r->wait;
+    w->kind = p == TOPSYNC_WAIT_SPIN ? TS_WAIT_SPIN
+              : p == TOPSYNC_WAIT_YIELD ? TS_WAIT_YIELD : TS_WAIT_BLOCK;
+    /* Spinning only pays while the awaited participant runs on another CPU.
+     * Oversubscribed, it most likely waits for our CPU: give the CPU up at
+     * once, and yield a while before sleeping, since a futex sleep and wake
+     * cost more than a few yields (measured with topsync-bench: MPI np=8 on
+     * 2 cores 0.35-0.47x Open MPI's barrier with 16 yields against 0.74-1.3x
+     * with 64 pauses and 1 yield; 64 threads 60-77 us against 110-150 us).
+     * Unless this barrier's participants are bound to CPUs of their own and
+     * only other processes share them (the pairs of an oversubscribed MPI
+     * job bound to cores): the awaited one may then be running right now,
+     * and a spin about as long as a switch costs before yielding (the
+     * competitive rule) catches it when it is. Measured with
+     * scripts/mpi_oversub.sh, Open MPI np 4 pairs bound to cores: 0.84x of
+     * Open MPI's barrier with no spin, 0.12x with 16 pauses, 0.05x with 256;
+     * np 8 pairs 0.86x, 0.19x, 0.05x; halves (4 ranks on 2 CPUs, not
+     * disjoint) 0.63x with no spin, 2.3x with 256, hence only when disjoint. */
+    w->spin_iterations = !r->oversubscribed ? TS_SPIN_DEFAULT
+                         : r->disjoint_cpus ? TS_SPIN_OVERSUBSCRIBED_DISJOINT
+                                            : TS_SPIN_OVERSUBSCRIBED;
+    /* Not bound apart, but few enough to fit the CPUs, and oversubscribed
+     * by other processes: spin that much only when no other participant
+     * was last seen on this CPU (wait.h, adaptive spin; unbound pairs of an
+     * oversubscribed job). With more participants than CPUs some always
+     * share one: no spin, as above. */
+    w->adaptive_spin = 0;
+    if (r->oversubscribed && !r->disjoint_cpus && r->fits_cpus && spin_override < 0) {
+        w->adaptive_spin = TS_SPIN_OVERSUBSCRIBED_DISJOINT;
+        w->spin_iterations = 0;
+    }
+    if (spin_override >= 0)
+        w->spin_iterations = (uint32_t)spin_override;
+    w->yield_iterations = r->oversubscribed ? TS_YIELD_OVERSUBSCRIBED : 8;
+    w->process_shared = process_shared;
+}
+
+/* TOPSYNC_SPIN: spin iterations before yielding or sleeping; -1 if unset. */
+int ts_barrier_spin_from_env(long *out)
+{
+    const char *v = ts_getenv("TOPSYNC_SPIN");
+    *out = -1;
+    if (!v)
+        return 0;
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (errno || *end || end == v || ts_env_leading_space(v) || n < 0 || n > 100000000)
+        return ts_fail(EINVAL, "TOPSYNC_SPIN='%s' is not valid; valid: a whole number of "
+                               "iterations from 0 to 100000000", v);
+    *out = n;
+    return 0;
+}
+
+/* TOPSYNC_POLL: how a leader waits for its members (ts_wait_all): scan
+ * (the default) or ordered; *ordered is false when unset. */
+int ts_barrier_poll_from_env(bool *ordered)
+{
+    const char *v = ts_getenv("TOPSYNC_POLL");
+    *ordered = false;
+    if (!v || !strcmp(v, "scan"))
+        return 0;
+    if (!strcmp(v, "ordered")) {
+        *ordered = true;
+        return 0;
+    }
+    return ts_fail(EINVAL, "TOPSYNC_POLL='%s' is not valid; valid: scan (read every member "
+                           "on each pass, the default), ordered (wait for one member after "
+                           "another)", v);
+}
+
+/* TOPSYNC_TIMEOUT: seconds (0: none); *out is 0 when unset. */
+int ts_barrier_timeout_from_env(double *out)
+{
+    const char *v = ts_getenv("TOPSYNC_TIMEOUT");
+    *out = 0;
+    if (!v)
+        return 0;
+    char *end;
+    errno = 0;
+    double t = strtod(v, &end);
+    if (errno || *end || end == v || ts_env_leading_space(v) || !(t >= 0 && t <= 1e6))
+        return ts_fail(EINVAL, "TOPSYNC_TIMEOUT='%s' is not valid; valid: a number of seconds "
+                               "from 0 (no timeout) to 1000000, e.g. 30 or 0.5", v);
+    *out = t;
+    return 0;
+}
+
+int ts_barrier_environment_check(void)
+{
+    struct parsed_algorithm alg;
+    const char *name = ts_getenv("TOPSYNC_BARRIER");
+    if (name && ts_barrier_parse_algorithm(name, &alg, "TOPSYNC_BARRIER: ") < 0)
+        return -EINVAL;
+    const char *wait = ts_getenv("TOPSYNC_WAIT");
+    topsync_wait_policy_t policy;
+    if (wait && topsync_wait_policy_parse(wait, &policy) < 0)
+        return ts_fail(EINVAL, "TOPSYNC_WAIT: %s", topsync_error_message());
+    long spin;
+    if (ts_barrier_spin_from_env(&spin) < 0)
+        return -EINVAL;
+    double timeout;
+    if (ts_barrier_timeout_from_env(&timeout) < 0)
+        return -EINVAL;
+    bool ordered;
+    if (ts_barrier_poll_from_env(&ordered) < 0)
+        return -EINVAL;
+    return 0;
+}
+
+/* Resolve "auto" (src/select/auto.c) into r, and say how in b->explain. */
+void ts_barrier_choose_auto(topsync_barrier_t *b, const topsync_barrier_options_t *opts,
+                        const topsync_groups_t *groups, const topsync_model_t *model,
+                        struct resolved *r)
+{
+    struct ts_auto_request req = {
+        .n = b->n, .topology = opts->topology, .cpusets = opts->cpusets, .groups = groups,
+        .oversubscribed = r->oversubscribed, .processes = opts->process_shared != 0 || b->attached,
+        .wait = r->wait, .model = model};
+    struct ts_auto_choice choice;
+    /* acquire: pairs with the release in ts_barrier_set_chooser */
+    const struct ts_barrier_chooser *c = atomic_load_explicit(&chooser, memory_order_acquire);
+    if (c) {
+        c->choose(&req, &choice);
+    } else { /* never in the library: auto.c registers itself at load */
+        snprintf(choice.algorithm, sizeof choice.algorithm, "dissemination");
+        choice.wait = TOPSYNC_WAIT_DEFAULT;
+        snprintf(choice.explain, sizeof choice.explain, "rules: dissemination (no chooser "
+                                                        "registered)");
+    }
+    struct parsed_algorithm alg;
+    if (ts_barrier_parse_algorithm(choice.algorithm, &alg, "") < 0 || !alg.algo) {
+        /* auto's names are the library's own: never happens */
+        snprintf(choice.explain, sizeof choice.explain, "rules: dissemination (auto chose "
+                                                        "'%s', which is not an algorithm)",
+                 choice.algorithm);
+        ts_barrier_parse_algorithm("dissemination", &alg, "");
+        choice.wait = TOPSYNC_WAIT_DEFAULT;
+    }
+    r->alg = alg;
+    const char *kept = "";
+    if (choice.wait != TOPSYNC_WAIT_DEFAULT) {
+        if (r->wait_given && choice.wait != r->wait)
+            kept = " (wait policy given: kept)";
+        else
+            r->wait = choice.wait;
+    }
+    snprintf(b->explain, sizeof b->explain, "auto: %s%s", choice.explain, kept);
+}
