@@ -1,19 +1,7 @@
 /*
  * topsync-bench-mpi-{openmpi,mpich}: `topsync-bench barrier --mpi`, run under
  * mpirun/mpiexec (topsync-bench execs the binary of the MPI it runs under).
- *
- * Protocol (design.md section 4, after osu_barrier -x1 -i1000 -f): per
- * algorithm, a fresh duplicate of MPI_COMM_WORLD set up with that algorithm
- * (TOPSYNC_BARRIER is read at set-up), warm-up, K timed barriers; a run's
- * figure is the maximum over ranks of the mean latency; R runs, smallest and
- * largest dropped, the rest averaged. The MPI library's own barrier
- * (PMPI_Barrier, `peer:mpi`, or the name given by --peer-name) runs in the
- * same job. When one barrier is slow enough (an MPI's own barrier when ranks
- * outnumber cores), K is cut so that a run fits --budget-ms (measured by a
- * probe after a warm-up); the record says which K ran. The runs follow each
- * other with no other MPI call in between (the max over ranks is reduced
- * once, after the last run), so that the MPI's own progress machinery,
- * woken by a collective, does not land in the next run.
+ * The why: docs/design.md section 8.24.
  */
 #define _GNU_SOURCE
 #include <errno.h>

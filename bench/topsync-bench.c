@@ -1,21 +1,7 @@
 /*
  * topsync-bench: benchmarks that follow the papers' protocols and run the
  * peers in the same process.
- *
- *   topsync-bench barrier --threads N [--algorithm NAME|all] [--wait POLICY]
- *                 [--iterations K] [--runs R] [--peers all|none] [--json]
- *
- * Barrier protocol (design.md section 4, after osu_barrier -x1 -i1000 -f): every
- * thread bound to a core (round robin over the cores hwloc lists), warm-up,
- * then K timed barriers; a run reports the maximum over threads of the mean
- * latency; R = 5 runs, the smallest and largest dropped, the other three
- * averaged. Peers in the same run: glibc pthread_barrier, GNU OpenMP's
- * `#pragma omp barrier`, Concurrency Kit's barriers.
- *
- * Participants that only spin (Concurrency Kit, topsync with --wait spin)
- * cost a scheduler time slice per waiter once threads outnumber cores; for
- * them K is reduced to what fits a time budget measured by a calibration
- * pass (the record says which K was used).
+ * The why: docs/design.md section 8.25.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -2,23 +2,7 @@
  * topsync-tune: measure the barrier candidates on this machine and write
  * the tuning file that "auto" chooses from (README, "auto";
  * include/topsync/tune.h).
- *
- *   topsync-tune [--threads LIST] [--processes LIST] [--bind auto|core|none]
- *                [--iterations K] [--runs R] [--no-c2c] [--output FILE]
- *   mpirun -np N topsync-tune --mpi [--output FILE]   (each rank a participant)
- *
- * For each count of threads and of processes: the participants bound as
- * asked (auto: round robin to cores, but processes outnumbering the cores
- * unbound, as mpirun --oversubscribe leaves them), every candidate of
- * topsync_tuning_candidates() under each wait policy where it matters
- * (spin and block with a CPU each; yield and block when oversubscribed,
- * where spinning costs a time slice per waiter), measured with the
- * benchmark's protocol (design.md section 4): in turn, round after round,
- * and the four fastest again with three times the runs (race()). The entries replace those of
- * the same case in the machine's file; the machine's core-to-core table
- * (topsync-bench c2c) is stored with it for the model step. Under mpirun
- * (--mpi), topsync-bench-mpi measures MPI_Barrier through libtopsync-mpi
- * for every candidate and writes the entry of the job's case.
+ * The why: docs/design.md section 8.26.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -4,34 +4,7 @@
  * the same order on every rank: it never creates a communicator (see
  * node_map.c for why), so it is as safe under MPI_THREAD_MULTIPLE as the
  * MPI_Barrier it sits in.
- *
- *   1. intercommunicators, communicators of one rank and TOPSYNC_BARRIER=mpi
- *      pass through to PMPI_Barrier;
- *   2. every rank's configuration is checked, and agreed on (MPI_Allreduce):
- *      a bad TOPSYNC_* variable aborts the job with a message;
- *   3. one MPI_Allgather of a record per rank (node, role among the world's
- *      node leaders, thread level) tells every rank, identically, the
- *      (pseudo-)nodes, its own node's ranks and the mode: one node, or
- *      several nodes joined by the world's leaders' communicator (made at
- *      MPI_Init) when the communicator is MPI_COMM_WORLD, or congruent to it
- *      below MPI_THREAD_MULTIPLE (one thread at a time then orders every
- *      use of that shared communicator); any other communicator spanning
- *      nodes uses PMPI_Barrier: joining its nodes would need a communicator
- *      of its leaders, made inside MPI_Barrier;
- *   4. the ranks' bindings (MPI_Allgatherv) give the node's groups;
- *   5. each node's first rank creates a shared segment (segment.h: random
- *      name, 0600, O_EXCL, dead jobs' leftovers swept first), the names go
- *      round with MPI_Allgather, every rank maps its node's, and it is
- *      unlinked once all have (MPI_Allreduce): from then on nothing of it is
- *      in /dev/shm, whatever happens to the job;
- *   6. every rank attaches, and a last MPI_Allreduce agrees on success
- *      (topsync everywhere) or failure (PMPI_Barrier everywhere, with a
- *      warning), and orders every attach before any wait.
- *
- * While a rank waits in the node barrier, the barrier's idle hook calls
- * MPI_Iprobe about every 0.1 s: an MPI_Abort elsewhere needs the waiters'
- * progress engine (MPICH's abort on a communicator other than
- * MPI_COMM_WORLD waits for it), as their native MPI_Barrier would give it.
+ * The why: docs/design.md section 8.18.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,23 +1,6 @@
 /*
  * Which node each process is on, learnt once at MPI_Init/MPI_Init_thread.
- *
- * Why at MPI_Init: it is the one point where the library may create
- * communicators. Inside MPI_Barrier a hidden communicator creation competes,
- * under MPI_THREAD_MULTIPLE, with the application's own creations in other
- * threads, and the MPI's context-id agreement can then hang or mismatch
- * (found with MPICH's threads/comm tests). MPI_Init runs once, in one
- * thread, before the application can call MPI anywhere else, and every
- * process calls it: there PMPI_Comm_split_type(MPI_COMM_TYPE_SHARED) on
- * MPI_COMM_WORLD names each process's node (the world rank of its first
- * rank), and when the world spans several (pseudo-)nodes, the communicator
- * of their leaders is made once.
- *
- * Every later set-up then exchanges a small record per rank with one
- * MPI_Allgather on the communicator being set up, and the host's name
- * (hashed) joins the node id so that processes from different worlds
- * (spawned, connected) are told apart. Programs whose MPI_Init the library
- * does not see (Fortran's MPI_INIT calls the MPI's internals directly in
- * MPICH) still work: their node id is -1, the host name alone decides.
+ * The why: docs/design.md section 8.19.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>

@@ -5,15 +5,7 @@
  * with O_CREAT | O_EXCL and mode 0600, so that a file someone planted under
  * that name is never opened, truncated or reused, and no other user can
  * open ours. The library unlinks it as soon as every rank has mapped it.
- *
- * Residue: a job killed between creation and unlink (a few collectives
- * during set-up) leaves the file. The name starts with the creator's pid
- * ("/topsync-<pid>-<32 hex digits>"), so the next set-up on the node removes
- * the files of its own user whose creator no longer exists, and only those:
- * a live job's file names a live process. (Across pid namespaces sharing
- * one /dev/shm the pid may name nothing here: the file of a live job could
- * then be removed during its set-up, whose ranks then fail to open it and
- * agree on PMPI_Barrier: a slower job, never a wrong one.)
+ * The why: docs/design.md section 8.20.
  */
 #ifndef TOPSYNC_MPI_SEGMENT_H
 #define TOPSYNC_MPI_SEGMENT_H

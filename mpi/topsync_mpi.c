@@ -3,23 +3,7 @@
  * inside each node, for Open MPI and MPICH, through the PMPI profiling
  * interface: link it before the MPI library (-ltopsync-mpi-openmpi) or
  * preload it (LD_PRELOAD); the program and the MPI stay as they are.
- *
- * This file holds the entry points: MPI_Init and MPI_Init_thread (which
- * learn the nodes, node_map.c), MPI_Barrier and its Fortran names, and the
- * per-communicator state, set up on a communicator's first MPI_Barrier
- * (comm_setup.c: collectives on that communicator only) and cached on it
- * with an attribute (freed with it).
- *
- * MPI_Barrier is then: the node barrier when the communicator lives on one
- * node; otherwise node barrier (gather), PMPI_Barrier among node leaders,
- * node barrier (release). Nobody leaves the second node barrier before its
- * leader came back from the leaders' barrier, which no leader leaves before
- * every node gathered: the MPI_Barrier property holds across nodes.
- *
- * Threads: the state is set up by the thread whose MPI_Barrier is first on
- * the communicator (MPI orders collectives on one communicator, so no other
- * thread of the process is in one on it); the keyval is made at MPI_Init or
- * under a lock; a thread's cache of its last communicator is its own.
+ * The why: docs/design.md section 8.21.
  */
 #define _GNU_SOURCE
 #include <pthread.h>

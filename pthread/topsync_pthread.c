@@ -1,64 +1,7 @@
 /*
  * libtopsync-pthread: pthread_barrier_init/wait/destroy on topsync's
  * barriers, for unmodified programs (LD_PRELOAD, or linked before libc).
- *
- * Design
- * ------
- * POSIX lets any threads use a barrier: a pool may rotate, a thread may
- * wait on many barriers. topsync's algorithms want ranks 0..n-1, each used
- * once per episode and never by two callers at once. So ranks are handed
- * out per episode, by arrival:
- *
- *     ticket = tickets++           (one fetch-add on a line of its own)
- *     episode = ticket / n, rank = ticket % n
- *
- * A rank's previous holder may still be inside its wait (released, not yet
- * woken) when the rank comes round again. Two things make that safe:
- *
- *  - Two topsync barriers alternate: episode e runs on instance e % 2, so
- *    consecutive episodes never share per-rank state.
- *  - A gate per (instance, rank), on a line of its own, counts the uses of
- *    that slot that have finished. The holder of use u of a slot waits for
- *    the gate to reach u before entering (acquire, pairs with the release
- *    publish of the holder of use u - 1 as it leaves), and publishes u + 1
- *    on leaving. In the common case the gate has long reached u and the
- *    check is one load of a line nobody else writes.
- *
- * The serial thread (PTHREAD_BARRIER_SERIAL_THREAD) is the one that drew
- * rank 0 of the episode: exactly one per episode.
- *
- * Memory ordering: what a thread did before pthread_barrier_wait happens
- * before what every thread does after the waits of the same episode
- * return; that is topsync_barrier_wait's guarantee for the instance the
- * episode runs on (see include/topsync/barrier.h).
- *
- * pthread_barrier_t holds, in its 32 bytes, a pointer to the state and a
- * check word (the pointer xor a magic constant) in the last 8 bytes, which
- * glibc's own barrier (20 bytes) never writes. Barriers that topsync does
- * not run go to glibc's implementation (dlsym(RTLD_NEXT)), in the same
- * bytes, with the check word cleared:
- *
- *  - PTHREAD_PROCESS_SHARED barriers (the 32 bytes live in memory shared
- *    with other processes, where a pointer into this process means
- *    nothing);
- *  - every barrier, when TOPSYNC_BARRIER, TOPSYNC_WAIT, TOPSYNC_SPIN or
- *    TOPSYNC_TIMEOUT holds a bad value (one message on stderr, once): the
- *    program's barriers keep working, as glibc's;
- *  - a barrier whose state cannot be allocated.
- *
- * Destroy waits for the threads still leaving the last episode (as glibc
- * does); with threads blocked in an unfinished episode it returns EBUSY
- * (POSIX: undefined; glibc would wait forever). It leaves a destroyed
- * handle behind, so that a late wait (undefined, but common in racy
- * programs) returns EINVAL instead of reaching glibc's code on a handle it
- * never initialized. A handle whose state pointer no longer matches its
- * check word was overwritten by the program: that is reported and aborts.
- *
- * Ranks are drawn by arrival, so a thread held inside its wait (by a
- * signal handler that waits for the others) must not hold a duty the
- * others need. auto therefore runs only algorithms that the last arrival
- * completes by itself: the central counter (sense-reversing) and the
- * combining tree (global release); TOPSYNC_BARRIER may name any other.
+ * The why: docs/design.md section 8.22.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>

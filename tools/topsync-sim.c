@@ -1,20 +1,7 @@
 /*
  * topsync-sim: predict topsync's barriers on a machine you do not have
  * (docs/model.md).
- *
- *   topsync-sim barrier [--topology STRING | --xml FILE] [--c2c FILE]
- *               [--cross-package-ns NS] [--level-ns LEVEL=NS,...] [--scale X]
- *               [--mlp K]
- *               --np N [--map-by core|numa|socket] --algorithm NAME|all ...
- *               [--episodes E] [--warmup W] [--seed S] [--wait POLICY]
- *               [--json] [--output FILE]
- *   topsync-sim levels [--topology ... | --xml ...] [--c2c FILE] [--json]
- *   topsync-sim table  [--topology ... | --xml ...] [--c2c FILE] [model options]
- *
- * barrier prints the records of `topsync-bench barrier --json` (algorithm,
- * participants, wait, latency_ns, iterations, runs_ns, resolved), so that
- * scripts/barrier_report.py reads either. levels summarises a table by the
- * level each pair of CPUs shares; table writes the model's table as CSV.
+ * The why: docs/design.md section 8.23.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>

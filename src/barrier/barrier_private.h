@@ -1,31 +1,7 @@
 /*
  * Private: the barrier object, its shared segment, and the interface every
  * algorithm file (src/barrier/algorithms/NAME.c) implements.
- *
- * Segment layout (design.md section 2): one global block, then one block per
- * participant. Blocks have equal length, a multiple of the page size; every
- * flag or counter (a ts_word) is at the start of a cache line of its own.
- *
- *   +----------------+----------------+----------------+-----
- *   | global block   | rank 0 block   | rank 1 block   | ...
- *   | line 0: id     | line 0: local  | line 0: local  |
- *   | line 1..G-1    | line 1..R-1    | line 1..R-1    |
- *   +----------------+----------------+----------------+-----
- *
- * Line 0 of a rank block holds the rank's own episode count (read and
- * written only by its owner, so relaxed). Line 0 of the global block holds
- * the segment's fingerprint (n, algorithm, layout, wait kind), set by the
- * first participant to attach and compared by every later one, so that
- * participants attached with different n or options are refused instead of
- * hanging. All other lines are algorithm
- * specific. The whole state is a function of the number of completed
- * episodes E: every flag holds E (mod 2^32), every arrival counter 0. So a
- * zero-filled segment is a barrier at episode 0, and starting at any E
- * (wrap-around tests) is just a different fill value.
- *
- * Each algorithm computes every participant's role once at setup (which
- * words it publishes, which it waits on, as pointers), so the wait path is
- * a short walk over precomputed pointers.
+ * The why: docs/design.md section 8.12.
  */
 #ifndef TOPSYNC_SRC_BARRIER_PRIVATE_H
 #define TOPSYNC_SRC_BARRIER_PRIVATE_H

@@ -1,47 +1,7 @@
 /*
  * The simulation engine: virtual participants, virtual time, and the cost
  * of every memory event (docs/model.md, "The cost model").
- *
- * Execution. Each participant is a coroutine (sim_context.h) running the real
- * barrier code on the calling thread. A participant runs only while its
- * clock is the earliest (ties broken by a seeded random draw, then rank):
- * at the start of every event it compares itself with the earliest waiting
- * participant and, if that one is earlier, switches to it. So events are
- * performed one at a time in virtual-time order, and code between two
- * events runs at the instant of the first. Same seed, same schedule.
- *
- * The cost model, per cache line of the segment (the barrier's line size):
- *  - a line has an owner (its last writer, whose copy is complete at
- *    owner_ready) and sharers (readers, each with the time its copy
- *    arrived); a generation number bumped by every invalidating write says
- *    whose cached copy is still valid;
- *  - a load of a valid copy costs nothing (spinning on a valid copy is
- *    free); a miss is served by the holder whose copy reaches the reader
- *    first: max(now, ready) + latency(holder, reader), the closest copy
- *    forwarding (shared L3, O/F states);
- *  - a store or read-modify-write needs the line exclusive: it starts when
- *    the line is free (RMWs and stores on one line are served one at a
- *    time) and takes the latency from the farthest other holder (the
- *    invalidations go out together, the last acknowledgement ends it);
- *    nothing when the writer already holds the only copy;
- *  - a store does not stall its writer (store buffer) but commits after
- *    the writer's earlier stores (in-order commit: every publish of
- *    topsync is a release); a read-modify-write stalls until it completes
- *    and waits for the writer's earlier stores first;
- *  - a waiter whose word is not yet reached parks on the line; the next
- *    write wakes it at the writer's issue time, and its reload then pays
- *    the miss from the new owner. A flag hand-off thus costs the writer's
- *    invalidation plus the reader's fetch;
- *  - memory-level parallelism K (the config's mlp): a relaxed load that
- *    misses does not stall its participant, whose miss stays outstanding
- *    until its copy arrives, as long as fewer than K are; the K-th stalls
- *    it until the earliest one's copy arrives. A load of a line whose copy
- *    is still on its way waits for it; an acquire load waits for its own
- *    copy (LDAR orders every later load after it); stores, read-modify-
- *    writes, fences and reading the clock wait for every outstanding miss.
- *    The value a load returns is the line's at the instant it is issued.
- *    With K = 1 every miss stalls: the model as it was before K.
- * Latencies come from the model (model/machine.c), in integer picoseconds.
+ * The why: docs/design.md section 8.15.
  */
 #include "model/sim_engine.h"
 

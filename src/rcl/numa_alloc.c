@@ -1,20 +1,6 @@
 /*
  * RCLAwareMalloc (Paznikov 2017; design.md section 5.1).
- *
- * Every block starts with a 64-byte header saying how it was obtained, so
- * that topsync_rcl_free() returns it the same way:
- *  - no server running: default allocator, and the block is recorded
- *    (AllocList); the next first server start migrates the whole pages of
- *    every recorded block to its node (hwloc_set_area_membind, MIGRATE) and
- *    empties the list;
- *  - servers running, all on one NUMA node: blocks of a page or more come
- *    from hwloc_alloc_membind() bound to that node (smaller ones would each
- *    take a page: they use the default allocator, whose arenas the first
- *    touch places);
- *  - servers on several nodes: default allocator.
- * The node is read without the mutex (an atomic, updated by server
- * start/stop under the runtime mutex); the mutex guards the list and the
- * counters.
+ * The why: docs/design.md section 8.16.
  */
 #include <errno.h>
 #include <stdint.h>

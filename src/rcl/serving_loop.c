@@ -1,43 +1,7 @@
 /*
  * RCL: the servicing loop (design.md section 5; Lozi et al., as extended by
  * Paznikov and Shichkina).
- *
- * The request line. Each client thread owns one line per server it uses
- * (struct rcl_slot): it writes (lock, fn, arg), then publishes the request
- * episode e in `request` with a release store; the server reads `request`
- * with acquire, runs fn(arg), writes `result` and publishes e in `done` with
- * ts_publish() (release), which the client awaits with ts_wait_reach()
- * (acquire) under its wait policy. One line carries the whole exchange, so a
- * request costs the two line transfers of the papers' design and nothing
- * else: no atomic read-modify-write on the client side, no shared counter.
- *
- * The server scans the lines of its clients (slot table, grown 64 lines at a
- * time under a mutex and published by a release store of `nslots`, read with
- * acquire by the scanner).
- *
- * Mutual exclusion per lock, under every interleaving. Normally one thread
- * (the active servicing thread) scans, so critical sections of one server
- * never overlap. But a critical section may block, and then a standby thread
- * takes over the scanning while the blocked one is still inside its critical
- * section; for a moment around a takeover two threads may even scan at once.
- * So a servicing thread runs a request only after claiming the lock's `busy`
- * word with a CAS 0 -> 1 (acquire; pairs with the release store of 0 that
- * ended the lock's previous critical section, so fn sees its effects) and
- * re-checking, under that claim, that the request is still pending:
- * run_request() gives the exact order and why no request runs twice, even
- * when a scanner reads the lock of the slot's next request (the lock is
- * published with release and read with acquire for that).
- *
- * Idle. An active thread that found no work for idle_spin scans yields a
- * while, then sleeps on the `doorbell` futex. Sleeping and publishing a
- * request form a Dekker pair: the server stores SLEEPING, fences (seq_cst),
- * rescans; the client stores its request, fences (seq_cst), loads the
- * doorbell. Either the rescan sees the request or the client sees SLEEPING
- * and wakes the server; the futex compares the word in the kernel, so a wake
- * before the sleep is not lost. Stopping an idle server is the same pair:
- * ts_rcl_signal_stop() stores stop, fences, then wakes a SLEEPING server.
- * tests/genmc/rcl_stop.c and rcl_request.c check both under RC11, and that
- * dropping any of these fences is caught.
+ * The why: docs/design.md section 8.17.
  */
 #include <errno.h>
 #include <sched.h>

@@ -1,19 +1,6 @@
 /*
  * "auto": tuning file, then the machine model, then the rules (auto.h).
- *
- * Cost. auto runs inside topsync_barrier_create and attach, which
- * libtopsync-pthread calls on every pthread_barrier_init and the MPI
- * library once per communicator. The tuning file is read once per process
- * and again only when it changes (its size and modification time); the
- * model's decision is remembered per machine, placement and count, so that
- * the simulations (tens of candidates of a few dozen episodes: about 10 ms
- * per candidate at 128 participants) run once per process per case.
- *
- * Every rank of an MPI communicator on a node resolves auto with the same
- * inputs (the same topology, bindings, counts and file), so all attach the
- * same algorithm; if a tuning file changes between two ranks' reads, the
- * segment's fingerprint check refuses the second rank and the MPI library
- * falls back to PMPI_Barrier with a warning, never a hang.
+ * The why: docs/design.md section 8.13.
  */
 #include "select/auto.h"
 

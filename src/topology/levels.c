@@ -1,36 +1,6 @@
 /*
  * Which levels the hierarchy is built on, and in what order.
- *
- * The paper's machine nests L2 < L3 < NUMA node < package, and so does most
- * hardware, but not all of it: with Intel's sub-NUMA clustering one L3 spans
- * the package and holds several NUMA nodes; on Itanium a NUMA node holds
- * several packages; an L3 may hold exactly the cores of a package. So the
- * order is taken from the machine at hand, on the points that matter (every
- * core for the machine-wide answer, the participants for groups):
- *
- *  1. A selected level is a candidate when one of its units holds two or
- *     more cores and no unit holds every core (that unit is the machine,
- *     the implicit top).
- *  2. Each candidate partitions the points (a point in no unit is a block
- *     of its own); one whose blocks are all single points makes no group
- *     and is dropped. Candidates with the same partition are one level. The
- *     one with more units on the machine is kept, since it says more about
- *     where the points are (8 ranks map-by socket on Kunpeng 920 sit in one
- *     NUMA node per package: NUMA is kept); between levels that are equal
- *     on the whole machine, the one highest in the usual order (L3 == NUMA
- *     keeps NUMA, as the paper does on Kunpeng 920; L3 == package keeps
- *     package).
- *  3. The rest are ordered finest first (most blocks; ties in the usual
- *     order), and each joins the chain only when every level already in it
- *     refines it: a level that cuts across a lower one does not nest and is
- *     dropped. Points in no unit of the higher level do not make it cut
- *     across (Arrow Lake: two E-cores share an L2 that lies in no L3), but
- *     a lower block with points both inside and outside its units does.
- *
- * On machines that nest in the usual order this gives exactly the levels of
- * the paper (the test vectors of docs/design.md hold). Partitions are
- * compared through canonical labels (the first point of each block), so
- * each comparison is O(points).
+ * The why: docs/design.md section 8.2.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,19 +1,7 @@
 /*
  * Placement: where mpirun's --map-by / --bind-to would put n ranks, on the
  * allowed cores of a topology.
- *
- * Open MPI's mapper deals ranks round robin over the objects of the mapping
- * level and never gives a core a second rank while an allowed core has
- * none: an object whose cores are all taken is skipped, and only when every
- * core holds a rank does a new round (oversubscription) start. Objects may
- * be of unequal size (offline, disallowed or cgroup-restricted CPUs), NUMA
- * nodes may have no cores (memory only) or the same cores as another (DDR
- * and HBM twins), and cores may lie in no NUMA node: the units of
- * topology.c already account for the first three, and the cores in no unit
- * form one more domain of the deal, after the units.
- *
- * The domains that still have a free core in this round form a circular
- * list, so that each rank costs O(1): the whole placement is O(cores + n).
+ * The why: docs/design.md section 8.3.
  */
 #include <stdlib.h>
 

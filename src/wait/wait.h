@@ -1,46 +1,7 @@
 /*
  * Private: the word every topsync flag and counter is made of, and how a
  * participant waits for one.
- *
- * Episode words. A flag holds the number of the last episode its publisher
- * reached, modulo 2^31, in bits 0..30; bit 31 (TS_SLEEPING) says that some
- * waiter may be asleep on it. Episodes only grow and are compared wrap-safely
- * (the sign of the 31-bit difference): no two participants of a barrier are
- * ever more than one episode apart, so the comparison stays exact forever,
- * past 2^32 and 2^64 episodes alike.
- *
- * Each flag sits at the start of a cache line of its own (barrier_private.h
- * lays them out), except in the MCS arrival line, where up to four child
- * words deliberately share their parent's line (the parent polls one line).
- *
- * Wait policy. spin: pause in a loop. yield: spin a while, then sched_yield()
- * in a loop. block: spin, yield a few times, then sleep on a futex. A
- * leader waiting for many words scans them all (ts_wait_all) and enters
- * the policy's wait only when a whole scan saw no new arrival.
- *
- * Blocking without losing a wake-up, and without a fence on the fast path:
- *
- *   waiter (ts_wait_slow)                     publisher (ts_publish, block)
- *   v = value                                 old = exchange(value, e)
- *   if v not reached:                         if old & TS_SLEEPING:
- *     CAS(value, v -> v | TS_SLEEPING)            futex_wake(all)
- *     futex_wait(value, v | TS_SLEEPING)
- *
- * The CAS and the exchange are read-modify-writes of the same word, so they
- * are totally ordered by its modification order, whatever their memory
- * orders: either the CAS came first, and the exchange returns the sleeping
- * bit and wakes; or the exchange came first, and the CAS fails on the new
- * value (the waiter rechecks and leaves). futex_wait itself compares the
- * word in the kernel, so a wake between the CAS and the sleep is not lost.
- * Every flag has a single publisher per episode (each algorithm says which).
- *
- * Adaptive spin (oversubscribed by other processes, while the barrier's own
- * participants would each fit a CPU: the pairs of an unbound oversubscribed
- * MPI job). Spinning pays only while the awaited participant runs on
- * another CPU at the same time. Each participant records the CPU it enters
- * the barrier on (line 0 of its block, aux); a waiter spins before yielding
- * only when no other participant was last seen on its own CPU, and yields
- * at once otherwise (the awaited one may need this very CPU).
+ * The why: docs/design.md section 8.1.
  */
 #ifndef TOPSYNC_SRC_WAIT_H
 #define TOPSYNC_SRC_WAIT_H

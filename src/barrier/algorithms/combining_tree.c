@@ -1,26 +1,6 @@
 /*
  * combining-tree: the binary combining tree of Yew, Tzeng and Lawrie (1987).
- *
- * Participants are the leaves; node (l, j) of level l combines nodes 2j and
- * 2j+1 of level l-1 (participants 2j and 2j+1 at level 0). Arriving at a
- * node, a participant increments its counter; the last of its children to
- * arrive resets it and goes up, the others stop and poll the global release
- * word. The participant that completes the root publishes the episode.
- * Nodes with a single child are passed through without any atomic.
- *
- * Node (l, j) lives in the block of the lowest rank below it, j * 2^(l+1),
- * at line 1 + l: the participant that touches it first and most often.
- *
- * Ordering: each counter fetch_add is acq_rel, so the participant that goes
- * up from a node has acquired the writes of everyone who arrived there
- * before it (one release sequence per node), and carries them up through
- * the next node's RMW; the root completer's ts_publish(release) pairs with
- * the ts_wait_reach(release) of everybody else. The counter resets are
- * relaxed: they precede, in program order, the completer's next release RMW
- * and thus the final publish, and the next episode's increments happen
- * only after acquiring that publish.
- *
- * Global block: line 1 = release word.
+ * The why: docs/design.md section 8.4.
  */
 #include <stdlib.h>
 

@@ -1,19 +1,7 @@
 /*
  * dissemination: Hensgen, Finkel and Manber's dissemination barrier (Brooks'
  * butterfly generalised to any P).
- *
- * ceil(log2 P) rounds; in round k participant i signals (i + 2^k) mod P and
- * waits for the signal of (i - 2^k) mod P. After the last round every
- * participant has heard, directly or not, from everybody. Each round-k flag
- * has exactly one writer, which stores the episode it is in; episodes only
- * grow, so a flag that reached episode e stays reached (no parity copies,
- * no sense to flip).
- *
- * Ordering: the signaller's ts_publish(flag[k] of i + 2^k) pairs with the
- * target's ts_wait_reach(own flag[k]); after round k a participant has
- * acquired the writes of 2^(k+1) participants, after the last all of them.
- *
- * Rank block: line 1 + k = the flag of round k.
+ * The why: docs/design.md section 8.5.
  */
 #include <stdlib.h>
 

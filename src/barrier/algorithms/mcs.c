@@ -1,22 +1,6 @@
 /*
  * mcs: the tree barrier of Mellor-Crummey and Scott (1991).
- *
- * Arrival goes up a 4-ary tree: the children of r are 4r+1 .. 4r+4. Each
- * participant waits until its children have arrived, then signals its
- * parent. As in the original, a parent's four child words share one cache
- * line of the parent's block (so the parent polls a single line, and each
- * child writes a different word of it): the one place where topsync puts
- * several flags on a line, on purpose. Wake-up goes down a binary tree: the
- * children of r are 2r+1 and 2r+2, each polling a wake-up word in its own
- * block, written by its wake-up parent.
- *
- * Ordering: a child's ts_publish(arrival slot) pairs with the parent's
- * ts_wait_all over its slots, so the root has acquired everybody's writes
- * (transitively through the tree); each ts_publish(wake-up of child) pairs
- * with that child's ts_wait_reach(own wake-up word), passing it all down.
- *
- * Rank block: line 1 = the four child arrival words (slot j at byte 8j),
- * line 2 = wake-up word.
+ * The why: docs/design.md section 8.6.
  */
 #include <stdlib.h>
 

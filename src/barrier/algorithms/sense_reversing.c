@@ -1,23 +1,6 @@
 /*
  * sense-reversing: the central counter barrier.
- *
- * Every participant increments one global counter with an atomic
- * fetch-and-add; the last to arrive resets it and publishes the episode in
- * the global release word, which everybody else polls. O(P) contended
- * read-modify-writes on one line, but a single wake-up for all sleepers,
- * which makes it the best choice when participants outnumber cores.
- *
- * Ordering:
- *  - the fetch_add is acq_rel: its release half publishes the arriver's
- *    earlier writes to whoever performs a later RMW on the counter; the last
- *    arriver's acquire half therefore sees every participant's writes (the
- *    RMWs form one release sequence);
- *  - the last arriver's ts_publish(release) pairs with every waiter's
- *    acquire in ts_wait_reach(), passing all of it on;
- *  - the counter reset is relaxed: it is ordered before the release store,
- *    and nobody touches the counter again before acquiring that store.
- *
- * Global block: line 1 = arrival counter, line 2 = release word.
+ * The why: docs/design.md section 8.7.
  */
 #include "barrier/barrier_private.h"
 

@@ -1,20 +1,6 @@
 /*
  * sense-reversing-counter: the flat counter tree.
- *
- * Each participant publishes the episode in an arrival word of its own
- * block (local to it, written by it only); participant 0 polls them all,
- * then publishes the episode in the global release word that everybody
- * else polls. No atomic read-modify-write at all, O(P) reads by the root.
- *
- * The root scans the arrival words (ts_wait_all), so that its misses
- * overlap on a core that can.
- *
- * Ordering: each ts_publish(arrival) (release) pairs with the root's
- * ts_wait_all over them (acquire fence); the root's ts_publish(release) pairs with
- * the others' ts_wait_reach(release): happens-before is transitive through
- * the root.
- *
- * Rank block: line 1 = arrival word. Global block: line 1 = release word.
+ * The why: docs/design.md section 8.8.
  */
 #include <stdlib.h>
 

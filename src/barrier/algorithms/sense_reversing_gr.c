@@ -1,24 +1,7 @@
 /*
  * sense-reversing-gr: the two-phase flat tree of Jain et al. (SC'18),
  * gather then release.
- *
- * Gather: participant r > 0 publishes the episode in gather flag r, which
- * lives in the global block, i.e. in the root's memory (participant 0 first
- * touches the global block): the root polls lines of its own node, the
- * others each write one remote line. Release: the root publishes the
- * episode in the release flag that the others poll. Compared with
- * sense-reversing-counter, the gather flags sit with the reader instead of
- * with the writers; on a NUMA machine that is the difference between the
- * root taking P remote misses serially and P writers taking one each in
- * parallel.
- *
- * The root scans the gather flags (ts_wait_all), overlapping its misses.
- *
- * Ordering: ts_publish(gather[r]) pairs with the root's ts_wait_all over
- * them (its acquire fence);
- * the root's ts_publish(release) pairs with every other ts_wait_reach(release).
- *
- * Global block: line 1 = release flag, line 1 + r = gather flag of rank r.
+ * The why: docs/design.md section 8.9.
  */
 #include <stdlib.h>
 

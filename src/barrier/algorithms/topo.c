@@ -1,43 +1,6 @@
 /*
  * topo: the hierarchical barrier of Kurnosov (2022), design.md section 2.
- *
- * Participants are grouped by the memory-hierarchy level they share (see
- * groups.c): L2, L3, NUMA node, package, then the TOP group of the remaining
- * leaders. Arrival climbs the hierarchy: a leader waits until every member
- * of its lowest group has arrived, then arrives in its next group, and so
- * on; a participant that is not the leader of a group publishes its arrival
- * there and stops climbing. Most of the polling thus stays inside a cache
- * or a NUMA node, and only leaders cross the expensive links.
- *
- * The paper's arrival counters `g.state[m] += 1` compared with the leader's
- * are episode words here: member m publishes the episode in the arrival word
- * of its own block (first-touched on its node), the leader polls them. A
- * participant is a non-leader in at most one group, so one arrival word per
- * participant suffices.
- *
- * Release, two modes:
- *  - global (the paper): rank 0, the leader of every group it is in and
- *    hence of TOP, publishes the episode in one global word that everybody
- *    else polls. Cheapest in wake-ups; every core fetches that one line
- *    from participant 0's node.
- *  - tree: every leader, once released (rank 0: once everybody arrived),
- *    publishes the episode in a release word of its own block; the members
- *    of its groups poll their leader's word. The release descends the same
- *    hierarchy the arrival climbed, and each line is read inside its group.
- *
- * A leader waits for the members of a group as the paper's does: it scans
- * every member's word on each pass, so that their misses overlap
- * (ts_wait_all), where a loop of one wait per member would take them one
- * after another.
- *
- * Ordering: a member's ts_publish(arrival) pairs with its leader's
- * ts_wait_all over the arrivals (its acquire fence), so rank 0 has, through the chain of leaders,
- * acquired everybody's writes before releasing; each release ts_publish
- * pairs with the ts_wait_reach of those who poll it, and, in tree mode, each
- * leader only republishes after acquiring its own leader's word.
- *
- * Rank block: line 1 = arrival word, line 2 = release word (tree mode).
- * Global block: line 1 = global release word.
+ * The why: docs/design.md section 8.10.
  */
 #include <stdlib.h>
 

@@ -1,21 +1,6 @@
 /*
  * tournament: the tournament barrier of Hensgen, Finkel and Manber (1988).
- *
- * ceil(log2 P) rounds with statically chosen winners: in round k,
- * participant i with i mod 2^(k+1) == 0 is the winner of the match against
- * i + 2^k (a bye when that one does not exist). The loser publishes the
- * episode in the winner's arrival word for round k (in the winner's block)
- * and then polls its own wake-up word; the winner waits for it and plays the
- * next round. The champion (participant 0) then wakes the losers of its
- * matches from the last round down, and every woken participant does the
- * same for the matches it won, so the wake-up is the tournament in reverse.
- *
- * Ordering: the loser's ts_publish(arrival[k]) pairs with the winner's
- * ts_wait_reach(arrival[k]); the waker's ts_publish(wake-up of loser) pairs
- * with the loser's ts_wait_reach(own wake-up). Both chains are transitive.
- *
- * Rank block: lines 1..R = arrival word of round k at line 1 + k, line R + 1
- * = wake-up word (R = ceil(log2 P)).
+ * The why: docs/design.md section 8.11.
  */
 #include <stdlib.h>
 
