@@ -65,8 +65,8 @@ void bench_print_fastest(const topsync_tuning_t *tuning, const topsync_tuning_en
 
 /* A barrier under test, driven by the thread harness of barrier_bench.c. */
 typedef struct bench_barrier {
-    const char *name; /* "sense-reversing", "peer:pthread", ... */
-    const char *wait; /* the wait policy it runs with */
+    const char *name;                             /* "sense-reversing", "peer:pthread", ... */
+    const char *wait;                             /* the wait policy it runs with */
     void *(*create)(unsigned n, const void *arg); /* NULL on failure */
     void (*wait_fn)(void *state, unsigned rank);
     void (*destroy)(void *state);
@@ -128,17 +128,17 @@ void bench_bind_rank(unsigned rank, void *ctx);
  * threads of the mean ns, or a negative value when the barrier could not
  * be made.
  */
-double bench_thread_run(const bench_barrier *bb, unsigned n, uint64_t warmup,
-                        uint64_t iterations, bench_binding *binding);
+double bench_thread_run(const bench_barrier *bb, unsigned n, uint64_t warmup, uint64_t iterations,
+                        bench_binding *binding);
 
 /*
  * The same with n forked processes through a process-shared topsync
  * barrier made with `options` (process_shared is set here); `resolved` gets
  * the algorithm it resolved to. -1 on failure (a message on stderr).
  */
-double bench_process_run(const topsync_barrier_options_t *options, unsigned n,
-                         uint64_t warmup, uint64_t iterations, bench_binding *binding,
-                         char *resolved, size_t resolved_len);
+double bench_process_run(const topsync_barrier_options_t *options, unsigned n, uint64_t warmup,
+                         uint64_t iterations, bench_binding *binding, char *resolved,
+                         size_t resolved_len);
 
 /* This machine's core-to-core table (c2c.c): n x n ns (symmetric, 0 on the
  * diagonal), K round trips per measurement, the median of R; 0 or -1 after

@@ -89,8 +89,9 @@ int bench_mpi_sibling(const char *tool, char *path, size_t size, const char **im
             impl = "mpich";
     }
     if (!impl) {
-        fprintf(stderr, "%s: --mpi must run under mpirun (Open MPI) or mpiexec "
-                        "(MPICH); set TOPSYNC_BENCH_MPI=openmpi|mpich to force one\n",
+        fprintf(stderr,
+                "%s: --mpi must run under mpirun (Open MPI) or mpiexec "
+                "(MPICH); set TOPSYNC_BENCH_MPI=openmpi|mpich to force one\n",
                 tool);
         return 2;
     }
@@ -137,14 +138,13 @@ unsigned bench_fastest(const double *latency, unsigned n, unsigned *top, unsigne
 void bench_print_fastest(const topsync_tuning_t *tuning, const topsync_tuning_entry_t *entry)
 {
     topsync_tuning_entry_t sorted;
-    if (topsync_tuning_lookup(tuning, entry->participants, entry->processes,
-                              entry->oversubscribed, entry->placement, &sorted) < 0)
+    if (topsync_tuning_lookup(tuning, entry->participants, entry->processes, entry->oversubscribed,
+                              entry->placement, &sorted) < 0)
         return;
     printf("  fastest:");
     for (unsigned k = 0; k < sorted.nresults && k < 3; k++)
         printf("%s %s/%s %.0f ns", k ? "," : "", sorted.results[k].algorithm,
-               topsync_wait_policy_to_string(sorted.results[k].wait),
-               sorted.results[k].latency_ns);
+               topsync_wait_policy_to_string(sorted.results[k].wait), sorted.results[k].latency_ns);
 }
 
 int bench_topology_load(const char *tool, topsync_topology_t **out)
@@ -155,9 +155,11 @@ int bench_topology_load(const char *tool, topsync_topology_t **out)
     }
     const char *source = topsync_topology_source(*out);
     if (strcmp(source, "this machine") != 0) {
-        fprintf(stderr, "%s: the topology is not this machine's (%s): a benchmark binds to "
-                        "and measures the machine it runs on; unset HWLOC_SYNTHETIC and "
-                        "HWLOC_XMLFILE\n", tool, source);
+        fprintf(stderr,
+                "%s: the topology is not this machine's (%s): a benchmark binds to "
+                "and measures the machine it runs on; unset HWLOC_SYNTHETIC and "
+                "HWLOC_XMLFILE\n",
+                tool, source);
         topsync_topology_destroy(*out);
         *out = NULL;
         return 2;
@@ -173,8 +175,10 @@ topsync_tuning_t *bench_tuning_open(const topsync_topology_t *t, const char *pat
     if (rc == 0)
         return tu;
     if (rc == -EINVAL || rc == -ENOMEM) {
-        fprintf(stderr, "topsync-tune: %s; not overwritten (remove it, or give another "
-                        "--output)\n", topsync_error_message());
+        fprintf(stderr,
+                "topsync-tune: %s; not overwritten (remove it, or give another "
+                "--output)\n",
+                topsync_error_message());
         *refused = rc == -EINVAL;
         return NULL;
     }

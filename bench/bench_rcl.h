@@ -8,7 +8,7 @@ typedef void *(*rcl_bench_cs_t)(void *ctx);
 
 /* A lock the critical section runs under, as RCL runs it on its server. */
 typedef struct rcl_bench_peer {
-    const char *name;                                      /* "peer:mutex", ... */
+    const char *name; /* "peer:mutex", ... */
     void *(*create)(unsigned nthreads, const topsync_topology_t *topology);
     void *(*run)(void *lock, unsigned tid, rcl_bench_cs_t cs, void *ctx);
     void (*destroy)(void *lock);

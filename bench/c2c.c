@@ -52,8 +52,7 @@ static void *answer(void *arg)
         uint64_t want = 2 * k + 1;
         /* relaxed: the value itself is the message; nothing else is published */
         while (!atomic_compare_exchange_strong_explicit(&b->word, &want, want + 1,
-                                                        memory_order_relaxed,
-                                                        memory_order_relaxed))
+                                                        memory_order_relaxed, memory_order_relaxed))
             want = 2 * k + 1;
     }
     return NULL;
@@ -82,8 +81,7 @@ static double measure_pair(hwloc_topology_t topo, unsigned a, unsigned b, uint64
     for (uint64_t k = 0; k < round_trips; k++) {
         uint64_t want = 2 * k;
         while (!atomic_compare_exchange_strong_explicit(&x->word, &want, want + 1,
-                                                        memory_order_relaxed,
-                                                        memory_order_relaxed))
+                                                        memory_order_relaxed, memory_order_relaxed))
             want = 2 * k;
     }
     /* the answer to the last message ends the last round trip */
@@ -119,9 +117,11 @@ int bench_c2c_table(topsync_topology_t *t, uint64_t iterations, unsigned runs, d
     int last = hwloc_bitmap_last(set);
     unsigned n = last < 0 ? 0 : (unsigned)last + 1;
     if (n < 2 || (unsigned)hwloc_bitmap_weight(set) != n) {
-        fprintf(stderr, "topsync-bench: c2c needs the CPUs 0..N-1 without holes (a CSV table "
-                        "indexes CPUs by OS number); this process may run on %d CPU(s), the "
-                        "highest %d\n", hwloc_bitmap_weight(set), last);
+        fprintf(stderr,
+                "topsync-bench: c2c needs the CPUs 0..N-1 without holes (a CSV table "
+                "indexes CPUs by OS number); this process may run on %d CPU(s), the "
+                "highest %d\n",
+                hwloc_bitmap_weight(set), last);
         hwloc_bitmap_free(set);
         return -1;
     }
@@ -156,10 +156,11 @@ int bench_c2c(int argc, char **argv)
     uint64_t iterations = 5000, runs = 5;
     const char *output = NULL;
     enum { O_ITER = 256, O_RUNS, O_OUT, O_HELP };
-    static const struct option longopts[] = {
-        {"iterations", required_argument, 0, O_ITER}, {"runs", required_argument, 0, O_RUNS},
-        {"output", required_argument, 0, O_OUT},      {"help", no_argument, 0, O_HELP},
-        {0, 0, 0, 0}};
+    static const struct option longopts[] = {{"iterations", required_argument, 0, O_ITER},
+                                             {"runs", required_argument, 0, O_RUNS},
+                                             {"output", required_argument, 0, O_OUT},
+                                             {"help", no_argument, 0, O_HELP},
+                                             {0, 0, 0, 0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -173,22 +174,22 @@ int bench_c2c(int argc, char **argv)
             break;
         case O_RUNS:
             if (bench_parse_u64(optarg, &runs, 1, BENCH_MAX_RUNS)) {
-                fprintf(stderr, "topsync-bench: --runs takes 1..%d, not '%s'\n",
-                        BENCH_MAX_RUNS, optarg);
+                fprintf(stderr, "topsync-bench: --runs takes 1..%d, not '%s'\n", BENCH_MAX_RUNS,
+                        optarg);
                 return 2;
             }
             break;
         case O_OUT: output = optarg; break;
         case 'h':
         case O_HELP: usage(stdout); return 0;
-        default:
-            fprintf(stderr, "Try 'topsync-bench c2c --help'.\n");
-            return 2;
+        default: fprintf(stderr, "Try 'topsync-bench c2c --help'.\n"); return 2;
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "topsync-bench: unexpected argument '%s'; try 'topsync-bench c2c "
-                        "--help'\n", argv[optind]);
+        fprintf(stderr,
+                "topsync-bench: unexpected argument '%s'; try 'topsync-bench c2c "
+                "--help'\n",
+                argv[optind]);
         return 2;
     }
     topsync_topology_t *t;

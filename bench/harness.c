@@ -91,8 +91,8 @@ static void *worker_main(void *p)
     return NULL;
 }
 
-double bench_thread_run(const bench_barrier *bb, unsigned n, uint64_t warmup,
-                        uint64_t iterations, bench_binding *binding)
+double bench_thread_run(const bench_barrier *bb, unsigned n, uint64_t warmup, uint64_t iterations,
+                        bench_binding *binding)
 {
     struct harness h = {bb, NULL, warmup, iterations, calloc(n, sizeof(double)), binding};
     pthread_t *tids = calloc(n, sizeof *tids);

@@ -20,7 +20,7 @@ struct ck_state {
 };
 
 #define CK_LINE 128
-#define STATE(s, r, type) ((type *)((char *)(s)->thread_states + (size_t)(r) * CK_LINE))
+#define STATE(s, r, type) ((type *)((char *)(s)->thread_states + (size_t)(r)*CK_LINE))
 
 static struct ck_state *alloc_state(unsigned n)
 {
@@ -51,7 +51,8 @@ static void *centralized_create(unsigned n, const void *arg)
     struct ck_state *s = alloc_state(n);
     if (!s || posix_memalign(&s->barrier, CK_LINE, sizeof(ck_barrier_centralized_t)))
         return NULL;
-    *(ck_barrier_centralized_t *)s->barrier = (ck_barrier_centralized_t)CK_BARRIER_CENTRALIZED_INITIALIZER;
+    *(ck_barrier_centralized_t *)s->barrier =
+        (ck_barrier_centralized_t)CK_BARRIER_CENTRALIZED_INITIALIZER;
     for (unsigned r = 0; r < n; r++)
         *STATE(s, r, ck_barrier_centralized_state_t) =
             (ck_barrier_centralized_state_t)CK_BARRIER_CENTRALIZED_STATE_INITIALIZER;
@@ -107,7 +108,8 @@ static void *dissemination_create(unsigned n, const void *arg)
         flags[r] = calloc(size, sizeof(ck_barrier_dissemination_flag_t));
     ck_barrier_dissemination_init(s->barrier, flags, n);
     for (unsigned r = 0; r < n; r++)
-        ck_barrier_dissemination_subscribe(s->barrier, STATE(s, r, ck_barrier_dissemination_state_t));
+        ck_barrier_dissemination_subscribe(s->barrier,
+                                           STATE(s, r, ck_barrier_dissemination_state_t));
     return s;
 }
 static void dissemination_wait(void *p, unsigned r)

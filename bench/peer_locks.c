@@ -218,8 +218,8 @@ static bool ticket_locked(ck_spinlock_ticket_t *l, void *c)
     (void)c;
     return ck_spinlock_ticket_locked(l);
 }
-CK_COHORT_PROTOTYPE(ticket, ticket_lock, ticket_unlock, ticket_locked, ticket_lock,
-                    ticket_unlock, ticket_locked)
+CK_COHORT_PROTOTYPE(ticket, ticket_lock, ticket_unlock, ticket_locked, ticket_lock, ticket_unlock,
+                    ticket_locked)
 
 struct cohort_node {
     _Alignas(PEER_LINE) CK_COHORT_INSTANCE(ticket) cohort;
@@ -260,8 +260,8 @@ static void *cohort_create(unsigned nthreads, const topsync_topology_t *t)
         hwloc_obj_t core = hwloc_get_obj_by_type(h, HWLOC_OBJ_CORE, i % ncores);
         l->node_of_thread[i] = 0;
         for (unsigned n = 0; core && nodes > 0 && n < l->nnodes; n++)
-            if (hwloc_bitmap_isincluded(core->cpuset, topsync_topology_level_unit_cpuset(
-                                                          t, TOPSYNC_LEVEL_NUMA, n)))
+            if (hwloc_bitmap_isincluded(
+                    core->cpuset, topsync_topology_level_unit_cpuset(t, TOPSYNC_LEVEL_NUMA, n)))
                 l->node_of_thread[i] = n;
     }
     return l;

@@ -45,7 +45,12 @@ int bench_omp_runs(unsigned n, uint64_t warmup, uint64_t iterations, unsigned ru
 int bench_omp_runs(unsigned n, uint64_t warmup, uint64_t iterations, unsigned runs,
                    void (*bind)(unsigned rank, void *ctx), void *ctx, double *latency_ns)
 {
-    (void)n; (void)warmup; (void)iterations; (void)runs; (void)bind; (void)ctx;
+    (void)n;
+    (void)warmup;
+    (void)iterations;
+    (void)runs;
+    (void)bind;
+    (void)ctx;
     (void)latency_ns;
     return -1;
 }

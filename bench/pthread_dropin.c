@@ -54,8 +54,8 @@ static const char *find_shim(const char *dir, char *buf, size_t size)
 }
 
 /* One process: its one run's figure (ns), and the implementation it names. */
-static double run_loop(const char *loop, const char *preload, unsigned threads,
-                       uint64_t iterations, char *impl, size_t impl_len)
+static double run_loop(const char *loop, const char *preload, unsigned threads, uint64_t iterations,
+                       char *impl, size_t impl_len)
 {
     int fd[2];
     if (pipe(fd) < 0)

@@ -193,7 +193,9 @@ static double run_once(const struct options *o, const struct record *cfg,
     struct run_shared sh = {.ops_per_thread = per, .topo = topo};
     atomic_init(&sh.go, 0);
     atomic_init(&sh.ready, 0);
-    struct cs_ctx ctx = {.size = o->array, .stride = o->stride, .rng = 0x9e3779b97f4a7c15ull,
+    struct cs_ctx ctx = {.size = o->array,
+                         .stride = o->stride,
+                         .rng = 0x9e3779b97f4a7c15ull,
                          .pattern = cfg->pattern};
     double mops = -1;
     if (!peer) {
@@ -330,17 +332,16 @@ static double rcl_roundtrip(hwloc_topology_t h, hwloc_obj_t a, int server_core)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: topsync-bench rcl [--threads LIST] [--array B] [--ops N] [--runs R]\n"
-            "                         [--pattern LIST] [--stride S] [--locks LIST]\n"
-            "                         [--alloc LIST] [--init LIST] [--affinity LIST]\n"
-            "                         [--server-core C] [--placement pack|spread]\n"
-            "                         [--json] [--output FILE.json] [--csv FILE.csv]\n"
-            "  LIST is comma-separated. Defaults: --threads 1,2,4 --array 16777216\n"
-            "  --ops 200000 --runs 3 --pattern sequential,strided,random --stride 20\n"
-            "  --locks rcl,peer:mutex,peer:ttas,peer:ck-mcs,peer:ck-cohort,peer:flat-combining\n"
-            "  --alloc default,rcl-aware --init default,numa --affinity none,hierarchical\n"
-            "  --server-core: the last core (init default) --placement pack\n");
+    fprintf(f, "usage: topsync-bench rcl [--threads LIST] [--array B] [--ops N] [--runs R]\n"
+               "                         [--pattern LIST] [--stride S] [--locks LIST]\n"
+               "                         [--alloc LIST] [--init LIST] [--affinity LIST]\n"
+               "                         [--server-core C] [--placement pack|spread]\n"
+               "                         [--json] [--output FILE.json] [--csv FILE.csv]\n"
+               "  LIST is comma-separated. Defaults: --threads 1,2,4 --array 16777216\n"
+               "  --ops 200000 --runs 3 --pattern sequential,strided,random --stride 20\n"
+               "  --locks rcl,peer:mutex,peer:ttas,peer:ck-mcs,peer:ck-cohort,peer:flat-combining\n"
+               "  --alloc default,rcl-aware --init default,numa --affinity none,hierarchical\n"
+               "  --server-core: the last core (init default) --placement pack\n");
 }
 
 /* Parse a comma list of names among `valid` into flags; -1 with a message. */
@@ -409,30 +410,57 @@ static void print_json(FILE *f, const struct record *r, size_t n, double rcl_ns,
 
 int cmd_rcl(int argc, char **argv)
 {
-    struct options o = {.runs = 3, .array = 1u << 24, .ops = 200000, .stride = 20,
-                        .patterns = {1, 1, 1}, .alloc = {1, 1}, .init = {1, 1},
-                        .affinity = {1, 1}, .server_core = -1,
+    struct options o = {.runs = 3,
+                        .array = 1u << 24,
+                        .ops = 200000,
+                        .stride = 20,
+                        .patterns = {1, 1, 1},
+                        .alloc = {1, 1},
+                        .init = {1, 1},
+                        .affinity = {1, 1},
+                        .server_core = -1,
                         .placement = TOPSYNC_RCL_PACK};
     o.threads[0] = 1, o.threads[1] = 2, o.threads[2] = 4, o.nthreads = 3;
     snprintf(o.locks, sizeof o.locks, "rcl");
     const rcl_bench_peer *peers;
     int npeers = rcl_bench_peers(&peers);
     for (int i = 0; i < npeers; i++)
-        snprintf(o.locks + strlen(o.locks), sizeof o.locks - strlen(o.locks), ",%s",
-                 peers[i].name);
-    enum { O_THREADS = 256, O_ARRAY, O_OPS, O_RUNS, O_PATTERN, O_STRIDE, O_LOCKS, O_ALLOC, O_INIT,
-           O_AFFINITY, O_CORE, O_PLACEMENT, O_JSON, O_OUTPUT, O_CSV, O_HELP };
-    static const struct option longopts[] = {
-        {"threads", required_argument, 0, O_THREADS}, {"array", required_argument, 0, O_ARRAY},
-        {"ops", required_argument, 0, O_OPS},         {"runs", required_argument, 0, O_RUNS},
-        {"pattern", required_argument, 0, O_PATTERN}, {"stride", required_argument, 0, O_STRIDE},
-        {"locks", required_argument, 0, O_LOCKS},     {"alloc", required_argument, 0, O_ALLOC},
-        {"init", required_argument, 0, O_INIT},       {"affinity", required_argument, 0, O_AFFINITY},
-        {"server-core", required_argument, 0, O_CORE},
-        {"placement", required_argument, 0, O_PLACEMENT},
-        {"json", no_argument, 0, O_JSON},             {"output", required_argument, 0, O_OUTPUT},
-        {"csv", required_argument, 0, O_CSV},         {"help", no_argument, 0, O_HELP},
-        {0, 0, 0, 0}};
+        snprintf(o.locks + strlen(o.locks), sizeof o.locks - strlen(o.locks), ",%s", peers[i].name);
+    enum {
+        O_THREADS = 256,
+        O_ARRAY,
+        O_OPS,
+        O_RUNS,
+        O_PATTERN,
+        O_STRIDE,
+        O_LOCKS,
+        O_ALLOC,
+        O_INIT,
+        O_AFFINITY,
+        O_CORE,
+        O_PLACEMENT,
+        O_JSON,
+        O_OUTPUT,
+        O_CSV,
+        O_HELP
+    };
+    static const struct option longopts[] = {{"threads", required_argument, 0, O_THREADS},
+                                             {"array", required_argument, 0, O_ARRAY},
+                                             {"ops", required_argument, 0, O_OPS},
+                                             {"runs", required_argument, 0, O_RUNS},
+                                             {"pattern", required_argument, 0, O_PATTERN},
+                                             {"stride", required_argument, 0, O_STRIDE},
+                                             {"locks", required_argument, 0, O_LOCKS},
+                                             {"alloc", required_argument, 0, O_ALLOC},
+                                             {"init", required_argument, 0, O_INIT},
+                                             {"affinity", required_argument, 0, O_AFFINITY},
+                                             {"server-core", required_argument, 0, O_CORE},
+                                             {"placement", required_argument, 0, O_PLACEMENT},
+                                             {"json", no_argument, 0, O_JSON},
+                                             {"output", required_argument, 0, O_OUTPUT},
+                                             {"csv", required_argument, 0, O_CSV},
+                                             {"help", no_argument, 0, O_HELP},
+                                             {0, 0, 0, 0}};
     static const char *const alloc_valid[] = {"default", "rcl-aware"};
     static const char *const init_valid[] = {"default", "numa"};
     static const char *const affinity_valid[] = {"none", "hierarchical"};
@@ -550,8 +578,10 @@ int cmd_rcl(int argc, char **argv)
         return 2;
     }
     if (o.patterns[STRIDED] && o.stride >= o.array) {
-        fprintf(stderr, "topsync-bench: --stride %zu must be smaller than --array %zu "
-                        "(the strided pattern steps through the array)\n", o.stride, o.array);
+        fprintf(stderr,
+                "topsync-bench: --stride %zu must be smaller than --array %zu "
+                "(the strided pattern steps through the array)\n",
+                o.stride, o.array);
         return 2;
     }
 
@@ -584,8 +614,10 @@ int cmd_rcl(int argc, char **argv)
             for (unsigned ti = 0; ti < o.nthreads; ti++) {
                 unsigned threads = o.threads[ti];
                 if (peer && peer->spin_only && (int)threads > ncpus) {
-                    fprintf(stderr, "topsync-bench: %s skipped with %u threads: it only spins, "
-                                    "and %d CPUs\n", name, threads, ncpus);
+                    fprintf(stderr,
+                            "topsync-bench: %s skipped with %u threads: it only spins, "
+                            "and %d CPUs\n",
+                            name, threads, ncpus);
                     continue;
                 }
                 for (int al = 0; al < 2; al++)
@@ -661,26 +693,27 @@ int cmd_rcl(int argc, char **argv)
         fprintf(f, "lock,pattern,threads,alloc,init,affinity,mops\n");
         for (size_t i = 0; i < n; i++)
             fprintf(f, "%s,%s,%u,%s,%s,%s,%.4f\n", recs[i].lock, pattern_names[recs[i].pattern],
-                    recs[i].threads, alloc_name(recs[i].alloc_aware),
-                    init_name(recs[i].init_numa), affinity_name(recs[i].affinity), recs[i].mops);
+                    recs[i].threads, alloc_name(recs[i].alloc_aware), init_name(recs[i].init_numa),
+                    affinity_name(recs[i].affinity), recs[i].mops);
         fclose(f);
     }
     if (o.json) {
         print_json(stdout, recs, n, rcl_ns, c2c_ns);
     } else {
-        printf("RCL protocol (design.md section 5.4): %zu increments of an array of %zu integers, %u cores,\n"
-               "median of %u runs, Mops/s\n\n", o.ops, o.array, ncores, o.runs);
+        printf("RCL protocol (design.md section 5.4): %zu increments of an array of %zu integers, "
+               "%u cores,\n"
+               "median of %u runs, Mops/s\n\n",
+               o.ops, o.array, ncores, o.runs);
         printf("  %-20s %-10s %7s %-9s %-7s %-12s %10s\n", "lock", "pattern", "threads", "alloc",
                "init", "affinity", "Mops/s");
         for (size_t i = 0; i < n; i++)
             printf("  %-20s %-10s %7u %-9s %-7s %-12s %10.3f\n", recs[i].lock,
-                   pattern_names[recs[i].pattern], recs[i].threads,
-                   alloc_name(recs[i].alloc_aware), init_name(recs[i].init_numa),
-                   affinity_name(recs[i].affinity), recs[i].mops);
+                   pattern_names[recs[i].pattern], recs[i].threads, alloc_name(recs[i].alloc_aware),
+                   init_name(recs[i].init_numa), affinity_name(recs[i].affinity), recs[i].mops);
         if (rcl_ns > 0)
             printf("\nround trip, one client, empty critical section: RCL %.1f ns; cache line "
-                   "core 0 <-> core %u: %.1f ns (%.2fx the floor)\n", rcl_ns, ncores - 1, c2c_ns,
-                   rcl_ns / c2c_ns);
+                   "core 0 <-> core %u: %.1f ns (%.2fx the floor)\n",
+                   rcl_ns, ncores - 1, c2c_ns, rcl_ns / c2c_ns);
     }
     free(recs);
     topsync_topology_destroy(topo);

@@ -81,10 +81,11 @@ static void measure(barrier_fn fn, MPI_Comm comm, uint64_t iterations, unsigned 
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: mpirun ... topsync-bench barrier --mpi [--algorithm NAME|all|none]\n"
-               "          [--wait POLICY] [--iterations K] [--runs R] [--budget-ms MS]\n"
-               "          [--peer-name NAME] [--label TEXT] [--json] [--output FILE]\n"
-               "       mpirun ... topsync-tune --mpi [--iterations K] [--runs R] [--output FILE]\n");
+    fprintf(f,
+            "usage: mpirun ... topsync-bench barrier --mpi [--algorithm NAME|all|none]\n"
+            "          [--wait POLICY] [--iterations K] [--runs R] [--budget-ms MS]\n"
+            "          [--peer-name NAME] [--label TEXT] [--json] [--output FILE]\n"
+            "       mpirun ... topsync-tune --mpi [--iterations K] [--runs R] [--output FILE]\n");
 }
 
 /* ---------------------------------------------------------------------- */
@@ -135,8 +136,10 @@ static int tune(const char *path, uint64_t iterations, unsigned runs, uint64_t b
     PMPI_Comm_free(&node);
     if (node_size != size) {
         if (rank == 0)
-            fprintf(stderr, "topsync-tune: --mpi tunes one node: run it with every rank on this "
-                            "node (%d of %d are)\n", node_size, size);
+            fprintf(stderr,
+                    "topsync-tune: --mpi tunes one node: run it with every rank on this "
+                    "node (%d of %d are)\n",
+                    node_size, size);
         return 2;
     }
     topsync_topology_t *t = NULL;
@@ -155,16 +158,16 @@ static int tune(const char *path, uint64_t iterations, unsigned runs, uint64_t b
         e.processes = 1;
         e.oversubscribed = size > hwloc_bitmap_weight(all);
         hwloc_bitmap_free(all);
-        topsync_tuning_placement(t, (unsigned)size, (const hwloc_const_bitmap_t *)sets,
-                                 e.placement, sizeof e.placement);
+        topsync_tuning_placement(t, (unsigned)size, (const hwloc_const_bitmap_t *)sets, e.placement,
+                                 sizeof e.placement);
         char names[TOPSYNC_TUNING_MAX_CANDIDATES][96];
         int nc = topsync_tuning_candidates(t, (unsigned)size, (const hwloc_const_bitmap_t *)sets,
                                            names, TOPSYNC_TUNING_MAX_CANDIDATES);
         for (int c = 0; c < nc; c++)
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s ", names[c]);
-        printf("%d processes under %s, %s, placement %s: %d candidates x 2 wait policies\n",
-               size, TOPSYNC_BENCH_MPI_IMPL,
-               e.oversubscribed ? "oversubscribed" : "one per CPU", e.placement, nc);
+        printf("%d processes under %s, %s, placement %s: %d candidates x 2 wait policies\n", size,
+               TOPSYNC_BENCH_MPI_IMPL, e.oversubscribed ? "oversubscribed" : "one per CPU",
+               e.placement, nc);
         fflush(stdout);
     }
     PMPI_Bcast(&e, sizeof e, MPI_BYTE, 0, MPI_COMM_WORLD);
@@ -229,8 +232,8 @@ static int tune(const char *path, uint64_t iterations, unsigned runs, uint64_t b
             status = 1;
         } else {
             bench_print_fastest(tu, &e);
-            printf("; %s's own barrier %.0f ns\nwrote %s (%u entries)\n",
-                   TOPSYNC_BENCH_MPI_IMPL, peer, path, topsync_tuning_count(tu));
+            printf("; %s's own barrier %.0f ns\nwrote %s (%u entries)\n", TOPSYNC_BENCH_MPI_IMPL,
+                   peer, path, topsync_tuning_count(tu));
         }
         topsync_tuning_destroy(tu);
         for (int i = 0; i < size; i++)
@@ -253,16 +256,33 @@ int main(int argc, char **argv)
     uint64_t iterations = 1000, budget_ms = 5000;
     unsigned runs = 5;
     int json = 0;
-    enum { O_ALG = 256, O_WAIT, O_ITER, O_RUNS, O_BUDGET, O_PEER, O_LABEL, O_JSON, O_OUT, O_MPI,
-           O_HELP, O_TUNE };
-    static const struct option longopts[] = {
-        {"algorithm", required_argument, 0, O_ALG}, {"wait", required_argument, 0, O_WAIT},
-        {"iterations", required_argument, 0, O_ITER}, {"runs", required_argument, 0, O_RUNS},
-        {"budget-ms", required_argument, 0, O_BUDGET}, {"peer-name", required_argument, 0, O_PEER},
-        {"label", required_argument, 0, O_LABEL}, {"json", no_argument, 0, O_JSON},
-        {"output", required_argument, 0, O_OUT}, {"mpi", no_argument, 0, O_MPI},
-        {"help", no_argument, 0, O_HELP}, {"tune", required_argument, 0, O_TUNE},
-        {0, 0, 0, 0}};
+    enum {
+        O_ALG = 256,
+        O_WAIT,
+        O_ITER,
+        O_RUNS,
+        O_BUDGET,
+        O_PEER,
+        O_LABEL,
+        O_JSON,
+        O_OUT,
+        O_MPI,
+        O_HELP,
+        O_TUNE
+    };
+    static const struct option longopts[] = {{"algorithm", required_argument, 0, O_ALG},
+                                             {"wait", required_argument, 0, O_WAIT},
+                                             {"iterations", required_argument, 0, O_ITER},
+                                             {"runs", required_argument, 0, O_RUNS},
+                                             {"budget-ms", required_argument, 0, O_BUDGET},
+                                             {"peer-name", required_argument, 0, O_PEER},
+                                             {"label", required_argument, 0, O_LABEL},
+                                             {"json", no_argument, 0, O_JSON},
+                                             {"output", required_argument, 0, O_OUT},
+                                             {"mpi", no_argument, 0, O_MPI},
+                                             {"help", no_argument, 0, O_HELP},
+                                             {"tune", required_argument, 0, O_TUNE},
+                                             {0, 0, 0, 0}};
     int c, bad = 0;
     uint64_t v = 0;
     /* argv[1] may be "barrier" (as passed on by topsync-bench) */
@@ -275,8 +295,10 @@ int main(int argc, char **argv)
         case O_ITER:
             if (bench_parse_u64(optarg, &iterations, 1, UINT64_MAX / 2)) {
                 if (rank == 0)
-                    fprintf(stderr, "topsync-bench: --iterations takes a positive number, not "
-                                    "'%s'\n", optarg);
+                    fprintf(stderr,
+                            "topsync-bench: --iterations takes a positive number, not "
+                            "'%s'\n",
+                            optarg);
                 bad = 1;
             }
             break;
@@ -309,8 +331,7 @@ int main(int argc, char **argv)
                 usage(stdout);
             MPI_Finalize();
             return 0;
-        default: /* getopt named the option */
-            bad = 2;
+        default: /* getopt named the option */ bad = 2;
         }
     }
     if (!bad && optind < argc) {
@@ -344,9 +365,16 @@ int main(int argc, char **argv)
     if (wait)
         setenv("TOPSYNC_WAIT", wait, 1);
 
-    static const char *const all[] = {
-        "auto", "sense-reversing", "sense-reversing-counter", "sense-reversing-gr",
-        "combining-tree", "mcs", "tournament", "dissemination", "topo", "topo/tree"};
+    static const char *const all[] = {"auto",
+                                      "sense-reversing",
+                                      "sense-reversing-counter",
+                                      "sense-reversing-gr",
+                                      "combining-tree",
+                                      "mcs",
+                                      "tournament",
+                                      "dissemination",
+                                      "topo",
+                                      "topo/tree"};
     const char *const *names = all;
     size_t nnames = sizeof all / sizeof all[0];
     if (!strcmp(algorithm, "none"))
@@ -399,9 +427,10 @@ int main(int argc, char **argv)
             fprintf(f, "[\n");
             for (size_t i = 0; i < nrec; i++) {
                 struct record *r = &recs[i];
-                fprintf(f, "  {\"algorithm\": \"%s\", \"participants\": %d, \"wait\": \"%s\", "
-                           "\"latency_ns\": %.1f, \"iterations\": %llu, \"mpi\": \"%s\", "
-                           "\"label\": \"%s\", \"runs_ns\": [",
+                fprintf(f,
+                        "  {\"algorithm\": \"%s\", \"participants\": %d, \"wait\": \"%s\", "
+                        "\"latency_ns\": %.1f, \"iterations\": %llu, \"mpi\": \"%s\", "
+                        "\"label\": \"%s\", \"runs_ns\": [",
                         r->name, size, r->wait, r->latency_ns, (unsigned long long)r->iterations,
                         TOPSYNC_BENCH_MPI_IMPL, label);
                 for (unsigned k = 0; k < runs; k++)
@@ -417,10 +446,11 @@ int main(int argc, char **argv)
             double peer = recs[nrec - 1].latency_ns;
             char words[96];
             printf("MPI_Barrier latency, %d ranks, %s%s%s, %u runs: the slowest rank's mean per "
-                   "run; of the runs, %s\n\n", size, TOPSYNC_BENCH_MPI_IMPL, *label ? " " : "",
-                   label, runs, bench_protocol_words(runs, words, sizeof words));
-            printf("  %-24s %-28s %12s %10s %8s\n", "algorithm", "resolved", "latency ns",
-                   "vs MPI", "iters");
+                   "run; of the runs, %s\n\n",
+                   size, TOPSYNC_BENCH_MPI_IMPL, *label ? " " : "", label, runs,
+                   bench_protocol_words(runs, words, sizeof words));
+            printf("  %-24s %-28s %12s %10s %8s\n", "algorithm", "resolved", "latency ns", "vs MPI",
+                   "iters");
             for (size_t i = 0; i < nrec; i++)
                 printf("  %-24s %-28s %12.1f %9.4fx %8llu\n", recs[i].name, recs[i].resolved,
                        recs[i].latency_ns, recs[i].latency_ns / peer,

@@ -118,15 +118,15 @@ static void measure_processes(const bench_topsync_arg *a, const struct options *
     res->latency_ns = bench_protocol_summary(res->runs, o->runs);
 }
 
-static void print_json(FILE *f, const struct result *results, size_t nres,
-                       const struct options *o)
+static void print_json(FILE *f, const struct result *results, size_t nres, const struct options *o)
 {
     fprintf(f, "[\n");
     for (size_t i = 0; i < nres; i++) {
         const struct result *r = &results[i];
-        fprintf(f, "  {\"algorithm\": \"%s\", \"participants\": %u, \"kind\": \"%s\", "
-                   "\"bind\": \"%s\", \"wait\": \"%s\", \"latency_ns\": %.1f, "
-                   "\"iterations\": %llu, \"runs_ns\": [",
+        fprintf(f,
+                "  {\"algorithm\": \"%s\", \"participants\": %u, \"kind\": \"%s\", "
+                "\"bind\": \"%s\", \"wait\": \"%s\", \"latency_ns\": %.1f, "
+                "\"iterations\": %llu, \"runs_ns\": [",
                 r->name, o->threads, o->processes ? "processes" : "threads",
                 o->unbound ? "none" : "core", r->wait, r->failed ? -1.0 : r->latency_ns,
                 (unsigned long long)r->iterations);
@@ -140,38 +140,62 @@ static void print_json(FILE *f, const struct result *results, size_t nres,
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: topsync-bench barrier --threads N|--processes N [--algorithm NAME|all]\n"
-               "                     [--wait POLICY] [--bind core|none] [--iterations K] [--runs R]\n"
-               "                     [--budget-ms MS] [--peers all|none] [--json] [--output FILE.json]\n"
-               "  --threads N       participants (threads), 1 to 4096\n"
-               "  --processes N     participants (forked processes; topsync only), 1 to 4096\n"
-               "  --bind WHAT       core: rank r on core r mod cores (default); none: unbound\n"
-               "  --algorithm NAME  a barrier algorithm or all (default all)\n"
-               "  --wait POLICY     spin, yield or block (default: TOPSYNC_WAIT, else block)\n"
-               "  --iterations K    barriers per timed run (default 1000)\n"
-               "  --runs R          timed runs; reported: the mean of the runs with the\n"
-               "                    smallest and largest dropped (the paper's protocol,\n"
-               "                    design.md section 4; the plain mean below 3 runs) (default 5)\n"
-               "  --budget-ms MS    time limit per algorithm (default 300)\n"
-               "  --peers all|none  also run the peers (pthread, OpenMP, CK) (default all)\n"
-               "  --json            JSON on stdout instead of the table\n"
-               "  --output FILE     also write the JSON to FILE\n");
+    fprintf(
+        f,
+        "usage: topsync-bench barrier --threads N|--processes N [--algorithm NAME|all]\n"
+        "                     [--wait POLICY] [--bind core|none] [--iterations K] [--runs R]\n"
+        "                     [--budget-ms MS] [--peers all|none] [--json] [--output FILE.json]\n"
+        "  --threads N       participants (threads), 1 to 4096\n"
+        "  --processes N     participants (forked processes; topsync only), 1 to 4096\n"
+        "  --bind WHAT       core: rank r on core r mod cores (default); none: unbound\n"
+        "  --algorithm NAME  a barrier algorithm or all (default all)\n"
+        "  --wait POLICY     spin, yield or block (default: TOPSYNC_WAIT, else block)\n"
+        "  --iterations K    barriers per timed run (default 1000)\n"
+        "  --runs R          timed runs; reported: the mean of the runs with the\n"
+        "                    smallest and largest dropped (the paper's protocol,\n"
+        "                    design.md section 4; the plain mean below 3 runs) (default 5)\n"
+        "  --budget-ms MS    time limit per algorithm (default 300)\n"
+        "  --peers all|none  also run the peers (pthread, OpenMP, CK) (default all)\n"
+        "  --json            JSON on stdout instead of the table\n"
+        "  --output FILE     also write the JSON to FILE\n");
 }
 
 static int cmd_barrier(int argc, char **argv)
 {
-    struct options o = {.threads = 0, .runs = 5, .iterations = 1000, .budget_ms = 300,
-                        .algorithm = "all", .wait = TOPSYNC_WAIT_DEFAULT, .peers = 1};
-    enum { O_THREADS = 256, O_ALG, O_WAIT, O_ITER, O_RUNS, O_JSON, O_PEERS, O_BUDGET, O_OUTPUT,
-           O_HELP, O_PROCESSES, O_BIND };
-    static const struct option longopts[] = {
-        {"threads", required_argument, 0, O_THREADS}, {"algorithm", required_argument, 0, O_ALG},
-        {"wait", required_argument, 0, O_WAIT},       {"iterations", required_argument, 0, O_ITER},
-        {"runs", required_argument, 0, O_RUNS},       {"json", no_argument, 0, O_JSON},
-        {"peers", required_argument, 0, O_PEERS},     {"budget-ms", required_argument, 0, O_BUDGET},
-        {"output", required_argument, 0, O_OUTPUT},   {"help", no_argument, 0, O_HELP},
-        {"processes", required_argument, 0, O_PROCESSES}, {"bind", required_argument, 0, O_BIND},
-        {0, 0, 0, 0}};
+    struct options o = {.threads = 0,
+                        .runs = 5,
+                        .iterations = 1000,
+                        .budget_ms = 300,
+                        .algorithm = "all",
+                        .wait = TOPSYNC_WAIT_DEFAULT,
+                        .peers = 1};
+    enum {
+        O_THREADS = 256,
+        O_ALG,
+        O_WAIT,
+        O_ITER,
+        O_RUNS,
+        O_JSON,
+        O_PEERS,
+        O_BUDGET,
+        O_OUTPUT,
+        O_HELP,
+        O_PROCESSES,
+        O_BIND
+    };
+    static const struct option longopts[] = {{"threads", required_argument, 0, O_THREADS},
+                                             {"algorithm", required_argument, 0, O_ALG},
+                                             {"wait", required_argument, 0, O_WAIT},
+                                             {"iterations", required_argument, 0, O_ITER},
+                                             {"runs", required_argument, 0, O_RUNS},
+                                             {"json", no_argument, 0, O_JSON},
+                                             {"peers", required_argument, 0, O_PEERS},
+                                             {"budget-ms", required_argument, 0, O_BUDGET},
+                                             {"output", required_argument, 0, O_OUTPUT},
+                                             {"help", no_argument, 0, O_HELP},
+                                             {"processes", required_argument, 0, O_PROCESSES},
+                                             {"bind", required_argument, 0, O_BIND},
+                                             {0, 0, 0, 0}};
     int c;
     uint64_t v;
     unsigned given = 0; /* bit c - O_THREADS: options seen; each takes one value */
@@ -181,8 +205,10 @@ static int cmd_barrier(int argc, char **argv)
             if (given & 1u << (c - O_THREADS)) {
                 for (const struct option *lo = longopts; lo->name; lo++)
                     if (lo->val == c)
-                        fprintf(stderr, "topsync-bench: --%s given twice; it takes one value "
-                                        "(--algorithm: one name or all)\n", lo->name);
+                        fprintf(stderr,
+                                "topsync-bench: --%s given twice; it takes one value "
+                                "(--algorithm: one name or all)\n",
+                                lo->name);
                 return 2;
             }
             given |= 1u << (c - O_THREADS);
@@ -255,8 +281,10 @@ static int cmd_barrier(int argc, char **argv)
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "topsync-bench: unexpected argument '%s'; try 'topsync-bench barrier "
-                        "--help'\n", argv[optind]);
+        fprintf(stderr,
+                "topsync-bench: unexpected argument '%s'; try 'topsync-bench barrier "
+                "--help'\n",
+                argv[optind]);
         return 2;
     }
     if (o.threads == 0) {
@@ -287,9 +315,16 @@ static int cmd_barrier(int argc, char **argv)
         o.peers = 0; /* the peers are thread barriers */
 
     /* What to run: topsync algorithms, then peers. */
-    static const char *const all_algorithms[] = {
-        "auto", "sense-reversing", "sense-reversing-counter", "sense-reversing-gr",
-        "combining-tree", "mcs", "tournament", "dissemination", "topo", "topo/tree"};
+    static const char *const all_algorithms[] = {"auto",
+                                                 "sense-reversing",
+                                                 "sense-reversing-counter",
+                                                 "sense-reversing-gr",
+                                                 "combining-tree",
+                                                 "mcs",
+                                                 "tournament",
+                                                 "dissemination",
+                                                 "topo",
+                                                 "topo/tree"};
     size_t nalg = sizeof all_algorithms / sizeof all_algorithms[0];
     const char *const *names = all_algorithms;
     const char *single[1] = {o.algorithm};
@@ -312,8 +347,9 @@ static int cmd_barrier(int argc, char **argv)
              * threads' stacks, page faults and the CPUs' wake-up (8 threads
              * here: 80-94 us in the first run against 6-7 us after), which
              * would otherwise land on whichever algorithm comes first. */
-            bench_barrier warm = {names[0], NULL, bench_topsync_create, bench_topsync_wait,
-                                  bench_topsync_destroy, &targs[0], 0};
+            bench_barrier warm = {
+                names[0],  NULL, bench_topsync_create, bench_topsync_wait, bench_topsync_destroy,
+                &targs[0], 0};
             if (o.processes) {
                 struct result scratch = {0};
                 struct options once = o;
@@ -329,10 +365,16 @@ static int cmd_barrier(int argc, char **argv)
             return 1;
         snprintf(wait_name, sizeof wait_name, "%s", topsync_barrier_wait_policy_name(probe));
         const char *resolved = topsync_barrier_algorithm(probe);
-        bench_barrier bb = {names[i], NULL, bench_topsync_create, bench_topsync_wait, bench_topsync_destroy,
-                            &targs[i], !strcmp(wait_name, "spin")};
-        bb.wait = strcmp(wait_name, "spin") == 0 ? "spin"
-                  : strcmp(wait_name, "yield") == 0 ? "yield" : "block";
+        bench_barrier bb = {names[i],
+                            NULL,
+                            bench_topsync_create,
+                            bench_topsync_wait,
+                            bench_topsync_destroy,
+                            &targs[i],
+                            !strcmp(wait_name, "spin")};
+        bb.wait = strcmp(wait_name, "spin") == 0    ? "spin"
+                  : strcmp(wait_name, "yield") == 0 ? "yield"
+                                                    : "block";
         snprintf(results[nres].resolved, sizeof results[nres].resolved, "%s", resolved);
         topsync_barrier_destroy(probe);
         if (o.processes) {
@@ -344,8 +386,9 @@ static int cmd_barrier(int argc, char **argv)
         nres++;
     }
     if (o.peers) {
-        bench_barrier pb = {"peer:pthread", "futex", pthread_create_fn, pthread_wait_fn,
-                            pthread_destroy_fn, NULL, 0};
+        bench_barrier pb = {
+            "peer:pthread", "futex", pthread_create_fn, pthread_wait_fn, pthread_destroy_fn,
+            NULL,           0};
         measure(&pb, &o, &binding, ncpus, &results[nres++]);
 
         struct result *r = &results[nres];
@@ -353,8 +396,8 @@ static int cmd_barrier(int argc, char **argv)
         r->wait = "libgomp";
         r->iterations = o.iterations;
         r->nruns = o.runs;
-        if (bench_omp_runs(o.threads, o.iterations / 10 + 1, o.iterations, o.runs,
-                           bench_bind_rank, &binding, r->runs) == 0) {
+        if (bench_omp_runs(o.threads, o.iterations / 10 + 1, o.iterations, o.runs, bench_bind_rank,
+                           &binding, r->runs) == 0) {
             r->latency_ns = bench_protocol_summary(r->runs, o.runs);
             nres++;
         }
@@ -376,8 +419,9 @@ static int cmd_barrier(int argc, char **argv)
             p->latency_ns = bench_protocol_summary(p->runs, o.runs);
             char *slash = strrchr(p->resolved, '/'); /* "topsync:ALG/WAIT" */
             if (slash) {
-                p->wait = !strcmp(slash + 1, "spin") ? "spin"
-                          : !strcmp(slash + 1, "yield") ? "yield" : "block";
+                p->wait = !strcmp(slash + 1, "spin")    ? "spin"
+                          : !strcmp(slash + 1, "yield") ? "yield"
+                                                        : "block";
                 *slash = '\0';
             }
             nres += 2;
@@ -453,8 +497,8 @@ static int exec_mpi(char **argv)
         return rc;
     argv[0] = self;
     execv(self, argv);
-    fprintf(stderr, "topsync-bench: cannot run %s: %s (built without %s?)\n", self,
-            strerror(errno), impl);
+    fprintf(stderr, "topsync-bench: cannot run %s: %s (built without %s?)\n", self, strerror(errno),
+            impl);
     return 1;
 }
 

@@ -32,25 +32,25 @@ struct tune_options {
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: topsync-tune [--threads LIST] [--processes LIST] [--bind auto|core|none]\n"
-        "                    [--iterations K] [--runs R] [--no-c2c] [--output FILE]\n"
-        "       mpirun -np N topsync-tune --mpi [--iterations K] [--runs R] [--output FILE]\n"
-        "  --threads LIST    thread counts to tune, e.g. 2,8 (default: the cores)\n"
-        "  --processes LIST  process counts to tune (default: the cores)\n"
-        "  --bind WHAT       auto (default): threads round robin to cores, processes too\n"
-        "                    unless they outnumber the cores (then unbound, as mpirun\n"
-        "                    --oversubscribe leaves them); core; none\n"
-        "  --iterations K    barriers per timed run (default 1000)\n"
-        "  --runs R          timed runs per candidate; the mean of those but the\n"
-        "                    smallest and largest (the plain mean below 3) (default 5)\n"
-        "  --no-c2c          do not measure and store this machine's core-to-core table\n"
-        "  --output FILE     the tuning file (default: TOPSYNC_TUNING, else\n"
-        "                    $XDG_CACHE_HOME/topsync/tuning-FINGERPRINT.json)\n"
-        "  --mpi             under mpirun: tune MPI_Barrier of this job's ranks\n"
-        "Entries of other cases in the file are kept; a tuning file of another machine\n"
-        "or format version, or a damaged one, is replaced (said on stderr); a file that\n"
-        "is not a tuning file is never overwritten (exit 2), and the directory of\n"
-        "--output FILE must exist.\n");
+            "usage: topsync-tune [--threads LIST] [--processes LIST] [--bind auto|core|none]\n"
+            "                    [--iterations K] [--runs R] [--no-c2c] [--output FILE]\n"
+            "       mpirun -np N topsync-tune --mpi [--iterations K] [--runs R] [--output FILE]\n"
+            "  --threads LIST    thread counts to tune, e.g. 2,8 (default: the cores)\n"
+            "  --processes LIST  process counts to tune (default: the cores)\n"
+            "  --bind WHAT       auto (default): threads round robin to cores, processes too\n"
+            "                    unless they outnumber the cores (then unbound, as mpirun\n"
+            "                    --oversubscribe leaves them); core; none\n"
+            "  --iterations K    barriers per timed run (default 1000)\n"
+            "  --runs R          timed runs per candidate; the mean of those but the\n"
+            "                    smallest and largest (the plain mean below 3) (default 5)\n"
+            "  --no-c2c          do not measure and store this machine's core-to-core table\n"
+            "  --output FILE     the tuning file (default: TOPSYNC_TUNING, else\n"
+            "                    $XDG_CACHE_HOME/topsync/tuning-FINGERPRINT.json)\n"
+            "  --mpi             under mpirun: tune MPI_Barrier of this job's ranks\n"
+            "Entries of other cases in the file are kept; a tuning file of another machine\n"
+            "or format version, or a damaged one, is replaced (said on stderr); a file that\n"
+            "is not a tuning file is never overwritten (exit 2), and the directory of\n"
+            "--output FILE must exist.\n");
 }
 
 static int parse_counts(const char *option, const char *list, unsigned *out, unsigned *n)
@@ -63,8 +63,8 @@ static int parse_counts(const char *option, const char *list, unsigned *out, uns
     for (char *save, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         uint64_t v;
         if (*n == MAX_COUNTS || bench_parse_u64(w, &v, 1, 4096)) {
-            fprintf(stderr, "topsync-tune: %s takes up to %d counts of 1..4096, not '%s'\n",
-                    option, MAX_COUNTS, list);
+            fprintf(stderr, "topsync-tune: %s takes up to %d counts of 1..4096, not '%s'\n", option,
+                    MAX_COUNTS, list);
             return -1;
         }
         out[(*n)++] = (unsigned)v;
@@ -79,8 +79,8 @@ static int parse_counts(const char *option, const char *list, unsigned *out, uns
 static double one_run(const bench_topsync_arg *a, unsigned n, int processes, uint64_t warmup,
                       uint64_t iterations)
 {
-    bench_barrier bb = {a->algorithm, NULL, bench_topsync_create, bench_topsync_wait,
-                        bench_topsync_destroy, a, 0};
+    bench_barrier bb = {
+        a->algorithm, NULL, bench_topsync_create, bench_topsync_wait, bench_topsync_destroy, a, 0};
     topsync_barrier_options_t opts;
     bench_topsync_options(a, &opts);
     return processes ? bench_process_run(&opts, n, warmup, iterations, a->binding, NULL, 0)
@@ -99,7 +99,7 @@ static void race(bench_topsync_arg *cands, unsigned nc, unsigned n, int processe
                  const struct tune_options *o, double *latency)
 {
     uint64_t warmup = o->iterations / 10 ? o->iterations / 10 : 1;
-    double (*runs)[BENCH_MAX_RUNS] = calloc(nc, sizeof *runs);
+    double(*runs)[BENCH_MAX_RUNS] = calloc(nc, sizeof *runs);
     for (unsigned c = 0; c < nc; c++)
         latency[c] = 0;
     for (unsigned r = 0; r < o->runs; r++)
@@ -124,12 +124,11 @@ static int tune_case(topsync_tuning_t *tu, topsync_topology_t *t, unsigned n, in
                      const struct tune_options *o)
 {
     unsigned cores = topsync_topology_ncores(t);
-    int bind = !strcmp(o->bind, "core") ||
-               (!strcmp(o->bind, "auto") && (!processes || n <= cores));
+    int bind = !strcmp(o->bind, "core") || (!strcmp(o->bind, "auto") && (!processes || n <= cores));
     bench_binding binding = {t, NULL, n};
     hwloc_bitmap_t *sets = calloc(n, sizeof *sets);
-    if (!sets || topsync_placement_compute(t, n, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_CORE,
-                                           sets) < 0) {
+    if (!sets ||
+        topsync_placement_compute(t, n, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_CORE, sets) < 0) {
         fprintf(stderr, "topsync-tune: %s\n", topsync_error_message());
         free(sets);
         return -1;
@@ -200,11 +199,10 @@ static int exec_mpi(const struct tune_options *o, const char *path)
     char iterations[24], runs[16];
     snprintf(iterations, sizeof iterations, "%llu", (unsigned long long)o->iterations);
     snprintf(runs, sizeof runs, "%u", o->runs);
-    char *args[] = {self, "--iterations", iterations, "--runs", runs, "--tune", (char *)path,
-                    NULL};
+    char *args[] = {self, "--iterations", iterations, "--runs", runs, "--tune", (char *)path, NULL};
     execv(self, args);
-    fprintf(stderr, "topsync-tune: cannot run %s: %s (built without %s?)\n", self,
-            strerror(errno), impl);
+    fprintf(stderr, "topsync-tune: cannot run %s: %s (built without %s?)\n", self, strerror(errno),
+            impl);
     return 1;
 }
 
@@ -213,16 +211,29 @@ int main(int argc, char **argv)
     struct tune_options o = {.bind = "auto", .iterations = 1000, .runs = 5, .c2c = 1};
     int mpi = 0;
     const char *local_option = NULL; /* one that --mpi cannot take */
-    enum { O_THREADS = 256, O_PROCESSES, O_BIND, O_ITER, O_RUNS, O_NOC2C, O_OUT, O_MPI, O_HELP,
-           O_VERSION };
-    static const struct option longopts[] = {
-        {"threads", required_argument, 0, O_THREADS},
-        {"processes", required_argument, 0, O_PROCESSES},
-        {"bind", required_argument, 0, O_BIND},     {"iterations", required_argument, 0, O_ITER},
-        {"runs", required_argument, 0, O_RUNS},     {"no-c2c", no_argument, 0, O_NOC2C},
-        {"output", required_argument, 0, O_OUT},    {"mpi", no_argument, 0, O_MPI},
-        {"help", no_argument, 0, O_HELP},           {"version", no_argument, 0, O_VERSION},
-        {0, 0, 0, 0}};
+    enum {
+        O_THREADS = 256,
+        O_PROCESSES,
+        O_BIND,
+        O_ITER,
+        O_RUNS,
+        O_NOC2C,
+        O_OUT,
+        O_MPI,
+        O_HELP,
+        O_VERSION
+    };
+    static const struct option longopts[] = {{"threads", required_argument, 0, O_THREADS},
+                                             {"processes", required_argument, 0, O_PROCESSES},
+                                             {"bind", required_argument, 0, O_BIND},
+                                             {"iterations", required_argument, 0, O_ITER},
+                                             {"runs", required_argument, 0, O_RUNS},
+                                             {"no-c2c", no_argument, 0, O_NOC2C},
+                                             {"output", required_argument, 0, O_OUT},
+                                             {"mpi", no_argument, 0, O_MPI},
+                                             {"help", no_argument, 0, O_HELP},
+                                             {"version", no_argument, 0, O_VERSION},
+                                             {0, 0, 0, 0}};
     int c;
     uint64_t v;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -270,9 +281,7 @@ int main(int argc, char **argv)
         case 'h':
         case O_HELP: usage(stdout); return 0;
         case O_VERSION: printf("topsync-tune (topsync) %s\n", topsync_version()); return 0;
-        default:
-            fprintf(stderr, "Try 'topsync-tune --help'.\n");
-            return 2;
+        default: fprintf(stderr, "Try 'topsync-tune --help'.\n"); return 2;
         }
     }
     if (optind < argc) {

@@ -173,8 +173,8 @@ static int by_node_then_rank(const void *a, const void *b, void *records)
  * cuts the world the same way). Returns the number of (pseudo-)nodes and
  * fills my node's members (ascending) into s. Identical on every rank.
  */
-static int find_nodes(MPI_Comm comm, const struct ts_node_record *all, int size, int me,
-                      int split, int *leader, struct comm_state *s)
+static int find_nodes(MPI_Comm comm, const struct ts_node_record *all, int size, int me, int split,
+                      int *leader, struct comm_state *s)
 {
     int *order = xcalloc(comm, (size_t)size, sizeof *order);
     for (int i = 0; i < size; i++)
@@ -228,10 +228,11 @@ static void describe(const struct comm_state *s, MPI_Comm comm, const char *pmpi
     int size;
     PMPI_Comm_size(comm, &size);
     char line[1024];
-    int off = snprintf(line, sizeof line, "topsync-mpi: comm of %d ranks, %s: ", size,
-                       s->mode == MODE_NODES ? "several nodes (node barrier + PMPI_Barrier among leaders)"
-                       : pmpi_reason         ? "several nodes"
-                                             : "one node");
+    int off =
+        snprintf(line, sizeof line, "topsync-mpi: comm of %d ranks, %s: ", size,
+                 s->mode == MODE_NODES ? "several nodes (node barrier + PMPI_Barrier among leaders)"
+                 : pmpi_reason         ? "several nodes"
+                                       : "one node");
     if (s->mode == MODE_PMPI) {
         snprintf(line + off, sizeof line - (size_t)off, "PMPI_Barrier%s%s%s",
                  pmpi_reason ? " (" : "", pmpi_reason ? pmpi_reason : "", pmpi_reason ? ")" : "");
@@ -243,7 +244,8 @@ static void describe(const struct comm_state *s, MPI_Comm comm, const char *pmpi
         const topsync_groups_t *g = topsync_barrier_groups(s->barrier);
         if (g) {
             if (!topsync_groups_hierarchical(g))
-                off += snprintf(line + off, sizeof line - (size_t)off, ", ranks not bound: no hierarchy");
+                off += snprintf(line + off, sizeof line - (size_t)off,
+                                ", ranks not bound: no hierarchy");
             unsigned counts[8] = {0}, levels[8] = {0}, nlev = 0;
             for (unsigned i = 0; i < topsync_groups_count(g); i++) {
                 topsync_group_info_t info;
@@ -401,7 +403,8 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
      * communicator's ranks do have their own. */
     if (m) {
         int procs = ts_mpi_node_processes();
-        int cpus = hwloc_bitmap_weight(hwloc_topology_get_allowed_cpuset(topsync_topology_hwloc(m)));
+        int cpus =
+            hwloc_bitmap_weight(hwloc_topology_get_allowed_cpuset(topsync_topology_hwloc(m)));
         if (procs > 0 && cpus > 0 && procs > cpus)
             opts.cpu_sharers = (unsigned)procs;
     }
@@ -449,8 +452,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
         int rc = s->node_size > 1
                      /* mapped read-write above: no /proc/self/maps check */
                      ? ts_barrier_attach_mapped(&s->barrier, (unsigned)s->node_size, &opts,
-                                                s->segment, s->segment_size,
-                                                (unsigned)s->node_rank)
+                                                s->segment, s->segment_size, (unsigned)s->node_rank)
                      : topsync_barrier_create(&s->barrier, 1, &opts);
         if (rc < 0) {
             failed = 1;
@@ -470,8 +472,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
     PMPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm);
     if (any) {
         if (failed && why[0])
-            fprintf(stderr, "topsync-mpi: warning: %s; this communicator uses PMPI_Barrier\n",
-                    why);
+            fprintf(stderr, "topsync-mpi: warning: %s; this communicator uses PMPI_Barrier\n", why);
         topsync_barrier_destroy(s->barrier);
         s->barrier = NULL;
         if (s->segment)

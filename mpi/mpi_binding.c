@@ -78,7 +78,7 @@ static void soname_of(const struct link_map *map, char *out, size_t outlen)
     for (const ElfW(Dyn) *d = map->l_ld; d && d->d_tag != DT_NULL; d++) {
         if (d->d_tag == DT_STRTAB)
             strtab = (const char *)(d->d_un.d_ptr < map->l_addr ? map->l_addr + d->d_un.d_ptr
-                                                                 : d->d_un.d_ptr);
+                                                                : d->d_un.d_ptr);
         else if (d->d_tag == DT_SONAME) {
             name = d->d_un.d_val;
             have_name = 1;
@@ -209,7 +209,7 @@ static void bind_once(void)
      * libmpi's own references resolve: a program that names MPI_COMM_WORLD
      * holds a copy (R_X86_64_COPY) that libmpi then uses, not its own. */
     static const char *const names[] = {
-        "ompi_mpi_comm_world", "ompi_mpi_comm_null", "ompi_mpi_int",   "ompi_mpi_char",
+        "ompi_mpi_comm_world", "ompi_mpi_comm_null", "ompi_mpi_int",    "ompi_mpi_char",
         "ompi_mpi_byte",       "ompi_mpi_op_max",    "ompi_mpi_op_sum", "ompi_mpi_info_null",
     };
     void *addr[sizeof names / sizeof names[0]];
@@ -217,8 +217,14 @@ static void bind_once(void)
         if (!(addr[i] = dlsym(RTLD_DEFAULT, names[i])))
             refuse("%s has no %s: not the Open MPI ABI %s serves", library_path, names[i], mine);
     ts_ompi = (struct ts_ompi_handles){
-        .comm_world = addr[0], .comm_null = addr[1], .type_int = addr[2], .type_char = addr[3],
-        .type_byte = addr[4], .op_max = addr[5], .op_sum = addr[6], .info_null = addr[7],
+        .comm_world = addr[0],
+        .comm_null = addr[1],
+        .type_int = addr[2],
+        .type_char = addr[3],
+        .type_byte = addr[4],
+        .op_max = addr[5],
+        .op_sum = addr[6],
+        .info_null = addr[7],
     };
 #endif
 }

@@ -63,8 +63,8 @@ void ts_mpi_node_map_init(int provided)
     if (wrank == 0 && ts_mpi_verbose())
         fprintf(stderr, "topsync-mpi: MPI library %s\n", ts_mpi_library());
     MPI_Comm shared, pseudo;
-    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, wrank, MPI_INFO_NULL,
-                             &shared) != MPI_SUCCESS)
+    if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, wrank, MPI_INFO_NULL, &shared) !=
+        MPI_SUCCESS)
         return;
     PMPI_Comm_rank(shared, &srank);
     PMPI_Comm_size(shared, &ssize);

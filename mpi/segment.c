@@ -80,8 +80,8 @@ int ts_segment_sweep(const char *dir, FILE *report, int dry_run)
         /* ESRCH only: EPERM means the process exists (another user's) */
         if (kill(pid, 0) == 0 || errno != ESRCH) {
             if (report)
-                fprintf(report, "kept    %s/%s: its creator, pid %ld, is alive\n", dir,
-                        e->d_name, (long)pid);
+                fprintf(report, "kept    %s/%s: its creator, pid %ld, is alive\n", dir, e->d_name,
+                        (long)pid);
             continue;
         }
         char name[NAME_MAX + 2];
@@ -90,8 +90,10 @@ int ts_segment_sweep(const char *dir, FILE *report, int dry_run)
         removed += gone;
         if (report)
             fprintf(report, "%s %s/%s: left by pid %ld, which is gone (%lld bytes)\n",
-                    !gone ? "FAILED " : dry_run ? "would remove" : "removed", dir, e->d_name,
-                    (long)pid, (long long)st.st_size);
+                    !gone     ? "FAILED "
+                    : dry_run ? "would remove"
+                              : "removed",
+                    dir, e->d_name, (long)pid, (long long)st.st_size);
     }
     closedir(d);
     return removed;

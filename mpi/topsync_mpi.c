@@ -128,8 +128,9 @@ static void timeout_abort(MPI_Comm comm, struct comm_state *s)
                                 s->node_members[missing[i]]);
     if (n > shown)
         snprintf(list + len, sizeof list - len, ", ... (%d in all)", n);
-    ts_mpi_fatal(comm, "MPI_Barrier timed out (TOPSYNC_TIMEOUT): rank(s) %s of the communicator, on "
-                       "this node, have not arrived [%s]",
+    ts_mpi_fatal(comm,
+                 "MPI_Barrier timed out (TOPSYNC_TIMEOUT): rank(s) %s of the communicator, on "
+                 "this node, have not arrived [%s]",
                  n > 0 ? list : "(none left: they arrived late)", why);
 }
 
@@ -172,11 +173,8 @@ int topsync_mpi_barrier(MPI_Comm comm)
     }
     switch (s->mode) {
     case MODE_DEFERRED:
-    case MODE_PMPI:
-        return PMPI_Barrier(comm);
-    case MODE_NODE:
-        node_wait(comm, s);
-        return MPI_SUCCESS;
+    case MODE_PMPI: return PMPI_Barrier(comm);
+    case MODE_NODE: node_wait(comm, s); return MPI_SUCCESS;
     case MODE_NODES: {
         int rc = MPI_SUCCESS;
         node_wait(comm, s);
@@ -250,13 +248,28 @@ void mpi_barrier(MPI_Fint *comm, MPI_Fint *ierr);
 void mpi_barrier_(MPI_Fint *comm, MPI_Fint *ierr);
 void mpi_barrier__(MPI_Fint *comm, MPI_Fint *ierr);
 void MPI_BARRIER(MPI_Fint *comm, MPI_Fint *ierr);
-void mpi_barrier(MPI_Fint *comm, MPI_Fint *ierr) { fortran_barrier(comm, ierr); }
-void mpi_barrier_(MPI_Fint *comm, MPI_Fint *ierr) { fortran_barrier(comm, ierr); }
-void mpi_barrier__(MPI_Fint *comm, MPI_Fint *ierr) { fortran_barrier(comm, ierr); }
-void MPI_BARRIER(MPI_Fint *comm, MPI_Fint *ierr) { fortran_barrier(comm, ierr); }
+void mpi_barrier(MPI_Fint *comm, MPI_Fint *ierr)
+{
+    fortran_barrier(comm, ierr);
+}
+void mpi_barrier_(MPI_Fint *comm, MPI_Fint *ierr)
+{
+    fortran_barrier(comm, ierr);
+}
+void mpi_barrier__(MPI_Fint *comm, MPI_Fint *ierr)
+{
+    fortran_barrier(comm, ierr);
+}
+void MPI_BARRIER(MPI_Fint *comm, MPI_Fint *ierr)
+{
+    fortran_barrier(comm, ierr);
+}
 
 /* `use mpi_f08`: TYPE(MPI_Comm) is one INTEGER passed by reference, ierror
  * is OPTIONAL (NULL when absent). Both MPIs name it mpi_barrier_f08_. */
 void mpi_barrier_f08_(MPI_Fint *comm, MPI_Fint *ierr);
-void mpi_barrier_f08_(MPI_Fint *comm, MPI_Fint *ierr) { fortran_barrier(comm, ierr); }
+void mpi_barrier_f08_(MPI_Fint *comm, MPI_Fint *ierr)
+{
+    fortran_barrier(comm, ierr);
+}
 #endif

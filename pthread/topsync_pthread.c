@@ -95,9 +95,11 @@ static enum ts_handle_kind handle_kind(pthread_barrier_t *b, struct ts_pthread_b
         *state = h->state;
         return TS_HANDLE_OURS;
     }
-    fprintf(stderr, "libtopsync-pthread: the pthread_barrier_t at %p is corrupted: its state "
-                    "pointer no longer matches its check word (did the program write into the "
-                    "barrier, or copy it?); aborting\n", (void *)b);
+    fprintf(stderr,
+            "libtopsync-pthread: the pthread_barrier_t at %p is corrupted: its state "
+            "pointer no longer matches its check word (did the program write into the "
+            "barrier, or copy it?); aborting\n",
+            (void *)b);
     abort();
 }
 

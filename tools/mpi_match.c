@@ -47,10 +47,12 @@ int ts_info_mpi(const char *path, FILE *out)
     int rc = 2;
     const Elf64_Ehdr *eh = (const void *)elf;
     if (len >= 2 && elf[0] == '#' && elf[1] == '!') {
-        fprintf(out, "%s: a script: its interpreter loads the MPI at run time (mpi4py: "
-                     "python3 -c 'from mpi4py import MPI; print(MPI.Get_library_version())' "
-                     "names it); the table in README.md section \"Which library for which "
-                     "MPI\" gives the library\n", path);
+        fprintf(out,
+                "%s: a script: its interpreter loads the MPI at run time (mpi4py: "
+                "python3 -c 'from mpi4py import MPI; print(MPI.Get_library_version())' "
+                "names it); the table in README.md section \"Which library for which "
+                "MPI\" gives the library\n",
+                path);
         free(elf);
         return 0;
     }
@@ -77,8 +79,10 @@ int ts_info_mpi(const char *path, FILE *out)
             ndyn = ph[i].p_filesz / sizeof *dyn;
         }
     if (!dyn) {
-        fprintf(out, "%s: statically linked (no dynamic section): no library can replace its "
-                     "MPI_Barrier, preloaded or not\n", path);
+        fprintf(out,
+                "%s: statically linked (no dynamic section): no library can replace its "
+                "MPI_Barrier, preloaded or not\n",
+                path);
         rc = 1;
         goto out;
     }
@@ -109,8 +113,7 @@ int ts_info_mpi(const char *path, FILE *out)
     }
     fputc('\n', out);
     if (matched != TS_MPI_ABI_UNKNOWN) {
-        fprintf(out, "MPI: %s\nuse: %s\n", ts_mpi_abis[matched].what,
-                ts_mpi_abis[matched].library);
+        fprintf(out, "MPI: %s\nuse: %s\n", ts_mpi_abis[matched].what, ts_mpi_abis[matched].library);
         rc = 0;
     } else if (mpi_like) {
         fprintf(out, "MPI: an MPI library topsync does not know (none of libmpi.so.40, "

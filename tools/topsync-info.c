@@ -29,8 +29,8 @@
 
 /* What auto chooses for these participants: a barrier made with "auto". */
 static int explain_auto(topsync_topology_t *topo, unsigned np, hwloc_const_bitmap_t *sets,
-                        int processes, unsigned node_processes, char *alg, char *wait,
-                        char *why, size_t len)
+                        int processes, unsigned node_processes, char *alg, char *wait, char *why,
+                        size_t len)
 {
     topsync_barrier_options_t o;
     topsync_barrier_options_init(&o);
@@ -101,40 +101,41 @@ static unsigned index_bindings(const hwloc_const_bitmap_t *sets, unsigned np, un
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: topsync-info [--topology STRING | --xml FILE | -i FILE|STRING] [--np N]\n"
-            "                    [--map-by core|numa|socket] [--bind-to core|numa|package|none]\n"
-            "                    [--levels LIST] [--rank R] [--json] [--list-algorithms]\n"
-            "                    [--explain [--processes] [--node-processes K]]\n"
-            "       topsync-info --cleanup [--dry-run]\n"
-            "       topsync-info --mpi PROGRAM\n"
-            "\n"
-            "  --topology STRING  hwloc synthetic topology, e.g. 'pack:2 numa:2 l3:1 core:32 pu:1'\n"
-            "  --xml FILE         hwloc XML topology (lstopo --of xml)\n"
-            "  -i FILE|STRING     as lstopo: an XML file if FILE exists, else a synthetic STRING\n"
-            "  --np N             number of participants, 1 to %u (default: one per core)\n"
-            "  --map-by WHAT      placement of rank r (default core)\n"
-            "  --bind-to WHAT     binding width of each rank (default core)\n"
-            "  --levels LIST      levels to use: l2,l3,numa,socket or all (default all)\n"
-            "  --rank R           only the groups of rank R\n"
-            "  --json             machine-readable output\n"
-            "  --list-algorithms  print the barrier algorithm names and exit\n"
-            "  --explain          what \"auto\" chooses for these participants, which step\n"
-            "                     chose (tuning file, machine model, rules) and on which figures\n"
-            "  --processes        ... for processes (default threads)\n"
-            "  --node-processes K ... with K runnable processes on the machine in all (an MPI\n"
-            "                     job's ranks on the node; default np)\n"
-            "  --version          print the version and exit\n"
-            "  --cleanup          remove the shared segments (/dev/shm/topsync-PID-...) of\n"
-            "                     MPI jobs of this user that died during set-up, listing\n"
-            "                     each; a segment whose creating process lives is kept\n"
-            "  --dry-run          ... only list what --cleanup would remove\n"
-            "  --mpi PROGRAM      which libtopsync-mpi serves PROGRAM, from the MPI library\n"
-            "                     it is linked with (its DT_NEEDED entries)\n"
-            "\nWithout --topology, --xml or -i: this machine (or what HWLOC_XMLFILE or\n"
-            "HWLOC_SYNTHETIC describe, which the output then names).\n"
-            "Exit status: 0 on success, 2 on bad input, 1 on other failures.\n",
-            MAX_NP);
+    fprintf(
+        f,
+        "usage: topsync-info [--topology STRING | --xml FILE | -i FILE|STRING] [--np N]\n"
+        "                    [--map-by core|numa|socket] [--bind-to core|numa|package|none]\n"
+        "                    [--levels LIST] [--rank R] [--json] [--list-algorithms]\n"
+        "                    [--explain [--processes] [--node-processes K]]\n"
+        "       topsync-info --cleanup [--dry-run]\n"
+        "       topsync-info --mpi PROGRAM\n"
+        "\n"
+        "  --topology STRING  hwloc synthetic topology, e.g. 'pack:2 numa:2 l3:1 core:32 pu:1'\n"
+        "  --xml FILE         hwloc XML topology (lstopo --of xml)\n"
+        "  -i FILE|STRING     as lstopo: an XML file if FILE exists, else a synthetic STRING\n"
+        "  --np N             number of participants, 1 to %u (default: one per core)\n"
+        "  --map-by WHAT      placement of rank r (default core)\n"
+        "  --bind-to WHAT     binding width of each rank (default core)\n"
+        "  --levels LIST      levels to use: l2,l3,numa,socket or all (default all)\n"
+        "  --rank R           only the groups of rank R\n"
+        "  --json             machine-readable output\n"
+        "  --list-algorithms  print the barrier algorithm names and exit\n"
+        "  --explain          what \"auto\" chooses for these participants, which step\n"
+        "                     chose (tuning file, machine model, rules) and on which figures\n"
+        "  --processes        ... for processes (default threads)\n"
+        "  --node-processes K ... with K runnable processes on the machine in all (an MPI\n"
+        "                     job's ranks on the node; default np)\n"
+        "  --version          print the version and exit\n"
+        "  --cleanup          remove the shared segments (/dev/shm/topsync-PID-...) of\n"
+        "                     MPI jobs of this user that died during set-up, listing\n"
+        "                     each; a segment whose creating process lives is kept\n"
+        "  --dry-run          ... only list what --cleanup would remove\n"
+        "  --mpi PROGRAM      which libtopsync-mpi serves PROGRAM, from the MPI library\n"
+        "                     it is linked with (its DT_NEEDED entries)\n"
+        "\nWithout --topology, --xml or -i: this machine (or what HWLOC_XMLFILE or\n"
+        "HWLOC_SYNTHETIC describe, which the output then names).\n"
+        "Exit status: 0 on success, 2 on bad input, 1 on other failures.\n",
+        MAX_NP);
 }
 
 static int parse_uint(const char *s, unsigned *out)
@@ -174,19 +175,42 @@ int main(int argc, char **argv)
     int json = 0, list = 0, has_rank = 0, explain = 0, processes = 0, cleanup = 0, dry_run = 0;
     const char *mpi_program = NULL;
     unsigned node_processes = 0;
-    enum { OPT_TOPO = 256, OPT_XML, OPT_NP, OPT_MAP, OPT_BIND, OPT_LEVELS, OPT_RANK, OPT_JSON,
-           OPT_LIST, OPT_HELP, OPT_VERSION, OPT_EXPLAIN, OPT_PROCESSES, OPT_NODE_PROCESSES,
-           OPT_CLEANUP, OPT_DRY_RUN, OPT_MPI };
+    enum {
+        OPT_TOPO = 256,
+        OPT_XML,
+        OPT_NP,
+        OPT_MAP,
+        OPT_BIND,
+        OPT_LEVELS,
+        OPT_RANK,
+        OPT_JSON,
+        OPT_LIST,
+        OPT_HELP,
+        OPT_VERSION,
+        OPT_EXPLAIN,
+        OPT_PROCESSES,
+        OPT_NODE_PROCESSES,
+        OPT_CLEANUP,
+        OPT_DRY_RUN,
+        OPT_MPI
+    };
     static const struct option longopts[] = {
-        {"topology", required_argument, 0, OPT_TOPO}, {"xml", required_argument, 0, OPT_XML},
-        {"np", required_argument, 0, OPT_NP},         {"map-by", required_argument, 0, OPT_MAP},
-        {"bind-to", required_argument, 0, OPT_BIND},  {"levels", required_argument, 0, OPT_LEVELS},
-        {"rank", required_argument, 0, OPT_RANK},     {"json", no_argument, 0, OPT_JSON},
-        {"list-algorithms", no_argument, 0, OPT_LIST}, {"help", no_argument, 0, OPT_HELP},
-        {"version", no_argument, 0, OPT_VERSION},     {"explain", no_argument, 0, OPT_EXPLAIN},
+        {"topology", required_argument, 0, OPT_TOPO},
+        {"xml", required_argument, 0, OPT_XML},
+        {"np", required_argument, 0, OPT_NP},
+        {"map-by", required_argument, 0, OPT_MAP},
+        {"bind-to", required_argument, 0, OPT_BIND},
+        {"levels", required_argument, 0, OPT_LEVELS},
+        {"rank", required_argument, 0, OPT_RANK},
+        {"json", no_argument, 0, OPT_JSON},
+        {"list-algorithms", no_argument, 0, OPT_LIST},
+        {"help", no_argument, 0, OPT_HELP},
+        {"version", no_argument, 0, OPT_VERSION},
+        {"explain", no_argument, 0, OPT_EXPLAIN},
         {"processes", no_argument, 0, OPT_PROCESSES},
         {"node-processes", required_argument, 0, OPT_NODE_PROCESSES},
-        {"cleanup", no_argument, 0, OPT_CLEANUP},     {"dry-run", no_argument, 0, OPT_DRY_RUN},
+        {"cleanup", no_argument, 0, OPT_CLEANUP},
+        {"dry-run", no_argument, 0, OPT_DRY_RUN},
         {"mpi", required_argument, 0, OPT_MPI},
         {0, 0, 0, 0}};
     int c;
@@ -222,8 +246,10 @@ int main(int argc, char **argv)
         case OPT_NODE_PROCESSES:
             if (parse_uint(optarg, &node_processes) || node_processes == 0 ||
                 node_processes > MAX_NP) {
-                fprintf(stderr, "topsync-info: --node-processes takes a number from 1 to %u, "
-                                "not '%s'\n", MAX_NP, optarg);
+                fprintf(stderr,
+                        "topsync-info: --node-processes takes a number from 1 to %u, "
+                        "not '%s'\n",
+                        MAX_NP, optarg);
                 return 2;
             }
             break;
@@ -285,7 +311,8 @@ int main(int argc, char **argv)
     topsync_map_by_t map_by;
     topsync_bind_to_t bind_to;
     unsigned mask;
-    if (topsync_map_by_parse(map_arg, &map_by) < 0 || topsync_bind_to_parse(bind_arg, &bind_to) < 0 ||
+    if (topsync_map_by_parse(map_arg, &map_by) < 0 ||
+        topsync_bind_to_parse(bind_arg, &bind_to) < 0 ||
         topsync_levels_parse(levels_arg, &mask) < 0) {
         fprintf(stderr, "topsync-info: %s\n", topsync_error_message());
         return 2;
@@ -308,8 +335,9 @@ int main(int argc, char **argv)
         return 2;
     }
     if (node_processes && node_processes < np) {
-        fprintf(stderr, "topsync-info: --node-processes %u is fewer than the %u participants "
-                        "(--np): it counts them and any other runnable process\n",
+        fprintf(stderr,
+                "topsync-info: --node-processes %u is fewer than the %u participants "
+                "(--np): it counts them and any other runnable process\n",
                 node_processes, np);
         topsync_topology_destroy(topo);
         return 2;
@@ -334,8 +362,8 @@ int main(int argc, char **argv)
     if (nlevels < 0 || !sets || !cores ||
         topsync_placement_compute_shared(topo, np, map_by, bind_to, sets, cores) < 0 ||
         topsync_groups_build(&groups, topo, np, sets, mask) < 0) {
-        fprintf(stderr, "topsync-info: %s\n", nlevels < 0 || (sets && cores)
-                                                  ? topsync_error_message() : "out of memory");
+        fprintf(stderr, "topsync-info: %s\n",
+                nlevels < 0 || (sets && cores) ? topsync_error_message() : "out of memory");
         topsync_topology_destroy(topo);
         return 1;
     }
@@ -403,16 +431,15 @@ int main(int argc, char **argv)
         for (unsigned b = 0; b < nbindings; b++) {
             printf("%s{\"binding\": %u, \"pus\": [", b ? ", " : "", b);
             int pu, first = 1;
-            hwloc_bitmap_foreach_begin(pu, distinct[b])
-                printf("%s%d", first ? "" : ", ", pu);
-                first = 0;
+            hwloc_bitmap_foreach_begin(pu, distinct[b]) printf("%s%d", first ? "" : ", ", pu);
+            first = 0;
             hwloc_bitmap_foreach_end();
             printf("]}");
         }
         printf("], \"ranks\": [");
         for (unsigned i = 0; i < np; i++)
-            printf("%s{\"rank\": %u, \"core\": %u, \"binding\": %u}", i ? ", " : "", i,
-                   cores[i], binding[i]);
+            printf("%s{\"rank\": %u, \"core\": %u, \"binding\": %u}", i ? ", " : "", i, cores[i],
+                   binding[i]);
         printf("]");
         free(binding);
         free(distinct);
@@ -431,7 +458,8 @@ int main(int argc, char **argv)
         printf("]");
         if (explain) {
             printf(", \"auto\": {\"algorithm\": \"%s\", \"wait\": \"%s\", \"kind\": \"%s\", "
-                   "\"explain\": ", auto_alg, auto_wait, processes ? "processes" : "threads");
+                   "\"explain\": ",
+                   auto_alg, auto_wait, processes ? "processes" : "threads");
             json_string(auto_why);
             printf("}");
         }
@@ -450,8 +478,8 @@ int main(int argc, char **argv)
         for (int k = 0; k < nmachine_notes; k++)
             printf("               (%s dropped: %s)\n", topsync_level_name(machine_notes[k].level),
                    machine_notes[k].reason);
-        printf("\nGroups for %u participants, map-by %s, bind-to %s, levels %s:\n", np,
-               map_arg, bind_arg, levels_arg);
+        printf("\nGroups for %u participants, map-by %s, bind-to %s, levels %s:\n", np, map_arg,
+               bind_arg, levels_arg);
         if (doubled)
             printf("note: %u ranks share a core with another (%u ranks, %u allowed cores)\n",
                    doubled, np, topsync_topology_ncores(topo));

@@ -20,7 +20,8 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
+    fprintf(
+        f,
         "usage: topsync-sim barrier [MACHINE] --np N [--map-by core|numa|socket]\n"
         "                   --algorithm NAME|all [--algorithm NAME ...] [--episodes E]\n"
         "                   [--warmup W] [--seed S] [--wait spin|yield|block]\n"
@@ -92,8 +93,7 @@ static int parse_level_ns(const char *list, double *level_ns)
     if (strlen(list) >= sizeof buf || !*list)
         return -1;
     strcpy(buf, list);
-    for (char *save, *item = strtok_r(buf, ",", &save); item;
-         item = strtok_r(NULL, ",", &save)) {
+    for (char *save, *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(item, '=');
         if (!eq)
             return -1;
@@ -117,7 +117,7 @@ struct machine {
 
 static int load_machine(struct machine *m)
 {
-    int rc = m->xml ? topsync_topology_load_xml(&m->topology, m->xml)
+    int rc = m->xml         ? topsync_topology_load_xml(&m->topology, m->xml)
              : m->synthetic ? topsync_topology_load_synthetic(&m->topology, m->synthetic)
                             : topsync_topology_load(&m->topology);
     if (rc == 0) {
@@ -153,14 +153,15 @@ static void print_json(FILE *f, const struct record *recs, size_t nrec, unsigned
     fprintf(f, "[\n");
     for (size_t i = 0; i < nrec; i++) {
         const topsync_sim_result_t *r = &recs[i].result;
-        fprintf(f, "  {\"algorithm\": \"%s\", \"participants\": %u, \"wait\": \"%s\", "
-                   "\"latency_ns\": %.1f, \"iterations\": %llu, \"runs_ns\": [%.1f], "
-                   "\"resolved\": \"%s\", \"map_by\": \"%s\", \"fastest_ns\": %.1f, "
-                   "\"events\": %llu, \"seed\": %llu, \"sim_seconds\": %.3f, "
-                   "\"mlp\": %u, \"model\": \"",
+        fprintf(f,
+                "  {\"algorithm\": \"%s\", \"participants\": %u, \"wait\": \"%s\", "
+                "\"latency_ns\": %.1f, \"iterations\": %llu, \"runs_ns\": [%.1f], "
+                "\"resolved\": \"%s\", \"map_by\": \"%s\", \"fastest_ns\": %.1f, "
+                "\"events\": %llu, \"seed\": %llu, \"sim_seconds\": %.3f, "
+                "\"mlp\": %u, \"model\": \"",
                 recs[i].algorithm, np, r->wait, r->latency_ns, (unsigned long long)r->episodes,
-                r->latency_ns, r->resolved, map_by, r->fastest_ns,
-                (unsigned long long)r->events, seed, recs[i].seconds, r->mlp);
+                r->latency_ns, r->resolved, map_by, r->fastest_ns, (unsigned long long)r->events,
+                seed, recs[i].seconds, r->mlp);
         for (const char *c = topsync_model_describe(m->model); *c; c++)
             fprintf(f, *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
         fprintf(f, "\"}%s\n", i + 1 < nrec ? "," : "");
@@ -175,13 +176,19 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static const char *const all_algorithms[] = {
-    "auto", "sense-reversing", "sense-reversing-counter", "sense-reversing-gr",
-    "combining-tree", "mcs", "tournament", "dissemination", "topo", "topo/tree"};
+static const char *const all_algorithms[] = {"auto",
+                                             "sense-reversing",
+                                             "sense-reversing-counter",
+                                             "sense-reversing-gr",
+                                             "combining-tree",
+                                             "mcs",
+                                             "tournament",
+                                             "dissemination",
+                                             "topo",
+                                             "topo/tree"};
 
-static int cmd_barrier(struct machine *m, unsigned np, const char *map_arg,
-                       const char **names, size_t nnames, topsync_sim_options_t *so, int json,
-                       const char *output)
+static int cmd_barrier(struct machine *m, unsigned np, const char *map_arg, const char **names,
+                       size_t nnames, topsync_sim_options_t *so, int json, const char *output)
 {
     topsync_map_by_t map_by;
     if (topsync_map_by_parse(map_arg, &map_by) < 0) {
@@ -205,8 +212,10 @@ static int cmd_barrier(struct machine *m, unsigned np, const char *map_arg,
         return rc;
     unsigned cores = topsync_topology_ncores(m->topology);
     if (np > cores) {
-        fprintf(stderr, "topsync-sim: --np %u on %u cores: the model has no scheduler, so "
-                        "each participant needs a core of its own\n", np, cores);
+        fprintf(stderr,
+                "topsync-sim: --np %u on %u cores: the model has no scheduler, so "
+                "each participant needs a core of its own\n",
+                np, cores);
         free_machine(m);
         return 2;
     }
@@ -214,8 +223,8 @@ static int cmd_barrier(struct machine *m, unsigned np, const char *map_arg,
     struct record *recs = calloc(n, sizeof *recs);
     if (!sets || !recs ||
         topsync_placement_compute(m->topology, np, map_by, TOPSYNC_BIND_TO_CORE, sets) < 0) {
-        fprintf(stderr, "topsync-sim: %s\n", sets && recs ? topsync_error_message()
-                                                          : "out of memory");
+        fprintf(stderr, "topsync-sim: %s\n",
+                sets && recs ? topsync_error_message() : "out of memory");
         free(sets);
         free(recs);
         free_machine(m);
@@ -249,8 +258,8 @@ static int cmd_barrier(struct machine *m, unsigned np, const char *map_arg,
         print_json(stdout, recs, done, np, map_arg, (unsigned long long)so->seed, m);
     } else {
         printf("predicted barrier latency, %u participants, map-by %s, %llu episodes, seed %llu\n"
-               "machine: %s\nmodel: %s%s\n\n", np, map_arg,
-               (unsigned long long)(so->episodes ? so->episodes : 1000),
+               "machine: %s\nmodel: %s%s\n\n",
+               np, map_arg, (unsigned long long)(so->episodes ? so->episodes : 1000),
                (unsigned long long)so->seed, topsync_topology_source(m->topology),
                topsync_model_describe(m->model),
                topsync_model_mlp(m->model) ? ""
@@ -288,10 +297,10 @@ static unsigned model_pus(const struct machine *m, unsigned **out)
     unsigned n = 0, *pus = malloc(((size_t)hwloc_bitmap_weight(all) + 1) * sizeof *pus);
     int pu;
     if (pus)
-        hwloc_bitmap_foreach_begin(pu, all)
-            if (topsync_model_latency_ns(m->model, (unsigned)pu, (unsigned)pu) == 0)
-                pus[n++] = (unsigned)pu;
-        hwloc_bitmap_foreach_end();
+        hwloc_bitmap_foreach_begin(
+            pu, all) if (topsync_model_latency_ns(m->model, (unsigned)pu, (unsigned)pu) == 0)
+            pus[n++] = (unsigned)pu;
+    hwloc_bitmap_foreach_end();
     *out = pus;
     return pus ? n : 0;
 }
@@ -328,16 +337,17 @@ static int cmd_levels(struct machine *m, int json)
         for (size_t k = 0; k < count[l]; k++)
             sum += by_level[l][k];
         size_t c = count[l];
-        double median = c % 2 ? by_level[l][c / 2]
-                              : (by_level[l][c / 2 - 1] + by_level[l][c / 2]) / 2;
+        double median =
+            c % 2 ? by_level[l][c / 2] : (by_level[l][c / 2 - 1] + by_level[l][c / 2]) / 2;
         const char *name = topsync_model_level_name((topsync_model_level_t)l);
         if (json)
             printf("%s{\"level\": \"%s\", \"pairs\": %zu, \"median_ns\": %.3f, \"mean_ns\": %.3f, "
-                   "\"min_ns\": %.3f, \"max_ns\": %.3f}", first ? "" : ", ", name, c, median,
-                   sum / (double)c, by_level[l][0], by_level[l][c - 1]);
+                   "\"min_ns\": %.3f, \"max_ns\": %.3f}",
+                   first ? "" : ", ", name, c, median, sum / (double)c, by_level[l][0],
+                   by_level[l][c - 1]);
         else
-            printf("  %-8s %8zu %10.1f %10.1f %10.1f %10.1f\n", name, c, median,
-                   sum / (double)c, by_level[l][0], by_level[l][c - 1]);
+            printf("  %-8s %8zu %10.1f %10.1f %10.1f %10.1f\n", name, c, median, sum / (double)c,
+                   by_level[l][0], by_level[l][c - 1]);
         first = 0;
     }
     if (json) {
@@ -363,8 +373,9 @@ static int cmd_table(struct machine *m)
     unsigned *pus, n = model_pus(m, &pus);
     unsigned limit = n ? pus[n - 1] + 1 : 0;
     if (limit != n) {
-        fprintf(stderr, "topsync-sim: the PUs' OS indexes are not 0..%u without holes; a CSV "
-                        "table indexes CPUs by OS number and cannot say which are missing\n",
+        fprintf(stderr,
+                "topsync-sim: the PUs' OS indexes are not 0..%u without holes; a CSV "
+                "table indexes CPUs by OS number and cannot say which are missing\n",
                 n ? n - 1 : 0);
         free(pus);
         free_machine(m);
@@ -410,20 +421,45 @@ int main(int argc, char **argv)
     size_t nnames = 0;
     int json = 0;
     unsigned long long v;
-    enum { O_TOPO = 256, O_XML, O_C2C, O_CROSS, O_LEVELS, O_SCALE, O_MLP, O_NP, O_MAP, O_ALG, O_EPI,
-           O_WARM, O_SEED, O_WAIT, O_FAULT, O_JSON, O_OUT, O_HELP };
-    static const struct option longopts[] = {
-        {"topology", required_argument, 0, O_TOPO}, {"xml", required_argument, 0, O_XML},
-        {"c2c", required_argument, 0, O_C2C},
-        {"cross-package-ns", required_argument, 0, O_CROSS},
-        {"level-ns", required_argument, 0, O_LEVELS}, {"scale", required_argument, 0, O_SCALE},
-        {"mlp", required_argument, 0, O_MLP},
-        {"np", required_argument, 0, O_NP},         {"map-by", required_argument, 0, O_MAP},
-        {"algorithm", required_argument, 0, O_ALG}, {"episodes", required_argument, 0, O_EPI},
-        {"warmup", required_argument, 0, O_WARM},   {"seed", required_argument, 0, O_SEED},
-        {"wait", required_argument, 0, O_WAIT},     {"fault", required_argument, 0, O_FAULT},
-        {"json", no_argument, 0, O_JSON},           {"output", required_argument, 0, O_OUT},
-        {"help", no_argument, 0, O_HELP},           {0, 0, 0, 0}};
+    enum {
+        O_TOPO = 256,
+        O_XML,
+        O_C2C,
+        O_CROSS,
+        O_LEVELS,
+        O_SCALE,
+        O_MLP,
+        O_NP,
+        O_MAP,
+        O_ALG,
+        O_EPI,
+        O_WARM,
+        O_SEED,
+        O_WAIT,
+        O_FAULT,
+        O_JSON,
+        O_OUT,
+        O_HELP
+    };
+    static const struct option longopts[] = {{"topology", required_argument, 0, O_TOPO},
+                                             {"xml", required_argument, 0, O_XML},
+                                             {"c2c", required_argument, 0, O_C2C},
+                                             {"cross-package-ns", required_argument, 0, O_CROSS},
+                                             {"level-ns", required_argument, 0, O_LEVELS},
+                                             {"scale", required_argument, 0, O_SCALE},
+                                             {"mlp", required_argument, 0, O_MLP},
+                                             {"np", required_argument, 0, O_NP},
+                                             {"map-by", required_argument, 0, O_MAP},
+                                             {"algorithm", required_argument, 0, O_ALG},
+                                             {"episodes", required_argument, 0, O_EPI},
+                                             {"warmup", required_argument, 0, O_WARM},
+                                             {"seed", required_argument, 0, O_SEED},
+                                             {"wait", required_argument, 0, O_WAIT},
+                                             {"fault", required_argument, 0, O_FAULT},
+                                             {"json", no_argument, 0, O_JSON},
+                                             {"output", required_argument, 0, O_OUT},
+                                             {"help", no_argument, 0, O_HELP},
+                                             {0, 0, 0, 0}};
     int c;
     unsigned given = 0; /* bit c - O_TOPO: the options on the command line */
     optind = 2;
@@ -436,30 +472,37 @@ int main(int argc, char **argv)
         case O_C2C: m.c2c = optarg; break;
         case O_CROSS:
             if (parse_double(optarg, &m.options.cross_package_ns, 0.001, 1e9)) {
-                fprintf(stderr, "topsync-sim: --cross-package-ns takes a latency in ns "
-                                "(> 0, up to 1e9), not '%s'\n", optarg);
+                fprintf(stderr,
+                        "topsync-sim: --cross-package-ns takes a latency in ns "
+                        "(> 0, up to 1e9), not '%s'\n",
+                        optarg);
                 return 2;
             }
             break;
         case O_LEVELS:
             if (parse_level_ns(optarg, m.options.level_ns)) {
-                fprintf(stderr, "topsync-sim: --level-ns takes LEVEL=NS,... with LEVEL one of "
-                                "core, l2, l3, numa, package, machine and NS > 0, not '%s'\n",
+                fprintf(stderr,
+                        "topsync-sim: --level-ns takes LEVEL=NS,... with LEVEL one of "
+                        "core, l2, l3, numa, package, machine and NS > 0, not '%s'\n",
                         optarg);
                 return 2;
             }
             break;
         case O_SCALE:
             if (parse_double(optarg, &m.options.scale, 1e-6, 1e6)) {
-                fprintf(stderr, "topsync-sim: --scale takes a factor from 1e-6 to 1e6, not "
-                                "'%s'\n", optarg);
+                fprintf(stderr,
+                        "topsync-sim: --scale takes a factor from 1e-6 to 1e6, not "
+                        "'%s'\n",
+                        optarg);
                 return 2;
             }
             break;
         case O_MLP:
             if (parse_u64(optarg, &v, 1, TOPSYNC_MODEL_MAX_MLP)) {
-                fprintf(stderr, "topsync-sim: --mlp takes 1 to %u outstanding misses, not "
-                                "'%s'\n", TOPSYNC_MODEL_MAX_MLP, optarg);
+                fprintf(stderr,
+                        "topsync-sim: --mlp takes 1 to %u outstanding misses, not "
+                        "'%s'\n",
+                        TOPSYNC_MODEL_MAX_MLP, optarg);
                 return 2;
             }
             m.options.mlp = (unsigned)v;
@@ -513,8 +556,10 @@ int main(int argc, char **argv)
             else if (colon && len == 9 && !strncmp(optarg, "skip-wait", len))
                 so.fault = TOPSYNC_SIM_FAULT_SKIP_WAIT;
             if (!so.fault || parse_u64(colon + 1, &v, 0, MAX_NP - 1)) {
-                fprintf(stderr, "topsync-sim: --fault takes skip-arrival:RANK or "
-                                "skip-wait:RANK, not '%s'\n", optarg);
+                fprintf(stderr,
+                        "topsync-sim: --fault takes skip-arrival:RANK or "
+                        "skip-wait:RANK, not '%s'\n",
+                        optarg);
                 return 2;
             }
             so.fault_rank = (unsigned)v;
@@ -549,8 +594,10 @@ int main(int argc, char **argv)
     for (const struct option *lo = longopts; lo->name; lo++) {
         unsigned bit = lo->val >= O_TOPO && lo->val < O_HELP ? 1u << (lo->val - O_TOPO) : 0;
         if (given & ~allowed & bit) {
-            fprintf(stderr, "topsync-sim %s: --%s does not apply to this command; try "
-                            "'topsync-sim --help'\n", cmd, lo->name);
+            fprintf(stderr,
+                    "topsync-sim %s: --%s does not apply to this command; try "
+                    "'topsync-sim --help'\n",
+                    cmd, lo->name);
             return 2;
         }
     }

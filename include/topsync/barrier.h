@@ -137,8 +137,8 @@ int topsync_barrier_segment_size(unsigned n, const topsync_barrier_options_t *op
  * segment stays the caller's; topsync_barrier_destroy does not unmap it.
  */
 int topsync_barrier_attach(topsync_barrier_t **out, unsigned n,
-                           const topsync_barrier_options_t *options, void *segment,
-                           size_t size, unsigned rank);
+                           const topsync_barrier_options_t *options, void *segment, size_t size,
+                           unsigned rank);
 
 /*
  * Wait until all n participants have called topsync_barrier_wait for this
@@ -202,7 +202,6 @@ const topsync_groups_t *topsync_barrier_groups(const topsync_barrier_t *barrier)
 
 /* NULL-terminated list of the algorithm names (base names, without options). */
 const char *const *topsync_barrier_algorithm_names(void);
-
 
 /* Validate an algorithm name (with its options) without creating anything. */
 int topsync_barrier_algorithm_validate(const char *name);

@@ -38,9 +38,8 @@ typedef struct topsync_groups topsync_groups_t;
  * Returns 0 or a negative errno (-EINVAL: n == 0, empty cpuset, or a cpuset
  * outside the topology).
  */
-int topsync_groups_build(topsync_groups_t **out, const topsync_topology_t *topology,
-                         unsigned n, const hwloc_const_bitmap_t *cpusets,
-                         unsigned level_mask);
+int topsync_groups_build(topsync_groups_t **out, const topsync_topology_t *topology, unsigned n,
+                         const hwloc_const_bitmap_t *cpusets, unsigned level_mask);
 
 /*
  * Groups of a flat barrier: one TOP group of n members (no topology needed).
@@ -83,16 +82,15 @@ typedef struct topsync_group_info {
     const unsigned *members; /* ascending ranks; owned by the groups object */
 } topsync_group_info_t;
 
-int topsync_groups_get(const topsync_groups_t *groups, unsigned index,
-                       topsync_group_info_t *info);
+int topsync_groups_get(const topsync_groups_t *groups, unsigned index, topsync_group_info_t *info);
 
 /*
  * The groups participant `rank` belongs to, lowest level first, written into
  * indexes[0..max-1] (indexes usable with topsync_groups_get); returns the
  * count. It leads every group but possibly the last (rank 0 leads all).
  */
-int topsync_groups_of_rank(const topsync_groups_t *groups, unsigned rank,
-                           unsigned *indexes, unsigned max);
+int topsync_groups_of_rank(const topsync_groups_t *groups, unsigned rank, unsigned *indexes,
+                           unsigned max);
 
 /* Name of a group level: topsync_level_name() or "TOP". */
 const char *topsync_group_level_name(unsigned level);

@@ -102,7 +102,10 @@ typedef struct topsync_model_options {
 
 #define TOPSYNC_MODEL_MAX_MLP 64u
 /* The Ks a core of unknown memory-level parallelism is simulated at. */
-#define TOPSYNC_MODEL_MLP_RANGE {1u, 2u, 4u, 8u, 16u}
+#define TOPSYNC_MODEL_MLP_RANGE \
+    {                           \
+        1u, 2u, 4u, 8u, 16u     \
+    }
 #define TOPSYNC_MODEL_MLP_RANGE_N 5u
 
 typedef struct topsync_model topsync_model_t;
@@ -170,12 +173,12 @@ typedef struct topsync_sim_result {
      * participants of (time leaving the last episode - time entering the
      * first) / episodes, as topsync-bench barrier measures it. */
     double latency_ns;
-    double fastest_ns;    /* the same figure of the fastest participant */
-    uint64_t events;      /* simulated memory operations */
-    uint64_t episodes;    /* timed episodes run */
-    char resolved[96];    /* the algorithm as resolved ("topo:numa,socket/global") */
-    char wait[8];         /* the wait policy simulated */
-    unsigned mlp;         /* the memory-level parallelism simulated */
+    double fastest_ns; /* the same figure of the fastest participant */
+    uint64_t events;   /* simulated memory operations */
+    uint64_t episodes; /* timed episodes run */
+    char resolved[96]; /* the algorithm as resolved ("topo:numa,socket/global") */
+    char wait[8];      /* the wait policy simulated */
+    unsigned mlp;      /* the memory-level parallelism simulated */
 } topsync_sim_result_t;
 
 void topsync_sim_options_init(topsync_sim_options_t *options);

@@ -36,8 +36,8 @@ extern "C" {
 #endif
 
 typedef enum topsync_rcl_policy {
-    TOPSYNC_RCL_PACK,   /* servers on the node that already hosts the most */
-    TOPSYNC_RCL_SPREAD, /* servers on the node that hosts the fewest */
+    TOPSYNC_RCL_PACK,           /* servers on the node that already hosts the most */
+    TOPSYNC_RCL_SPREAD,         /* servers on the node that hosts the fewest */
     TOPSYNC_RCL_POLICY_DEFAULT, /* runtime: TOPSYNC_RCL_PLACEMENT, else pack */
 } topsync_rcl_policy_t;
 
@@ -189,8 +189,7 @@ const topsync_topology_t *topsync_rcl_runtime_topology(const topsync_rcl_runtime
  * of a runtime migrates the blocks topsync_rcl_malloc() recorded to its NUMA
  * node. Returns once the server runs.
  */
-int topsync_rcl_server_start(topsync_rcl_runtime_t *runtime, int core,
-                             topsync_rcl_server_t **out);
+int topsync_rcl_server_start(topsync_rcl_runtime_t *runtime, int core, topsync_rcl_server_t **out);
 /* -EBUSY while locks are attached to the server. Joins its threads. */
 int topsync_rcl_server_stop(topsync_rcl_server_t *server);
 int topsync_rcl_server_core(const topsync_rcl_server_t *server);
@@ -199,8 +198,7 @@ typedef struct topsync_rcl_server_stats {
     unsigned long takeovers; /* times a standby took over from a long section */
     unsigned threads;        /* servicing threads started (active + standbys) */
 } topsync_rcl_server_stats_t;
-int topsync_rcl_server_stats(const topsync_rcl_server_t *server,
-                             topsync_rcl_server_stats_t *out);
+int topsync_rcl_server_stats(const topsync_rcl_server_t *server, topsync_rcl_server_stats_t *out);
 
 int topsync_rcl_lock_create(topsync_rcl_server_t *server, topsync_rcl_lock_t **out);
 /* -EBUSY while a request of this lock is pending; -EINVAL if destroyed. */
@@ -237,12 +235,12 @@ void *topsync_rcl_realloc(topsync_rcl_runtime_t *runtime, void *block, size_t si
 void topsync_rcl_free(topsync_rcl_runtime_t *runtime, void *block);
 
 typedef struct topsync_rcl_alloc_stats {
-    size_t recorded_blocks;  /* live blocks waiting for the first server */
-    size_t migrated_blocks;  /* moved to the server's node at its start */
-    size_t migrated_bytes;   /* pages of those blocks */
-    size_t bound_blocks;     /* allocated on the servers' node */
-    size_t default_blocks;   /* default allocator while servers run */
-    int memory_node;         /* node allocations are bound to, or -1 */
+    size_t recorded_blocks; /* live blocks waiting for the first server */
+    size_t migrated_blocks; /* moved to the server's node at its start */
+    size_t migrated_bytes;  /* pages of those blocks */
+    size_t bound_blocks;    /* allocated on the servers' node */
+    size_t default_blocks;  /* default allocator while servers run */
+    int memory_node;        /* node allocations are bound to, or -1 */
 } topsync_rcl_alloc_stats_t;
 
 int topsync_rcl_alloc_stats(topsync_rcl_runtime_t *runtime, topsync_rcl_alloc_stats_t *out);

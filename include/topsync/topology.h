@@ -50,9 +50,8 @@ typedef enum topsync_level {
     TOPSYNC_LEVEL_PACKAGE = 1u << 3,
 } topsync_level_t;
 
-#define TOPSYNC_LEVELS_ALL                                                    \
-    (TOPSYNC_LEVEL_L2 | TOPSYNC_LEVEL_L3 | TOPSYNC_LEVEL_NUMA |               \
-     TOPSYNC_LEVEL_PACKAGE)
+#define TOPSYNC_LEVELS_ALL \
+    (TOPSYNC_LEVEL_L2 | TOPSYNC_LEVEL_L3 | TOPSYNC_LEVEL_NUMA | TOPSYNC_LEVEL_PACKAGE)
 #define TOPSYNC_MAX_LEVELS 4
 
 typedef struct topsync_topology topsync_topology_t;

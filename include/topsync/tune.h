@@ -106,8 +106,7 @@ const double *topsync_tuning_c2c(const topsync_tuning_t *tuning, unsigned *n);
  * oversubscription and placement.
  */
 int topsync_tuning_lookup(const topsync_tuning_t *tuning, unsigned n, int processes,
-                          int oversubscribed, const char *placement,
-                          topsync_tuning_entry_t *out);
+                          int oversubscribed, const char *placement, topsync_tuning_entry_t *out);
 
 /*
  * The candidates for n participants bound to cpusets (NULL: unbound): every
@@ -119,12 +118,10 @@ int topsync_tuning_lookup(const topsync_tuning_t *tuning, unsigned n, int proces
  */
 #define TOPSYNC_TUNING_MAX_CANDIDATES 40
 int topsync_tuning_candidates(const topsync_topology_t *topology, unsigned n,
-                              const hwloc_const_bitmap_t *cpusets, char (*names)[96],
-                              unsigned max);
+                              const hwloc_const_bitmap_t *cpusets, char (*names)[96], unsigned max);
 
 unsigned topsync_tuning_count(const topsync_tuning_t *tuning);
-int topsync_tuning_get(const topsync_tuning_t *tuning, unsigned index,
-                       topsync_tuning_entry_t *out);
+int topsync_tuning_get(const topsync_tuning_t *tuning, unsigned index, topsync_tuning_entry_t *out);
 const char *topsync_tuning_machine_fingerprint(const topsync_tuning_t *tuning);
 
 /*

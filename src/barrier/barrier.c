@@ -34,8 +34,7 @@ static inline uint32_t enter_episode(topsync_barrier_t *b, unsigned rank)
         int cpu = sched_getcpu();
         ts_wait_rank = rank;
         /* relaxed: a hint for the other participants' spin (wait.h) */
-        atomic_store_explicit(&local->aux, cpu < 0 ? 0u : (uint32_t)cpu + 1,
-                              memory_order_relaxed);
+        atomic_store_explicit(&local->aux, cpu < 0 ? 0u : (uint32_t)cpu + 1, memory_order_relaxed);
     }
     /* relaxed: line 0 is written by its owner only; others read it only to
      * report who is missing after a timeout (topsync_barrier_missing) */
@@ -44,8 +43,7 @@ static inline uint32_t enter_episode(topsync_barrier_t *b, unsigned rank)
     return episode;
 }
 
-int topsync_barrier_missing(const topsync_barrier_t *b, unsigned rank, unsigned *out,
-                            unsigned max)
+int topsync_barrier_missing(const topsync_barrier_t *b, unsigned rank, unsigned *out, unsigned max)
 {
     if (!b || rank >= b->n || (max && !out))
         return ts_fail(EINVAL, "topsync_barrier_missing: bad argument");
@@ -68,13 +66,14 @@ static int report_timeout(topsync_barrier_t *b, unsigned rank)
 {
     unsigned shown[16];
     int missing = topsync_barrier_missing(b, rank, shown, 16);
-    uint32_t episode = atomic_load_explicit(&ts_rank_line(b, rank, 0)->value,
-                                            memory_order_relaxed);
+    uint32_t episode = atomic_load_explicit(&ts_rank_line(b, rank, 0)->value, memory_order_relaxed);
     const char *source = b->timeout_from_env ? "TOPSYNC_TIMEOUT" : "options.timeout_seconds";
     if (missing > 0 && b->ranks_by_arrival) /* a rank drawn by arrival names no thread */
-        return ts_fail(ETIMEDOUT, "a barrier wait lasted more than %g s (%s) in episode %u: "
-                       "%d of %u threads %s not arrived", b->timeout_seconds, source, episode,
-                       missing, b->n, missing == 1 ? "has" : "have");
+        return ts_fail(ETIMEDOUT,
+                       "a barrier wait lasted more than %g s (%s) in episode %u: "
+                       "%d of %u threads %s not arrived",
+                       b->timeout_seconds, source, episode, missing, b->n,
+                       missing == 1 ? "has" : "have");
     char list[256] = "";
     size_t len = 0;
     for (int i = 0; i < missing && i < 16; i++)
@@ -86,16 +85,21 @@ static int report_timeout(topsync_barrier_t *b, unsigned rank)
          * participant that releases me arrived and then stopped (killed?) */
         int from = b->algo->releaser ? b->algo->releaser(b, rank) : -1;
         if (from >= 0)
-            snprintf(list, sizeof list, "none; all arrived, but participant %d, which "
-                                        "releases participant %u, did not release it "
-                                        "(stopped or killed after arriving?)", from, rank);
+            snprintf(list, sizeof list,
+                     "none; all arrived, but participant %d, which "
+                     "releases participant %u, did not release it "
+                     "(stopped or killed after arriving?)",
+                     from, rank);
         else
-            snprintf(list, sizeof list, "none; all arrived, but the release did not reach "
-                                        "participant %u (one of them stopped or was killed "
-                                        "after arriving?)", rank);
+            snprintf(list, sizeof list,
+                     "none; all arrived, but the release did not reach "
+                     "participant %u (one of them stopped or was killed "
+                     "after arriving?)",
+                     rank);
     }
-    return ts_fail(ETIMEDOUT, "topsync_barrier_wait: participant %u waited more than %g s "
-                              "(%s) in episode %u; participant(s) not arrived: %s",
+    return ts_fail(ETIMEDOUT,
+                   "topsync_barrier_wait: participant %u waited more than %g s "
+                   "(%s) in episode %u; participant(s) not arrived: %s",
                    rank, b->timeout_seconds, source, episode, list);
 }
 
@@ -104,8 +108,9 @@ static int report_cancel(topsync_barrier_t *b, unsigned rank)
 {
     unsigned shown[1];
     int missing = topsync_barrier_missing(b, rank, shown, 1);
-    return ts_fail(ECANCELED, "topsync_barrier_wait: participant %u abandoned its wait (the idle "
-                              "hook asked to), %d participant(s) not arrived",
+    return ts_fail(ECANCELED,
+                   "topsync_barrier_wait: participant %u abandoned its wait (the idle "
+                   "hook asked to), %d participant(s) not arrived",
                    rank, missing > 0 ? missing : 0);
 }
 
@@ -164,8 +169,8 @@ int topsync_barrier_wait_checked(topsync_barrier_t *b, unsigned rank)
     if (!ts_barrier_handle_live(b))
         return ts_barrier_dead_handle("topsync_barrier_wait", b);
     if (rank >= b->n)
-        return ts_fail(EINVAL, "topsync_barrier_wait: rank %u out of range (%u participants)",
-                       rank, b->n);
+        return ts_fail(EINVAL, "topsync_barrier_wait: rank %u out of range (%u participants)", rank,
+                       b->n);
     uint32_t episode = enter_episode(b, rank);
     if (b->armed)
         return wait_with_timeout(b, rank, episode);

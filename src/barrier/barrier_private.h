@@ -23,7 +23,7 @@
 #define TS_ALGO(stem) ts_algo_##stem
 #endif
 
-#define TS_MIN_LINE 32   /* the MCS arrival line holds four 8-byte child words */
+#define TS_MIN_LINE 32 /* the MCS arrival line holds four 8-byte child words */
 #define TS_MAX_LINE 1024
 
 typedef struct ts_algorithm ts_algorithm;
@@ -32,7 +32,7 @@ typedef struct ts_algorithm ts_algorithm;
 #define TS_BARRIER_DEAD 0xdead0002u
 
 struct topsync_barrier {
-    uint32_t magic; /* TS_BARRIER_LIVE; TS_BARRIER_DEAD once destroyed */
+    uint32_t magic;          /* TS_BARRIER_LIVE; TS_BARRIER_DEAD once destroyed */
     ts_registry_link_t live; /* in the live barriers (barrier.c), for set-up calls */
     const ts_algorithm *algo;
     unsigned n;
@@ -51,7 +51,7 @@ struct topsync_barrier {
     bool tree_release;
     topsync_groups_t *groups; /* owned copy for "topo" */
 
-    void *roles; /* per-rank roles, algorithm specific, read-only after setup */
+    void *roles;            /* per-rank roles, algorithm specific, read-only after setup */
     bool attached;          /* a process's part of a shared segment */
     char explain[1100];     /* how the algorithm was chosen (topsync_barrier_explain) */
     double timeout_seconds; /* 0: none */
@@ -136,7 +136,7 @@ struct ts_auto_request {
     const topsync_groups_t *groups;      /* over every level */
     bool oversubscribed;
     bool processes;
-    topsync_wait_policy_t wait;          /* the policy the barrier will run with */
+    topsync_wait_policy_t wait; /* the policy the barrier will run with */
     /* In a simulation: the simulated machine (the model step predicts on
      * it, and no tuning file of this machine applies). NULL: this machine. */
     const topsync_model_t *model;

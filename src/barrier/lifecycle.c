@@ -59,8 +59,10 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
     if (n == 0)
         return ts_fail(EINVAL, "barrier: no participants (n = 0)");
     if (n > TOPSYNC_BARRIER_MAX_PARTICIPANTS)
-        return ts_fail(EINVAL, "barrier: %u participants; the limit is %u "
-                       "(TOPSYNC_BARRIER_MAX_PARTICIPANTS)", n, TOPSYNC_BARRIER_MAX_PARTICIPANTS);
+        return ts_fail(EINVAL,
+                       "barrier: %u participants; the limit is %u "
+                       "(TOPSYNC_BARRIER_MAX_PARTICIPANTS)",
+                       n, TOPSYNC_BARRIER_MAX_PARTICIPANTS);
     if (!opts) {
         topsync_barrier_options_init(&defaults);
         opts = &defaults;
@@ -93,8 +95,10 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
     double timeout = opts->timeout_seconds;
     bool timeout_by_env = timeout == 0;
     if (timeout != timeout || timeout > 1e6)
-        return ts_fail(EINVAL, "barrier: timeout_seconds %g is not valid; valid: up to 1000000, "
-                               "0 for $TOPSYNC_TIMEOUT, negative for none", timeout);
+        return ts_fail(EINVAL,
+                       "barrier: timeout_seconds %g is not valid; valid: up to 1000000, "
+                       "0 for $TOPSYNC_TIMEOUT, negative for none",
+                       timeout);
     if (timeout == 0) {
         rc = ts_barrier_timeout_from_env(&timeout);
         if (rc < 0)
@@ -104,8 +108,10 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
         timeout = 0;
     double idle_interval = opts->idle_interval_seconds;
     if (idle_interval != idle_interval || idle_interval < 0 || idle_interval > 1e6)
-        return ts_fail(EINVAL, "barrier: idle_interval_seconds %g is not valid; valid: 0 "
-                               "(0.1 s) to 1000000", idle_interval);
+        return ts_fail(EINVAL,
+                       "barrier: idle_interval_seconds %g is not valid; valid: 0 "
+                       "(0.1 s) to 1000000",
+                       idle_interval);
     if (idle_interval == 0)
         idle_interval = 0.1;
 
@@ -137,9 +143,8 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
             }
         }
     } else {
-        snprintf(b->explain, sizeof b->explain, "given: %s", r.given_by_env
-                                                               ? "TOPSYNC_BARRIER"
-                                                               : "options.algorithm");
+        snprintf(b->explain, sizeof b->explain, "given: %s",
+                 r.given_by_env ? "TOPSYNC_BARRIER" : "options.algorithm");
     }
     b->level_mask = r.alg.level_mask;
     b->tree_release = r.alg.tree_release;
@@ -297,8 +302,7 @@ int topsync_barrier_create(topsync_barrier_t **out, unsigned n,
     return ts_barrier_create_with(out, n, opts, ts_algorithms, NULL);
 }
 
-int topsync_barrier_segment_size(unsigned n, const topsync_barrier_options_t *opts,
-                                 size_t *size)
+int topsync_barrier_segment_size(unsigned n, const topsync_barrier_options_t *opts, size_t *size)
 {
     topsync_barrier_t *b, *dummy;
     if (!size)
@@ -317,8 +321,8 @@ int topsync_barrier_segment_size(unsigned n, const topsync_barrier_options_t *op
 static uint32_t fingerprint(const topsync_barrier_t *b)
 {
     uint32_t h = 2166136261u;
-    uint64_t fields[] = {b->n, b->line, b->block_bytes, b->level_mask, b->tree_release,
-                         (uint64_t)b->wait.kind};
+    uint64_t fields[] = {b->n,          b->line,         b->block_bytes,
+                         b->level_mask, b->tree_release, (uint64_t)b->wait.kind};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         for (unsigned k = 0; k < 8; k++)
             h = (h ^ (uint8_t)(fields[i] >> (8 * k))) * 16777619u;
@@ -338,10 +342,11 @@ static int check_fingerprint(topsync_barrier_t *b, unsigned rank)
                                                 memory_order_relaxed) ||
         seen == mine)
         return 0;
-    return ts_fail(EINVAL, "barrier: participant %u attaches with n = %u, algorithm %s, wait %s, "
-                           "but the segment was set up by a participant with different ones "
-                           "(every process must pass the same n and options; a reused "
-                           "segment must be zero-filled again)",
+    return ts_fail(EINVAL,
+                   "barrier: participant %u attaches with n = %u, algorithm %s, wait %s, "
+                   "but the segment was set up by a participant with different ones "
+                   "(every process must pass the same n and options; a reused "
+                   "segment must be zero-filled again)",
                    rank, b->n, b->name, topsync_barrier_wait_policy_name(b));
 }
 
@@ -401,8 +406,10 @@ static int attach(topsync_barrier_t **out, unsigned n, const topsync_barrier_opt
     if (check_mapping && mapping_writable(segment, b->size) == 0) {
         size_t need = b->size;
         free_barrier(b);
-        return ts_fail(EINVAL, "barrier: the segment at %p (%zu bytes) is not all mapped "
-                       "readable and writable (map it PROT_READ | PROT_WRITE)", segment, need);
+        return ts_fail(EINVAL,
+                       "barrier: the segment at %p (%zu bytes) is not all mapped "
+                       "readable and writable (map it PROT_READ | PROT_WRITE)",
+                       segment, need);
     }
     b->base = segment;
     b->owns_mapping = false;
@@ -457,8 +464,9 @@ int topsync_barrier_destroy(topsync_barrier_t *b)
         return 0;
     /* the link's address is computed, never read: b may be any pointer; of
      * two threads destroying one handle, one takes it and the other fails */
-    if (!ts_registry_take(&live_barriers, (const ts_registry_link_t *)((const char *)b +
-                                          offsetof(topsync_barrier_t, live))))
+    if (!ts_registry_take(
+            &live_barriers,
+            (const ts_registry_link_t *)((const char *)b + offsetof(topsync_barrier_t, live))))
         return ts_barrier_dead_handle("topsync_barrier_destroy", b);
     release_state(b);
     b->magic = TS_BARRIER_DEAD;

@@ -21,8 +21,7 @@
 #include "topology/topology_private.h"
 
 #define TS_ALGORITHM_ADDRESS(stem, name) &TS_ALGO(stem),
-const ts_algorithm *const ts_algorithms[TS_NALGORITHMS] = {
-    TS_ALGORITHM_LIST(TS_ALGORITHM_ADDRESS)};
+const ts_algorithm *const ts_algorithms[TS_NALGORITHMS] = {TS_ALGORITHM_LIST(TS_ALGORITHM_ADDRESS)};
 #undef TS_ALGORITHM_ADDRESS
 
 #define TS_ALGORITHM_NAME(stem, name) name,
@@ -35,10 +34,11 @@ const char *const *topsync_barrier_algorithm_names(void)
 }
 
 #define TS_ALGORITHM_WORD(stem, name) name ", "
-#define VALID_ALGORITHMS                                                                \
-    "auto, " TS_ALGORITHM_LIST(TS_ALGORITHM_WORD) "topo:LEVELS (LEVELS a "             \
-    "comma-separated list of l2, l3, numa, socket), each topo form optionally "        \
-    "followed by /global or /tree"
+#define VALID_ALGORITHMS                                                                   \
+    "auto, " TS_ALGORITHM_LIST(TS_ALGORITHM_WORD) "topo:LEVELS (LEVELS a "                 \
+                                                  "comma-separated list of l2, l3, numa, " \
+                                                  "socket), each topo form optionally "    \
+                                                  "followed by /global or /tree"
 
 /* ---------------------------------------------------------------------- */
 /* Names.                                                                    */
@@ -57,7 +57,8 @@ int ts_barrier_parse_algorithm(const char *name, struct parsed_algorithm *out, c
             return 0;
         }
     }
-    if (strncasecmp(name, "topo", 4) == 0 && (name[4] == '\0' || name[4] == ':' || name[4] == '/')) {
+    if (strncasecmp(name, "topo", 4) == 0 &&
+        (name[4] == '\0' || name[4] == ':' || name[4] == '/')) {
         char buf[128];
         if (strlen(name) >= sizeof buf)
             return ts_fail(EINVAL, "%salgorithm name too long: '%.40s...'", origin, name);
@@ -90,7 +91,8 @@ int ts_barrier_parse_algorithm(const char *name, struct parsed_algorithm *out, c
         return 0;
     }
     if (!strcasecmp(name, "mpi"))
-        return ts_fail(EINVAL, "%s'mpi' is a value for the MPI library only (libtopsync-mpi: "
+        return ts_fail(EINVAL,
+                       "%s'mpi' is a value for the MPI library only (libtopsync-mpi: "
                        "the MPI's own barrier); for this barrier, valid: " VALID_ALGORITHMS,
                        origin);
     return ts_fail(EINVAL, "%sunknown barrier algorithm '%s'; valid: " VALID_ALGORITHMS, origin,
@@ -105,9 +107,14 @@ int topsync_barrier_algorithm_validate(const char *name)
 
 void ts_barrier_level_list(unsigned mask, char *buf, size_t len)
 {
-    static const struct { unsigned bit; const char *word; } words[] = {
-        {TOPSYNC_LEVEL_L2, "l2"}, {TOPSYNC_LEVEL_L3, "l3"},
-        {TOPSYNC_LEVEL_NUMA, "numa"}, {TOPSYNC_LEVEL_PACKAGE, "socket"},
+    static const struct {
+        unsigned bit;
+        const char *word;
+    } words[] = {
+        {TOPSYNC_LEVEL_L2, "l2"},
+        {TOPSYNC_LEVEL_L3, "l3"},
+        {TOPSYNC_LEVEL_NUMA, "numa"},
+        {TOPSYNC_LEVEL_PACKAGE, "socket"},
     };
     buf[0] = '\0';
     for (size_t i = 0; i < 4; i++)

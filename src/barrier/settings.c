@@ -146,11 +146,12 @@ int ts_barrier_resolve(unsigned n, const topsync_barrier_options_t *o, struct re
 }
 
 void ts_barrier_wait_settings(ts_wait *w, const struct resolved *r, bool process_shared,
-                          long spin_override)
+                              long spin_override)
 {
     topsync_wait_policy_t p = r->wait;
-    w->kind = p == TOPSYNC_WAIT_SPIN ? TS_WAIT_SPIN
-              : p == TOPSYNC_WAIT_YIELD ? TS_WAIT_YIELD : TS_WAIT_BLOCK;
+    w->kind = p == TOPSYNC_WAIT_SPIN    ? TS_WAIT_SPIN
+              : p == TOPSYNC_WAIT_YIELD ? TS_WAIT_YIELD
+                                        : TS_WAIT_BLOCK;
     /* Spinning only pays while the awaited participant runs on another CPU.
      * Oversubscribed, it most likely waits for our CPU: give the CPU up at
      * once, and yield a while before sleeping, since a futex sleep and wake
@@ -196,8 +197,10 @@ int ts_barrier_spin_from_env(long *out)
     errno = 0;
     long n = strtol(v, &end, 10);
     if (errno || *end || end == v || ts_env_leading_space(v) || n < 0 || n > 100000000)
-        return ts_fail(EINVAL, "TOPSYNC_SPIN='%s' is not valid; valid: a whole number of "
-                               "iterations from 0 to 100000000", v);
+        return ts_fail(EINVAL,
+                       "TOPSYNC_SPIN='%s' is not valid; valid: a whole number of "
+                       "iterations from 0 to 100000000",
+                       v);
     *out = n;
     return 0;
 }
@@ -214,9 +217,11 @@ int ts_barrier_poll_from_env(bool *ordered)
         *ordered = true;
         return 0;
     }
-    return ts_fail(EINVAL, "TOPSYNC_POLL='%s' is not valid; valid: scan (read every member "
-                           "on each pass, the default), ordered (wait for one member after "
-                           "another)", v);
+    return ts_fail(EINVAL,
+                   "TOPSYNC_POLL='%s' is not valid; valid: scan (read every member "
+                   "on each pass, the default), ordered (wait for one member after "
+                   "another)",
+                   v);
 }
 
 /* TOPSYNC_TIMEOUT: seconds (0: none); *out is 0 when unset. */
@@ -230,8 +235,10 @@ int ts_barrier_timeout_from_env(double *out)
     errno = 0;
     double t = strtod(v, &end);
     if (errno || *end || end == v || ts_env_leading_space(v) || !(t >= 0 && t <= 1e6))
-        return ts_fail(EINVAL, "TOPSYNC_TIMEOUT='%s' is not valid; valid: a number of seconds "
-                               "from 0 (no timeout) to 1000000, e.g. 30 or 0.5", v);
+        return ts_fail(EINVAL,
+                       "TOPSYNC_TIMEOUT='%s' is not valid; valid: a number of seconds "
+                       "from 0 (no timeout) to 1000000, e.g. 30 or 0.5",
+                       v);
     *out = t;
     return 0;
 }
@@ -260,13 +267,17 @@ int ts_barrier_environment_check(void)
 
 /* Resolve "auto" (src/select/auto.c) into r, and say how in b->explain. */
 void ts_barrier_choose_auto(topsync_barrier_t *b, const topsync_barrier_options_t *opts,
-                        const topsync_groups_t *groups, const topsync_model_t *model,
-                        struct resolved *r)
+                            const topsync_groups_t *groups, const topsync_model_t *model,
+                            struct resolved *r)
 {
-    struct ts_auto_request req = {
-        .n = b->n, .topology = opts->topology, .cpusets = opts->cpusets, .groups = groups,
-        .oversubscribed = r->oversubscribed, .processes = opts->process_shared != 0 || b->attached,
-        .wait = r->wait, .model = model};
+    struct ts_auto_request req = {.n = b->n,
+                                  .topology = opts->topology,
+                                  .cpusets = opts->cpusets,
+                                  .groups = groups,
+                                  .oversubscribed = r->oversubscribed,
+                                  .processes = opts->process_shared != 0 || b->attached,
+                                  .wait = r->wait,
+                                  .model = model};
     struct ts_auto_choice choice;
     /* acquire: pairs with the release in ts_barrier_set_chooser */
     const struct ts_barrier_chooser *c = atomic_load_explicit(&chooser, memory_order_acquire);
@@ -275,14 +286,16 @@ void ts_barrier_choose_auto(topsync_barrier_t *b, const topsync_barrier_options_
     } else { /* never in the library: auto.c registers itself at load */
         snprintf(choice.algorithm, sizeof choice.algorithm, "dissemination");
         choice.wait = TOPSYNC_WAIT_DEFAULT;
-        snprintf(choice.explain, sizeof choice.explain, "rules: dissemination (no chooser "
-                                                        "registered)");
+        snprintf(choice.explain, sizeof choice.explain,
+                 "rules: dissemination (no chooser "
+                 "registered)");
     }
     struct parsed_algorithm alg;
     if (ts_barrier_parse_algorithm(choice.algorithm, &alg, "") < 0 || !alg.algo) {
         /* auto's names are the library's own: never happens */
-        snprintf(choice.explain, sizeof choice.explain, "rules: dissemination (auto chose "
-                                                        "'%s', which is not an algorithm)",
+        snprintf(choice.explain, sizeof choice.explain,
+                 "rules: dissemination (auto chose "
+                 "'%s', which is not an algorithm)",
                  choice.algorithm);
         ts_barrier_parse_algorithm("dissemination", &alg, "");
         choice.wait = TOPSYNC_WAIT_DEFAULT;

@@ -23,8 +23,7 @@ struct parsed_algorithm {
 };
 /* 0, or -EINVAL with a message that begins with `origin` and lists the
  * valid names. */
-int ts_barrier_parse_algorithm(const char *name, struct parsed_algorithm *out,
-                               const char *origin);
+int ts_barrier_parse_algorithm(const char *name, struct parsed_algorithm *out, const char *origin);
 /* "l2,numa"-style list of the levels in mask ("flat" for none). */
 void ts_barrier_level_list(unsigned mask, char *buf, size_t len);
 

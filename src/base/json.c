@@ -312,9 +312,7 @@ static ts_json *parse_value(struct parser *p, int depth)
     ts_json *v;
     switch (*p->pos) {
     case '{':
-    case '[':
-        p->pos++;
-        return parse_container(p, depth, p->pos[-1] == '{');
+    case '[': p->pos++; return parse_container(p, depth, p->pos[-1] == '{');
     case '"': {
         char *s = parse_string(p);
         if (!s)
@@ -326,8 +324,7 @@ static ts_json *parse_value(struct parser *p, int depth)
         v->string = s;
         return v;
     }
-    default:
-        break;
+    default: break;
     }
     if (literal(p, "true") || literal(p, "false")) {
         if ((v = new_node(p, TS_JSON_BOOL)))
@@ -397,11 +394,11 @@ const ts_json *ts_json_member(const ts_json *o, const char *key, ts_json_type ty
 size_t ts_json_quote(char *buf, size_t len, const char *text)
 {
     size_t n = 0;
-#define PUT(c)                                                                         \
-    do {                                                                               \
-        if (n + 1 < len)                                                               \
-            buf[n] = (c);                                                              \
-        n++;                                                                           \
+#define PUT(c)            \
+    do {                  \
+        if (n + 1 < len)  \
+            buf[n] = (c); \
+        n++;              \
     } while (0)
     PUT('"');
     for (const unsigned char *c = (const unsigned char *)text; *c;) {

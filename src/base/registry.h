@@ -24,7 +24,10 @@ typedef struct ts_registry {
     uint64_t next_uid;
 } ts_registry_t;
 
-#define TS_REGISTRY_INITIALIZER {PTHREAD_MUTEX_INITIALIZER, NULL, 1}
+#define TS_REGISTRY_INITIALIZER            \
+    {                                      \
+        PTHREAD_MUTEX_INITIALIZER, NULL, 1 \
+    }
 
 /* A fresh uid, before the handle is added (its threads may need it). */
 uint64_t ts_registry_new_uid(ts_registry_t *r);

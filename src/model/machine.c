@@ -41,8 +41,8 @@ static const double level_default_ns[TOPSYNC_MODEL_NLEVELS] = {
     [TOPSYNC_MODEL_MACHINE] = 204.01, /* EPYC 266.6, Xeon 141.4: across sockets */
 };
 
-static const char *const level_names[TOPSYNC_MODEL_NLEVELS] = {
-    "core", "l2", "l3", "numa", "package", "machine"};
+static const char *const level_names[TOPSYNC_MODEL_NLEVELS] = {"core", "l2",      "l3",
+                                                               "numa", "package", "machine"};
 
 const char *topsync_model_level_name(topsync_model_level_t level)
 {
@@ -116,8 +116,8 @@ static int load_units(topsync_model_t *m, const topsync_topology_t *t)
                 cls[u] = (topsync_model_level_t)l;
                 for (int h = l + 1; h < TOPSYNC_MODEL_MACHINE; h++) {
                     int uh = m->unit[h][pu];
-                    if (uh >= 0 && hwloc_bitmap_isequal(lu->cpusets[u],
-                                                        t->levels[h - TOPSYNC_MODEL_L2].cpusets[uh]))
+                    if (uh >= 0 && hwloc_bitmap_isequal(
+                                       lu->cpusets[u], t->levels[h - TOPSYNC_MODEL_L2].cpusets[uh]))
                         cls[u] = (topsync_model_level_t)h;
                 }
             }
@@ -185,8 +185,10 @@ static int parse_table(const char *path, const char *text, unsigned *n_out, doub
 {
     unsigned n = count_lines(text);
     if (n < 2)
-        return ts_fail(EINVAL, "latency table %s: %u line(s); a table has one line per CPU, "
-                               "at least 2", path, n);
+        return ts_fail(EINVAL,
+                       "latency table %s: %u line(s); a table has one line per CPU, "
+                       "at least 2",
+                       path, n);
     if (n > TABLE_MAX_CPUS)
         return ts_fail(EINVAL, "latency table %s: %u lines, more than %u CPUs", path, n,
                        TABLE_MAX_CPUS);
@@ -209,27 +211,30 @@ static int parse_table(const char *path, const char *text, unsigned *n_out, doub
                 char *num_end;
                 if (len == 0 || len >= sizeof buf) {
                     free(ns);
-                    return ts_fail(EINVAL, "latency table %s, line %u, column %u: %s; the "
-                                           "lower triangle needs a latency in ns in every cell",
+                    return ts_fail(EINVAL,
+                                   "latency table %s, line %u, column %u: %s; the "
+                                   "lower triangle needs a latency in ns in every cell",
                                    path, i + 1, j + 1, len ? "cell too long" : "empty cell");
                 }
                 memcpy(buf, cell, len);
                 buf[len] = '\0';
                 errno = 0;
                 double v = strtod(buf, &num_end);
-                if (errno || *num_end || num_end == buf || !isfinite(v) || !(v > 0) ||
-                    v > 1e9) {
+                if (errno || *num_end || num_end == buf || !isfinite(v) || !(v > 0) || v > 1e9) {
                     free(ns);
-                    return ts_fail(EINVAL, "latency table %s, line %u, column %u: '%s' is not "
-                                           "a latency (a number of ns, > 0)", path, i + 1,
-                                   j + 1, buf);
+                    return ts_fail(EINVAL,
+                                   "latency table %s, line %u, column %u: '%s' is not "
+                                   "a latency (a number of ns, > 0)",
+                                   path, i + 1, j + 1, buf);
                 }
                 ns[(size_t)i * n + j] = ns[(size_t)j * n + i] = v;
             } else if (cell_end != cell) {
                 free(ns);
-                return ts_fail(EINVAL, "latency table %s, line %u, column %u: a value on or "
-                                       "above the diagonal; the table holds the lower "
-                                       "triangle only (line i has i values)", path, i + 1, j + 1);
+                return ts_fail(EINVAL,
+                               "latency table %s, line %u, column %u: a value on or "
+                               "above the diagonal; the table holds the lower "
+                               "triangle only (line i has i values)",
+                               path, i + 1, j + 1);
             }
             if (!comma)
                 break;
@@ -241,8 +246,10 @@ static int parse_table(const char *path, const char *text, unsigned *n_out, doub
             cells += *c == ',';
         if (cells < i || (i > 0 && p == stop)) {
             free(ns);
-            return ts_fail(EINVAL, "latency table %s, line %u: %u cell(s), the lower triangle "
-                                   "needs %u", path, i + 1, p == stop ? 0 : cells, i);
+            return ts_fail(EINVAL,
+                           "latency table %s, line %u: %u cell(s), the lower triangle "
+                           "needs %u",
+                           path, i + 1, p == stop ? 0 : cells, i);
         }
         p = *end ? end + 1 : end;
     }
@@ -265,8 +272,10 @@ static int copy_table(const double *in, unsigned n, unsigned *n_out, double **ou
             double v = in[(size_t)i * n + j];
             if (!isfinite(v) || !(v > 0) || v > 1e9) {
                 free(ns);
-                return ts_fail(EINVAL, "latency table in memory: entry (%u, %u) = %g is not a "
-                                       "latency (a number of ns, > 0)", i, j, v);
+                return ts_fail(EINVAL,
+                               "latency table in memory: entry (%u, %u) = %g is not a "
+                               "latency (a number of ns, > 0)",
+                               i, j, v);
             }
             ns[(size_t)i * n + j] = ns[(size_t)j * n + i] = v;
         }
@@ -278,8 +287,8 @@ static int copy_table(const double *in, unsigned n, unsigned *n_out, double **ou
 /* ---------------------------------------------------------------------- */
 /* Mapping the table onto the topology.                                     */
 
-static int map_table(topsync_model_t *m, const topsync_topology_t *t, const char *path,
-                     unsigned n, double cross_package_ns)
+static int map_table(topsync_model_t *m, const topsync_topology_t *t, const char *path, unsigned n,
+                     double cross_package_ns)
 {
     unsigned npus = 0;
     for (unsigned pu = 0; pu < m->pu_limit; pu++)
@@ -289,8 +298,8 @@ static int map_table(topsync_model_t *m, const topsync_topology_t *t, const char
          * the OS numbers them): table CPU = PU OS index */
         for (unsigned pu = 0; pu < m->pu_limit; pu++)
             m->table_index[pu] = ts_topology_pu_core(t, pu) >= 0 ? (int)pu : -1;
-        snprintf(m->description, sizeof m->description,
-                 "c2c table %s (%u CPUs, the whole machine)", path, n);
+        snprintf(m->description, sizeof m->description, "c2c table %s (%u CPUs, the whole machine)",
+                 path, n);
         return 0;
     }
     /* one package: PU k of each package, in OS order, is table CPU k */
@@ -317,15 +326,17 @@ static int map_table(topsync_model_t *m, const topsync_topology_t *t, const char
         fits = fill[k] == n;
     free(fill);
     if (!fits)
-        return ts_fail(EINVAL, "latency table %s has %u CPUs, but the topology has %u PUs (OS "
-                               "indexes up to %u) in %u package(s): a table covers every PU, "
-                               "or one package of a machine whose packages have as many PUs "
-                               "as the table", path, n, npus, m->pu_limit - 1, npack);
+        return ts_fail(EINVAL,
+                       "latency table %s has %u CPUs, but the topology has %u PUs (OS "
+                       "indexes up to %u) in %u package(s): a table covers every PU, "
+                       "or one package of a machine whose packages have as many PUs "
+                       "as the table",
+                       path, n, npus, m->pu_limit - 1, npack);
     m->per_package = true;
     m->cross_package_ps = to_ps(cross_package_ns);
     snprintf(m->description, sizeof m->description,
-             "c2c table %s (%u CPUs, one package of %u; %.1f ns across packages)", path, n,
-             npack, cross_package_ns);
+             "c2c table %s (%u CPUs, one package of %u; %.1f ns across packages)", path, n, npack,
+             cross_package_ns);
     return 0;
 }
 
@@ -348,8 +359,10 @@ void topsync_model_destroy(topsync_model_t *m)
 static int check_ns(const char *what, double v)
 {
     if (!isfinite(v) || v < 0 || v > 1e9)
-        return ts_fail(EINVAL, "model: %s %g is not valid; valid: 0 (the default) or a "
-                               "latency in ns up to 1e9", what, v);
+        return ts_fail(EINVAL,
+                       "model: %s %g is not valid; valid: 0 (the default) or a "
+                       "latency in ns up to 1e9",
+                       what, v);
     return 0;
 }
 
@@ -368,12 +381,15 @@ int topsync_model_create(topsync_model_t **out, const topsync_topology_t *t,
     }
     double scale = opts->scale == 0 ? 1 : opts->scale;
     if (!isfinite(scale) || scale <= 0 || scale > 1e6)
-        return ts_fail(EINVAL, "model: scale %g is not valid; valid: 0 (1) or a factor > 0 "
-                               "up to 1e6", opts->scale);
+        return ts_fail(EINVAL,
+                       "model: scale %g is not valid; valid: 0 (1) or a factor > 0 "
+                       "up to 1e6",
+                       opts->scale);
     if (opts->mlp > TOPSYNC_MODEL_MAX_MLP)
-        return ts_fail(EINVAL, "model: memory-level parallelism %u is not valid; valid: 0 (not "
-                               "known) or 1 to %u outstanding misses", opts->mlp,
-                       TOPSYNC_MODEL_MAX_MLP);
+        return ts_fail(EINVAL,
+                       "model: memory-level parallelism %u is not valid; valid: 0 (not "
+                       "known) or 1 to %u outstanding misses",
+                       opts->mlp, TOPSYNC_MODEL_MAX_MLP);
     int rc = check_ns("cross_package_ns", opts->cross_package_ns);
     for (int l = 0; l < TOPSYNC_MODEL_NLEVELS && rc == 0; l++)
         rc = check_ns(level_names[l], opts->level_ns[l]);
@@ -412,8 +428,8 @@ int topsync_model_create(topsync_model_t **out, const topsync_topology_t *t,
             rc = copy_table(opts->c2c_ns, opts->c2c_cpus, &n, &ns);
         }
         if (rc == 0) {
-            double cross = opts->cross_package_ns ? opts->cross_package_ns
-                                                  : TOPSYNC_MODEL_CROSS_PACKAGE_NS;
+            double cross =
+                opts->cross_package_ns ? opts->cross_package_ns : TOPSYNC_MODEL_CROSS_PACKAGE_NS;
             rc = map_table(m, t, name, n, cross * scale);
         }
         if (rc == 0 && !(m->table = malloc((size_t)n * n * sizeof *m->table)))

@@ -14,27 +14,26 @@ typedef int64_t ts_ps;
 
 struct topsync_model {
     const topsync_topology_t *topology; /* the caller's; outlives the model */
-    unsigned pu_limit;      /* largest PU OS index + 1 */
-    bool derived;           /* per-level latencies, else a table */
+    unsigned pu_limit;                  /* largest PU OS index + 1 */
+    bool derived;                       /* per-level latencies, else a table */
     /* table: table_n x table_n, full (symmetric), in ps */
     unsigned table_n;
     ts_ps *table;
-    int *table_index;       /* [pu_limit]: the PU's table CPU, -1: not a PU */
-    int *package;           /* [pu_limit]: package unit (per-package tables) */
+    int *table_index; /* [pu_limit]: the PU's table CPU, -1: not a PU */
+    int *package;     /* [pu_limit]: package unit (per-package tables) */
     bool per_package;
     ts_ps cross_package_ps;
     /* The unit of each level holding the PU (-1: none), and the level class
      * of a pair sharing that unit (model/machine.c, "Levels of a pair"). */
-    int *unit[TOPSYNC_MODEL_MACHINE];                  /* [level][pu_limit] */
+    int *unit[TOPSYNC_MODEL_MACHINE];                         /* [level][pu_limit] */
     topsync_model_level_t *unit_class[TOPSYNC_MODEL_MACHINE]; /* [level][pu_limit] */
-    ts_ps level_ps[TOPSYNC_MODEL_NLEVELS];             /* derived tables */
-    unsigned mlp;           /* outstanding misses per core; 0: not known */
+    ts_ps level_ps[TOPSYNC_MODEL_NLEVELS];                    /* derived tables */
+    unsigned mlp; /* outstanding misses per core; 0: not known */
     char description[512];
 };
 
 /* The level class of two distinct PUs of the model. */
-static inline topsync_model_level_t ts_model_level(const topsync_model_t *m, unsigned a,
-                                                   unsigned b)
+static inline topsync_model_level_t ts_model_level(const topsync_model_t *m, unsigned a, unsigned b)
 {
     for (int l = 0; l < TOPSYNC_MODEL_MACHINE; l++)
         if (m->unit[l][a] >= 0 && m->unit[l][a] == m->unit[l][b])

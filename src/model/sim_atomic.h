@@ -19,15 +19,15 @@
 #undef atomic_compare_exchange_weak_explicit
 #undef atomic_thread_fence
 
-#define atomic_load_explicit(p, order)                                                  \
-    (_Generic((p), _Atomic uint32_t *: ts_sim_load)((p), (order)))
-#define atomic_store_explicit(p, v, order)                                              \
-    ((void)(order), _Generic((p), _Atomic uint32_t *: ts_sim_store)((p), (v)))
-#define atomic_exchange_explicit(p, v, order)                                           \
-    ((void)(order), _Generic((p), _Atomic uint32_t *: ts_sim_exchange)((p), (v)))
-#define atomic_fetch_add_explicit(p, v, order)                                          \
-    ((void)(order), _Generic((p), _Atomic uint32_t *: ts_sim_fetch_add)((p), (v)))
-#define atomic_compare_exchange_strong_explicit(p, e, d, so, fo)                        \
+#define atomic_load_explicit(p, order) \
+    (_Generic((p), _Atomic uint32_t * : ts_sim_load)((p), (order)))
+#define atomic_store_explicit(p, v, order) \
+    ((void)(order), _Generic((p), _Atomic uint32_t * : ts_sim_store)((p), (v)))
+#define atomic_exchange_explicit(p, v, order) \
+    ((void)(order), _Generic((p), _Atomic uint32_t * : ts_sim_exchange)((p), (v)))
+#define atomic_fetch_add_explicit(p, v, order) \
+    ((void)(order), _Generic((p), _Atomic uint32_t * : ts_sim_fetch_add)((p), (v)))
+#define atomic_compare_exchange_strong_explicit(p, e, d, so, fo) \
     ((void)(so), (void)(fo),                                                            \
      _Generic((p), _Atomic uint32_t *: ts_sim_compare_exchange)((p), (e), (d)))
 #define atomic_compare_exchange_weak_explicit atomic_compare_exchange_strong_explicit

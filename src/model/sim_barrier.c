@@ -31,8 +31,7 @@
 TS_ALGORITHM_LIST(SIM_DECLARE)
 #undef SIM_DECLARE
 #define SIM_ADDRESS(stem, name) &ts_sim_algo_##stem,
-static const ts_algorithm *const sim_algorithms[TS_NALGORITHMS] = {
-    TS_ALGORITHM_LIST(SIM_ADDRESS)};
+static const ts_algorithm *const sim_algorithms[TS_NALGORITHMS] = {TS_ALGORITHM_LIST(SIM_ADDRESS)};
 #undef SIM_ADDRESS
 
 #define SIM_MAX_PARTICIPANTS 8192u
@@ -57,9 +56,9 @@ struct run {
     topsync_barrier_t *b;
     unsigned n;
     uint64_t warmup, total;
-    ts_ps *first, *last;   /* entry of the first timed episode, exit of the last */
-    uint64_t *entered;     /* last episode each participant entered */
-    uint64_t *left;        /* last episode each participant left */
+    ts_ps *first, *last; /* entry of the first timed episode, exit of the last */
+    uint64_t *entered;   /* last episode each participant entered */
+    uint64_t *left;      /* last episode each participant left */
     struct episode_slot slots[4];
     char violation[256];
 };
@@ -96,15 +95,17 @@ static void leave(struct run *r, unsigned rank, uint64_t e)
     if (s->episode == e && s->entered == r->n) {
         snprintf(r->violation, sizeof r->violation,
                  "participant %u left episode %llu at %.1f ns, before participant %u entered "
-                 "it (at %.1f ns)", rank, (unsigned long long)e, (double)now / 1000,
-                 s->last_rank, (double)s->last_entry / 1000);
+                 "it (at %.1f ns)",
+                 rank, (unsigned long long)e, (double)now / 1000, s->last_rank,
+                 (double)s->last_entry / 1000);
     } else {
         unsigned missing = 0;
         while (missing < r->n && r->entered[missing] >= e)
             missing++;
         snprintf(r->violation, sizeof r->violation,
                  "participant %u left episode %llu at %.1f ns while participant %u had not "
-                 "entered it", rank, (unsigned long long)e, (double)now / 1000, missing);
+                 "entered it",
+                 rank, (unsigned long long)e, (double)now / 1000, missing);
     }
     ts_sim_stop();
 }
@@ -123,8 +124,8 @@ static void body(unsigned rank, void *arg)
 }
 
 /* "0, 1, 5, ... (N in all)" of the ranks for which pick() holds. */
-static void rank_list(const struct run *r, int (*pick)(const struct run *, unsigned),
-                      char *buf, size_t len)
+static void rank_list(const struct run *r, int (*pick)(const struct run *, unsigned), char *buf,
+                      size_t len)
 {
     unsigned count = 0;
     size_t used = 0;
@@ -154,8 +155,9 @@ static int deadlock_report(const struct run *r, const char *resolved)
             stuck = r->entered[q];
     char waiting[160];
     rank_list(r, unfinished, waiting, sizeof waiting);
-    return ts_fail(EDEADLK, "simulated %s hangs: in episode %llu every participant still "
-                            "running waits for a word nobody will write (waiting: %s)",
+    return ts_fail(EDEADLK,
+                   "simulated %s hangs: in episode %llu every participant still "
+                   "running waits for a word nobody will write (waiting: %s)",
                    resolved, (unsigned long long)stuck, waiting);
 }
 
@@ -175,15 +177,20 @@ static int check_options(const topsync_model_t *m, unsigned n, const hwloc_const
         return ts_fail(EINVAL, "simulation: %u participants; valid: 1 to %u", n,
                        SIM_MAX_PARTICIPANTS);
     if (o->episodes > SIM_MAX_EPISODES || o->warmup > SIM_MAX_EPISODES)
-        return ts_fail(EINVAL, "simulation: %u episodes and %u warm-up ones; valid: up to %u "
-                               "each", o->episodes, o->warmup, SIM_MAX_EPISODES);
+        return ts_fail(EINVAL,
+                       "simulation: %u episodes and %u warm-up ones; valid: up to %u "
+                       "each",
+                       o->episodes, o->warmup, SIM_MAX_EPISODES);
     if ((unsigned)o->fault > TOPSYNC_SIM_FAULT_SKIP_WAIT)
-        return ts_fail(EINVAL, "simulation: fault %d unknown; valid: none, skip-arrival, "
-                               "skip-wait", (int)o->fault);
+        return ts_fail(EINVAL,
+                       "simulation: fault %d unknown; valid: none, skip-arrival, "
+                       "skip-wait",
+                       (int)o->fault);
     if (o->mlp > TOPSYNC_MODEL_MAX_MLP)
-        return ts_fail(EINVAL, "simulation: memory-level parallelism %u; valid: 0 (the "
-                               "model's) or 1 to %u outstanding misses", o->mlp,
-                       TOPSYNC_MODEL_MAX_MLP);
+        return ts_fail(EINVAL,
+                       "simulation: memory-level parallelism %u; valid: 0 (the "
+                       "model's) or 1 to %u outstanding misses",
+                       o->mlp, TOPSYNC_MODEL_MAX_MLP);
     if (o->fault != TOPSYNC_SIM_FAULT_NONE && o->fault_rank >= n)
         return ts_fail(EINVAL, "simulation: fault on participant %u of %u", o->fault_rank, n);
     hwloc_bitmap_t used = hwloc_bitmap_alloc();
@@ -193,12 +200,16 @@ static int check_options(const topsync_model_t *m, unsigned n, const hwloc_const
     for (unsigned i = 0; i < n && rc == 0; i++) {
         int first = sets[i] ? hwloc_bitmap_first(sets[i]) : -1;
         if (first < 0 || !ts_model_has_pu(m, (unsigned)first))
-            rc = ts_fail(EINVAL, "simulation: participant %u is bound to no PU of the model's "
-                                 "topology", i);
+            rc = ts_fail(EINVAL,
+                         "simulation: participant %u is bound to no PU of the model's "
+                         "topology",
+                         i);
         else if (hwloc_bitmap_isset(used, (unsigned)first))
-            rc = ts_fail(EINVAL, "simulation: participants share PU %d (%u participants on the "
-                                 "topology's PUs); the model has no scheduler, so give each "
-                                 "its own PU", first, n);
+            rc = ts_fail(EINVAL,
+                         "simulation: participants share PU %d (%u participants on the "
+                         "topology's PUs); the model has no scheduler, so give each "
+                         "its own PU",
+                         first, n);
         else {
             hwloc_bitmap_set(used, (unsigned)first);
             pu[i] = (unsigned)first;
@@ -260,10 +271,21 @@ int topsync_sim_barrier(const topsync_model_t *m, unsigned n, const hwloc_const_
         goto out;
     }
     struct ts_sim_config cfg = {
-        .model = m, .n = n, .pu = pu, .base = r.b->base, .size = r.b->size,
-        .line = r.b->line, .first_touch = first_touch, .seed = opts->seed,
-        .fault = opts->fault, .fault_rank = opts->fault_rank, .body = body, .arg = &r,
-        .mlp = opts->mlp ? opts->mlp : m->mlp ? m->mlp : 1,
+        .model = m,
+        .n = n,
+        .pu = pu,
+        .base = r.b->base,
+        .size = r.b->size,
+        .line = r.b->line,
+        .first_touch = first_touch,
+        .seed = opts->seed,
+        .fault = opts->fault,
+        .fault_rank = opts->fault_rank,
+        .body = body,
+        .arg = &r,
+        .mlp = opts->mlp ? opts->mlp
+               : m->mlp  ? m->mlp
+                         : 1,
     };
     res->mlp = cfg.mlp;
     struct ts_sim_stats stats;

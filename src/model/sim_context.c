@@ -89,10 +89,10 @@ int ts_context_make(ts_context *ctx, void *stack, size_t size, void (*entry)(voi
      * MXCSR 0x1f80 and x87 0x037f, their reset values */
     uint64_t *sp = (uint64_t *)top;
     *--sp = (uint64_t)(uintptr_t)ts_context_start;
-    *--sp = 0;                               /* rbp */
-    *--sp = (uint64_t)(uintptr_t)entry;      /* rbx */
+    *--sp = 0;                          /* rbp */
+    *--sp = (uint64_t)(uintptr_t)entry; /* rbx */
     for (int r = 0; r < 4; r++)
-        *--sp = 0;                           /* r12..r15 */
+        *--sp = 0; /* r12..r15 */
     *--sp = 0x1f80u | ((uint64_t)0x037fu << 32);
     ctx->sp = sp;
     return 0;

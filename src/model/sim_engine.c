@@ -35,10 +35,10 @@
 
 enum proc_state { READY, RUNNING, PARKED, DONE };
 
-struct cached {       /* a participant's copy of a line */
-    uint32_t key;     /* line index + 1; 0: empty slot */
-    uint32_t gen;     /* the line's generation when the copy was taken */
-    ts_ps ready;      /* when the copy arrived */
+struct cached {   /* a participant's copy of a line */
+    uint32_t key; /* line index + 1; 0: empty slot */
+    uint32_t gen; /* the line's generation when the copy was taken */
+    ts_ps ready;  /* when the copy arrived */
 };
 
 struct proc {
@@ -47,13 +47,13 @@ struct proc {
     size_t stack_map_size;
     unsigned rank, pu;
     ts_ps clock;
-    ts_ps stores_done;   /* commit time of the latest store */
+    ts_ps stores_done; /* commit time of the latest store */
     uint64_t tiebreak;
     enum proc_state state;
     struct proc *next_parked;
     struct cached *cache; /* open addressing, power-of-two capacity */
     uint32_t cache_cap, cache_used;
-    ts_ps *outstanding;   /* arrival times of misses in flight, [mlp - 1] */
+    ts_ps *outstanding; /* arrival times of misses in flight, [mlp - 1] */
     unsigned noutstanding;
 };
 
@@ -64,9 +64,9 @@ struct sharer {
 
 struct line {
     uint32_t gen;
-    int owner;            /* rank of the last writer (initially the first toucher) */
-    ts_ps owner_ready;    /* when its copy is complete */
-    ts_ps busy_until;     /* the last exclusive request served ends here */
+    int owner;         /* rank of the last writer (initially the first toucher) */
+    ts_ps owner_ready; /* when its copy is complete */
+    ts_ps busy_until;  /* the last exclusive request served ends here */
     struct sharer *sharers;
     uint32_t nsharers, cap;
     struct proc *parked;
@@ -347,8 +347,8 @@ static void write_line(struct sim *s, struct proc *p, size_t index, bool rmw)
     drain(p); /* the write is ordered after the participant's loads */
     ts_ps now = p->clock;
     const struct cached *c = cache_get(p, index);
-    bool exclusive = l->owner == (int)p->rank && l->nsharers == 0 && !l->parked && c &&
-                     c->gen == l->gen;
+    bool exclusive =
+        l->owner == (int)p->rank && l->nsharers == 0 && !l->parked && c && c->gen == l->gen;
     ts_ps start = max_ps(now, l->busy_until);
     if (rmw)
         start = max_ps(start, p->stores_done);
@@ -469,8 +469,7 @@ bool ts_sim_compare_exchange(_Atomic uint32_t *word, uint32_t *expected, uint32_
     size_t index;
     if (!simulated(word, &s, &index))
         return atomic_compare_exchange_strong_explicit(word, expected, desired,
-                                                       memory_order_seq_cst,
-                                                       memory_order_seq_cst);
+                                                       memory_order_seq_cst, memory_order_seq_cst);
     struct proc *p = s->cur;
     event_begin(s, p);
     ts_ps issued = p->clock;
@@ -641,8 +640,8 @@ int ts_sim_run(const struct ts_sim_config *c, struct ts_sim_stats *stats)
     if (!c->line || (c->line & (c->line - 1)))
         return ts_fail(EINVAL, "simulation: line size %zu is not a power of two", c->line);
     if (c->mlp < 1 || c->mlp > TOPSYNC_MODEL_MAX_MLP)
-        return ts_fail(EINVAL, "simulation: memory-level parallelism %u; valid: 1 to %u",
-                       c->mlp, TOPSYNC_MODEL_MAX_MLP);
+        return ts_fail(EINVAL, "simulation: memory-level parallelism %u; valid: 1 to %u", c->mlp,
+                       TOPSYNC_MODEL_MAX_MLP);
     struct sim s;
     memset(&s, 0, sizeof s);
     s.cfg = c;
@@ -676,8 +675,7 @@ int ts_sim_run(const struct ts_sim_config *c, struct ts_sim_stats *stats)
     stats->nparked = 0;
     for (unsigned r = 0; r < c->n; r++)
         stats->nparked += s.procs[r].state == PARKED;
-    stats->outcome = s.stopped ? TS_SIM_STOPPED
-                     : s.ndone == c->n ? TS_SIM_DONE : TS_SIM_DEADLOCK;
+    stats->outcome = s.stopped ? TS_SIM_STOPPED : s.ndone == c->n ? TS_SIM_DONE : TS_SIM_DEADLOCK;
     bool oom = s.oom;
     free_sim(&s);
     if (oom)

@@ -15,15 +15,15 @@
 struct ts_sim_config {
     const topsync_model_t *model;
     unsigned n;
-    const unsigned *pu;          /* [n]: the PU (OS index) each participant runs on */
-    unsigned char *base;         /* the simulated segment: words here are events */
-    size_t size, line;           /* its bytes, and the coherence unit */
+    const unsigned *pu;  /* [n]: the PU (OS index) each participant runs on */
+    unsigned char *base; /* the simulated segment: words here are events */
+    size_t size, line;   /* its bytes, and the coherence unit */
     /* who first touched line `index` (its initial holder): a participant */
     unsigned (*first_touch)(size_t index, void *arg);
     uint64_t seed;
     topsync_sim_fault_t fault;
     unsigned fault_rank;
-    unsigned mlp;                /* outstanding misses per participant, >= 1 */
+    unsigned mlp; /* outstanding misses per participant, >= 1 */
     /* each participant runs body(rank, arg) */
     void (*body)(unsigned rank, void *arg);
     void *arg;
@@ -38,7 +38,7 @@ enum ts_sim_outcome {
 struct ts_sim_stats {
     enum ts_sim_outcome outcome;
     uint64_t events;
-    unsigned nparked;     /* participants left waiting (DEADLOCK) */
+    unsigned nparked; /* participants left waiting (DEADLOCK) */
 };
 
 /* Run the simulation to its end. 0, or -ENOMEM / -EINVAL with a message. */

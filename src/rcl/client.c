@@ -18,8 +18,10 @@ int topsync_rcl_lock_create(topsync_rcl_server_t *s, topsync_rcl_lock_t **out)
         return ts_fail(EINVAL, "topsync_rcl_lock_create: NULL argument");
     *out = NULL;
     if (!ts_rcl_server_is_live(s))
-        return ts_fail(EINVAL, "topsync_rcl_lock_create: server %p was stopped (or is not an "
-                               "RCL server)", (void *)s);
+        return ts_fail(EINVAL,
+                       "topsync_rcl_lock_create: server %p was stopped (or is not an "
+                       "RCL server)",
+                       (void *)s);
     void *mem;
     if (posix_memalign(&mem, s->line, 2 * s->line))
         return ts_fail(ENOMEM, "out of memory");
@@ -64,8 +66,10 @@ int topsync_rcl_lock_destroy(topsync_rcl_lock_t *l)
     pthread_mutex_lock(&rt->mutex);
     if (lock_has_pending(l)) {
         pthread_mutex_unlock(&rt->mutex);
-        return ts_fail(EBUSY, "topsync_rcl_lock_destroy: a critical section of lock %p is "
-                              "pending or running", (void *)l);
+        return ts_fail(EBUSY,
+                       "topsync_rcl_lock_destroy: a critical section of lock %p is "
+                       "pending or running",
+                       (void *)l);
     }
     /* The thread that ran the lock's last critical section drops busy just
      * after publishing its completion: wait for that store. acquire: pairs
@@ -76,8 +80,7 @@ int topsync_rcl_lock_destroy(topsync_rcl_lock_t *l)
     s->nlocks--;
     if (rt->quarantine_len == RCL_QUARANTINE) {
         free(rt->quarantine[0]);
-        memmove(rt->quarantine, rt->quarantine + 1,
-                (RCL_QUARANTINE - 1) * sizeof *rt->quarantine);
+        memmove(rt->quarantine, rt->quarantine + 1, (RCL_QUARANTINE - 1) * sizeof *rt->quarantine);
         rt->quarantine_len--;
     }
     rt->quarantine[rt->quarantine_len++] = l;
@@ -138,8 +141,10 @@ static int new_slot(topsync_rcl_server_t *s, struct rcl_slot **out)
         unsigned n = atomic_load_explicit(&s->nslots, memory_order_relaxed);
         if (n >= s->max_slots) {
             pthread_mutex_unlock(&s->slots_mutex);
-            return ts_fail(ENOSPC, "topsync_rcl_execute: more than %u client threads on the "
-                                   "server on core %u (max_clients)", s->max_slots, s->core);
+            return ts_fail(ENOSPC,
+                           "topsync_rcl_execute: more than %u client threads on the "
+                           "server on core %u (max_clients)",
+                           s->max_slots, s->core);
         }
         if (n % RCL_CHUNK_SLOTS == 0) {
             void *chunk;
@@ -216,11 +221,14 @@ int topsync_rcl_execute_checked(topsync_rcl_lock_t *lock, topsync_rcl_fn_t fn, v
     if (!lock || !fn)
         return ts_fail(EINVAL, "topsync_rcl_execute: %s is NULL", lock ? "fn" : "lock");
     if (atomic_load_explicit(&lock->state, memory_order_relaxed) != LOCK_LIVE)
-        return ts_fail(EINVAL, "topsync_rcl_execute: lock %p was destroyed (or is not an RCL "
-                               "lock)", (void *)lock);
+        return ts_fail(EINVAL,
+                       "topsync_rcl_execute: lock %p was destroyed (or is not an RCL "
+                       "lock)",
+                       (void *)lock);
     if (__builtin_expect(ts_rcl_running_lock == lock, 0))
-        return ts_fail(EDEADLK, "topsync_rcl_execute: called on lock %p from inside one of its "
-                                "own critical sections: it would wait for itself forever",
+        return ts_fail(EDEADLK,
+                       "topsync_rcl_execute: called on lock %p from inside one of its "
+                       "own critical sections: it would wait for itself forever",
                        (void *)lock);
     topsync_rcl_server_t *s = lock->server;
     int rc = 0;

@@ -17,10 +17,10 @@
 #define KIND_BOUND 2u
 
 struct ts_alloc_header {
-    size_t size;   /* the caller's size */
-    size_t mapped; /* KIND_BOUND: bytes to give hwloc_free() */
+    size_t size;                         /* the caller's size */
+    size_t mapped;                       /* KIND_BOUND: bytes to give hwloc_free() */
     struct ts_alloc_header *prev, *next; /* recorded list */
-    topsync_rcl_runtime_t *owner; /* the runtime whose counters hold it */
+    topsync_rcl_runtime_t *owner;        /* the runtime whose counters hold it */
     uint32_t kind;
     uint32_t magic;
     uint32_t recorded;
@@ -104,14 +104,15 @@ size_t ts_rcl_alloc_live(topsync_rcl_runtime_t *rt)
 void *topsync_rcl_malloc(topsync_rcl_runtime_t *rt, size_t size)
 {
     if (!rt || !ts_rcl_runtime_is_live(rt)) {
-        ts_fail(EINVAL, "topsync_rcl_malloc: %s", rt ? "the runtime was destroyed (or is not "
-                                                       "an RCL runtime)" : "NULL runtime");
+        ts_fail(EINVAL, "topsync_rcl_malloc: %s",
+                rt ? "the runtime was destroyed (or is not "
+                     "an RCL runtime)"
+                   : "NULL runtime");
         errno = EINVAL;
         return NULL;
     }
     if (size > SIZE_MAX - sizeof(struct ts_alloc_header) - page_size()) {
-        ts_fail(ENOMEM, "topsync_rcl_malloc: %zu bytes is more than any allocation can hold",
-                size);
+        ts_fail(ENOMEM, "topsync_rcl_malloc: %zu bytes is more than any allocation can hold", size);
         errno = ENOMEM;
         return NULL;
     }
@@ -174,18 +175,19 @@ void *topsync_rcl_calloc(topsync_rcl_runtime_t *rt, size_t count, size_t size)
 
 /* The header of a live block of runtime rt; aborts with a message on any
  * other pointer (free and realloc return no error). */
-static struct ts_alloc_header *header_of(topsync_rcl_runtime_t *rt, void *block,
-                                         const char *what)
+static struct ts_alloc_header *header_of(topsync_rcl_runtime_t *rt, void *block, const char *what)
 {
     struct ts_alloc_header *h = (struct ts_alloc_header *)block - 1;
     if (h->magic != HEADER_MAGIC) {
-        fprintf(stderr, "topsync: %s: %p was not allocated by topsync_rcl_malloc "
-                        "(or was freed already)\n", what, block);
+        fprintf(stderr,
+                "topsync: %s: %p was not allocated by topsync_rcl_malloc "
+                "(or was freed already)\n",
+                what, block);
         abort();
     }
     if (h->owner != rt) {
-        fprintf(stderr, "topsync: %s: block %p belongs to runtime %p, not to runtime %p\n",
-                what, block, (void *)h->owner, (void *)rt);
+        fprintf(stderr, "topsync: %s: block %p belongs to runtime %p, not to runtime %p\n", what,
+                block, (void *)h->owner, (void *)rt);
         abort();
     }
     return h;

@@ -51,7 +51,7 @@ struct topsync_rcl_runtime {
     unsigned nservers_alloc; /* rt->nservers, as the allocator last saw it */
     size_t live_blocks;
     struct ts_alloc_header *recorded; /* doubly linked */
-    topsync_rcl_alloc_stats_t stats; /* memory_node: filled from the atomic */
+    topsync_rcl_alloc_stats_t stats;  /* memory_node: filled from the atomic */
 };
 
 /* The cpuset of NUMA node `node` as topsync_rcl_memory_node() numbers them. */
@@ -113,11 +113,11 @@ struct server_lines {
     _Atomic uint32_t doorbell; /* read by every client, written on sleep/wake */
 };
 struct server_control {
-    _Atomic uint32_t cs_seq;  /* odd while a critical section runs */
-    _Atomic uint32_t active;  /* id of the scanning thread */
+    _Atomic uint32_t cs_seq; /* odd while a critical section runs */
+    _Atomic uint32_t active; /* id of the scanning thread */
     _Atomic uint32_t stop;
     _Atomic uint32_t standby_word; /* futex the standbys time out on */
-    _Atomic uint32_t standbys; /* 0 or 1 */
+    _Atomic uint32_t standbys;     /* 0 or 1 */
     _Atomic uint32_t parked;
     _Atomic uint32_t park_word;
     _Atomic unsigned long takeovers;
@@ -149,7 +149,6 @@ struct topsync_rcl_server {
     unsigned nthreads, cap_threads, next_id;
     int bind_error; /* first thread's binding result */
     bool first_started;
-
 };
 
 static_assert(sizeof(struct rcl_slot) <= 64, "a request fits the smallest line we use");

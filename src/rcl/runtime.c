@@ -117,18 +117,24 @@ int topsync_rcl_runtime_destroy(topsync_rcl_runtime_t *rt)
     if (!rt)
         return 0;
     if (!ts_rcl_runtime_is_live(rt))
-        return ts_fail(EINVAL, "topsync_rcl_runtime_destroy: runtime %p was destroyed already "
-                               "(or is not an RCL runtime)", (void *)rt);
+        return ts_fail(EINVAL,
+                       "topsync_rcl_runtime_destroy: runtime %p was destroyed already "
+                       "(or is not an RCL runtime)",
+                       (void *)rt);
     pthread_mutex_lock(&rt->mutex);
     unsigned n = rt->nservers;
     pthread_mutex_unlock(&rt->mutex);
     if (n)
-        return ts_fail(EBUSY, "topsync_rcl_runtime_destroy: %u server(s) still running; "
-                              "stop them first", n);
+        return ts_fail(EBUSY,
+                       "topsync_rcl_runtime_destroy: %u server(s) still running; "
+                       "stop them first",
+                       n);
     size_t blocks = ts_rcl_alloc_live(rt);
     if (blocks)
-        return ts_fail(EBUSY, "topsync_rcl_runtime_destroy: %zu block(s) of "
-                              "topsync_rcl_malloc() not freed yet", blocks);
+        return ts_fail(EBUSY,
+                       "topsync_rcl_runtime_destroy: %zu block(s) of "
+                       "topsync_rcl_malloc() not freed yet",
+                       blocks);
     ts_rcl_runtime_unregister(rt);
     runtime_free(rt);
     return 0;

@@ -13,8 +13,10 @@ static ts_registry_t runtimes = TS_REGISTRY_INITIALIZER;
 bool ts_rcl_runtime_is_live(const topsync_rcl_runtime_t *rt)
 {
     /* the link's address is computed, never read: rt may be any pointer */
-    return rt && ts_registry_contains(&runtimes, (const ts_registry_link_t *)((const char *)rt +
-                                                   offsetof(topsync_rcl_runtime_t, live)));
+    return rt &&
+           ts_registry_contains(
+               &runtimes, (const ts_registry_link_t *)((const char *)rt +
+                                                       offsetof(topsync_rcl_runtime_t, live)));
 }
 
 void ts_rcl_runtime_register(topsync_rcl_runtime_t *rt)

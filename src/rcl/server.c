@@ -27,9 +27,10 @@ topsync_rcl_server_t *ts_rcl_server_find_locked(uint64_t uid)
 bool ts_rcl_server_is_live(const topsync_rcl_server_t *s)
 {
     /* the link's address is computed, never read: s may be any pointer */
-    return s && ts_registry_contains(&ts_rcl_servers,
-                                     (const ts_registry_link_t *)((const char *)s +
-                                     offsetof(topsync_rcl_server_t, live)));
+    return s &&
+           ts_registry_contains(&ts_rcl_servers,
+                                (const ts_registry_link_t *)((const char *)s +
+                                                             offsetof(topsync_rcl_server_t, live)));
 }
 
 static void server_free(topsync_rcl_server_t *s)
@@ -65,13 +66,14 @@ static void init_waits(topsync_rcl_server_t *s, topsync_wait_policy_t p)
     enum ts_wait_kind kind = p == TOPSYNC_WAIT_SPIN    ? TS_WAIT_SPIN
                              : p == TOPSYNC_WAIT_YIELD ? TS_WAIT_YIELD
                                                        : TS_WAIT_BLOCK;
-    s->wait_normal = (ts_wait){.kind = kind, .spin_iterations = RCL_CLIENT_SPIN,
-                               .yield_iterations = RCL_CLIENT_YIELDS};
+    s->wait_normal = (ts_wait){
+        .kind = kind, .spin_iterations = RCL_CLIENT_SPIN, .yield_iterations = RCL_CLIENT_YIELDS};
     /* more clients and servers than CPUs: the server most likely needs our
      * CPU, give it up at once (as the barrier does, see barrier.c) */
-    s->wait_oversubscribed = (ts_wait){.kind = kind, .spin_iterations = 0,
-                                       .yield_iterations = RCL_CLIENT_YIELDS_OVERSUBSCRIBED};
-    s->wait_short_spin = (ts_wait){.kind = kind, .spin_iterations = RCL_CLIENT_SHORT_SPIN,
+    s->wait_oversubscribed = (ts_wait){
+        .kind = kind, .spin_iterations = 0, .yield_iterations = RCL_CLIENT_YIELDS_OVERSUBSCRIBED};
+    s->wait_short_spin = (ts_wait){.kind = kind,
+                                   .spin_iterations = RCL_CLIENT_SHORT_SPIN,
                                    .yield_iterations = RCL_CLIENT_YIELDS_OVERSUBSCRIBED};
 }
 
@@ -81,8 +83,10 @@ int topsync_rcl_server_start(topsync_rcl_runtime_t *rt, int core, topsync_rcl_se
         return ts_fail(EINVAL, "topsync_rcl_server_start: NULL argument");
     *out = NULL;
     if (!ts_rcl_runtime_is_live(rt))
-        return ts_fail(EINVAL, "topsync_rcl_server_start: runtime %p was destroyed (or is not "
-                               "an RCL runtime)", (void *)rt);
+        return ts_fail(EINVAL,
+                       "topsync_rcl_server_start: runtime %p was destroyed (or is not "
+                       "an RCL runtime)",
+                       (void *)rt);
     pthread_mutex_lock(&rt->mutex);
     int rc = 0;
     unsigned chosen;
@@ -91,8 +95,10 @@ int topsync_rcl_server_start(topsync_rcl_runtime_t *rt, int core, topsync_rcl_se
         if (rc < 0)
             goto unlock;
     } else if (core < 0 || (unsigned)core >= rt->topo->ncores) {
-        rc = ts_fail(EINVAL, "topsync_rcl_server_start: core %d out of range; valid: 0 to %u "
-                             "or TOPSYNC_RCL_CORE_AUTO", core, rt->topo->ncores - 1);
+        rc = ts_fail(EINVAL,
+                     "topsync_rcl_server_start: core %d out of range; valid: 0 to %u "
+                     "or TOPSYNC_RCL_CORE_AUTO",
+                     core, rt->topo->ncores - 1);
         goto unlock;
     } else {
         chosen = (unsigned)core;
@@ -109,9 +115,10 @@ int topsync_rcl_server_start(topsync_rcl_runtime_t *rt, int core, topsync_rcl_se
         char *core_str = NULL, *proc_str = NULL;
         hwloc_bitmap_list_asprintf(&core_str, obj->cpuset);
         hwloc_bitmap_list_asprintf(&proc_str, rt->process_cpuset);
-        rc = ts_fail(EINVAL, "topsync_rcl_server_start: core %u (PUs %s) is outside the "
-                             "process's cpuset (PUs %s)", chosen, core_str ? core_str : "?",
-                     proc_str ? proc_str : "?");
+        rc = ts_fail(EINVAL,
+                     "topsync_rcl_server_start: core %u (PUs %s) is outside the "
+                     "process's cpuset (PUs %s)",
+                     chosen, core_str ? core_str : "?", proc_str ? proc_str : "?");
         free(core_str);
         free(proc_str);
         hwloc_bitmap_free(s->cpuset);
@@ -213,8 +220,10 @@ int topsync_rcl_server_stop(topsync_rcl_server_t *s)
     if (s->nlocks) {
         unsigned n = s->nlocks;
         pthread_mutex_unlock(&rt->mutex);
-        return ts_fail(EBUSY, "topsync_rcl_server_stop: %u lock(s) still attached to the "
-                              "server on core %u; destroy them first", n, s->core);
+        return ts_fail(EBUSY,
+                       "topsync_rcl_server_stop: %u lock(s) still attached to the "
+                       "server on core %u; destroy them first",
+                       n, s->core);
     }
     ts_registry_remove(&ts_rcl_servers, &s->live);
     server_join_all(s);

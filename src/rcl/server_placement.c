@@ -100,8 +100,7 @@ static int check_core(const topsync_rcl_usage_t *u, unsigned core, const char *w
     return 0;
 }
 
-static int add(topsync_rcl_usage_t *u, unsigned *counts, unsigned core, int delta,
-               const char *what)
+static int add(topsync_rcl_usage_t *u, unsigned *counts, unsigned core, int delta, const char *what)
 {
     int rc = check_core(u, core, what);
     if (rc < 0)
@@ -166,8 +165,7 @@ int topsync_rcl_memory_node(const topsync_rcl_usage_t *u, int *node)
     return 0;
 }
 
-int topsync_rcl_place_server(topsync_rcl_usage_t *u, topsync_rcl_policy_t policy,
-                             unsigned *core)
+int topsync_rcl_place_server(topsync_rcl_usage_t *u, topsync_rcl_policy_t policy, unsigned *core)
 {
     if (!u || !core)
         return ts_fail(EINVAL, "topsync_rcl_place_server: NULL argument");
@@ -206,12 +204,11 @@ int topsync_rcl_place_server(topsync_rcl_usage_t *u, topsync_rcl_policy_t policy
         for (unsigned n = 0; n < u->nnodes; n++) {
             int has_candidate = 0;
             for (unsigned c = 0; c < u->ncores && !has_candidate; c++)
-                has_candidate = u->node_of[c] == n && !u->servers[c] &&
-                                (allow_app || !u->app_threads[c]);
+                has_candidate =
+                    u->node_of[c] == n && !u->servers[c] && (allow_app || !u->app_threads[c]);
             if (!has_candidate)
                 continue;
-            if (best < 0 ||
-                (policy == TOPSYNC_RCL_PACK && node_servers[n] > node_servers[best]) ||
+            if (best < 0 || (policy == TOPSYNC_RCL_PACK && node_servers[n] > node_servers[best]) ||
                 (policy == TOPSYNC_RCL_SPREAD && node_servers[n] < node_servers[best]))
                 best = (int)n;
         }
@@ -266,8 +263,8 @@ int topsync_rcl_place_worker(topsync_rcl_usage_t *u, unsigned *core)
             element = up;
             unsigned count = cores_inside(u, element);
             for (unsigned j = 0; j < count; j++) {
-                hwloc_obj_t o = hwloc_get_obj_inside_cpuset_by_type(h, element->cpuset,
-                                                                    u->topo->core_type, j);
+                hwloc_obj_t o =
+                    hwloc_get_obj_inside_cpuset_by_type(h, element->cpuset, u->topo->core_type, j);
                 unsigned c = o->logical_index;
                 if (!u->servers[c] && u->workers[c] < limit) {
                     u->workers[c]++;

@@ -43,8 +43,7 @@ static bool become_standby(topsync_rcl_server_t *s)
     while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
         uint32_t none = 0;
         /* seq_cst: the Dekker pair above, with the store in leave_standby() */
-        if (atomic_compare_exchange_strong_explicit(&c->standbys, &none, 1,
-                                                    memory_order_seq_cst,
+        if (atomic_compare_exchange_strong_explicit(&c->standbys, &none, 1, memory_order_seq_cst,
                                                     memory_order_seq_cst))
             return true;
         uint32_t word = atomic_load_explicit(&c->park_word, memory_order_relaxed);
@@ -102,9 +101,9 @@ static void standby(topsync_rcl_server_t *s, uint32_t self)
             uint32_t cur = atomic_load_explicit(&c->active, memory_order_relaxed);
             /* acq_rel: orders our scanning after everything the previous
              * active thread published before its critical section */
-            if (cur != self && atomic_compare_exchange_strong_explicit(
-                                   &c->active, &cur, self, memory_order_acq_rel,
-                                   memory_order_relaxed)) {
+            if (cur != self && atomic_compare_exchange_strong_explicit(&c->active, &cur, self,
+                                                                       memory_order_acq_rel,
+                                                                       memory_order_relaxed)) {
                 atomic_fetch_add_explicit(&c->takeovers, 1, memory_order_relaxed);
                 break;
             }

@@ -57,9 +57,11 @@ int ts_auto_steps_check(void)
     const char *v = ts_getenv("TOPSYNC_AUTO");
     unsigned steps;
     if (v && parse_steps(v, &steps) < 0)
-        return ts_fail(EINVAL, "TOPSYNC_AUTO='%s' is not valid; valid: a comma-separated list of "
-                               "tuning, model, rules (e.g. 'model,rules'; the rules always "
-                               "remain as the last resort)", v);
+        return ts_fail(EINVAL,
+                       "TOPSYNC_AUTO='%s' is not valid; valid: a comma-separated list of "
+                       "tuning, model, rules (e.g. 'model,rules'; the rules always "
+                       "remain as the last resort)",
+                       v);
     return 0;
 }
 
@@ -97,8 +99,7 @@ static void warn_once(const char *msg)
 }
 
 /* This machine's tuning, read or taken from the cache. Under cache_lock. */
-static const topsync_tuning_t *machine_tuning(const topsync_topology_t *t, char *path,
-                                              size_t len)
+static const topsync_tuning_t *machine_tuning(const topsync_topology_t *t, char *path, size_t len)
 {
     if (topsync_tuning_path(t, path, len) < 0)
         return NULL; /* TOPSYNC_TUNING=off, or no cache directory */
@@ -149,8 +150,7 @@ static void describe_results(const topsync_tuning_entry_t *e, char *buf, size_t 
     buf[0] = '\0';
     for (unsigned k = 0; k < e->nresults && k < 4; k++)
         used = append(buf, len, used, "%s%s/%s %.0f ns", k ? ", " : "", e->results[k].algorithm,
-                      topsync_wait_policy_to_string(e->results[k].wait),
-                      e->results[k].latency_ns);
+                      topsync_wait_policy_to_string(e->results[k].wait), e->results[k].latency_ns);
     if (e->nresults > 4)
         append(buf, len, used, " (fastest of %u measured)", e->nresults);
 }
@@ -158,8 +158,8 @@ static void describe_results(const topsync_tuning_entry_t *e, char *buf, size_t 
 static bool tuning_step(const struct ts_auto_request *req, struct ts_auto_choice *out)
 {
     char placement[48], path[4096], figures[400];
-    if (topsync_tuning_placement(req->topology, req->n, req->cpusets, placement,
-                                 sizeof placement) < 0)
+    if (topsync_tuning_placement(req->topology, req->n, req->cpusets, placement, sizeof placement) <
+        0)
         return false;
     pthread_mutex_lock(&cache_lock);
     const topsync_tuning_t *tu = machine_tuning(req->topology, path, sizeof path);
@@ -312,7 +312,8 @@ static int model_robust(const struct ts_auto_request *req, const topsync_model_t
         for (unsigned c = 0; c < mr->nc; c++) {
             topsync_sim_result_t r;
             mr->lat[c][k] = topsync_sim_barrier(m, req->n, req->cpusets, names[c], &so, &r) < 0
-                                ? -1 : r.latency_ns;
+                                ? -1
+                                : r.latency_ns;
             if (mr->lat[c][k] >= 0 && mr->lat[c][k] < mr->best[k])
                 mr->best[k] = mr->lat[c][k];
         }
@@ -333,8 +334,8 @@ static int model_robust(const struct ts_auto_request *req, const topsync_model_t
 }
 
 /* "K=1: combining-tree, K=16: topo:numa/global": the best at each K done. */
-static size_t describe_bests(const struct model_run *mr, char names[][96], char *buf,
-                             size_t len, size_t used)
+static size_t describe_bests(const struct model_run *mr, char names[][96], char *buf, size_t len,
+                             size_t used)
 {
     bool first = true;
     for (unsigned k = 0; k < mr->nk; k++) {
@@ -342,8 +343,7 @@ static size_t describe_bests(const struct model_run *mr, char names[][96], char 
             continue;
         for (unsigned c = 0; c < mr->nc; c++)
             if (mr->lat[c][k] == mr->best[k]) {
-                used = append(buf, len, used, "%sK=%u: %s", first ? "" : ", ", mr->ks[k],
-                              names[c]);
+                used = append(buf, len, used, "%sK=%u: %s", first ? "" : ", ", mr->ks[k], names[c]);
                 first = false;
                 break;
             }
@@ -351,8 +351,8 @@ static size_t describe_bests(const struct model_run *mr, char names[][96], char 
     return used;
 }
 
-static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice *out,
-                       char *note, size_t note_len)
+static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice *out, char *note,
+                       size_t note_len)
 {
     if (!bound_one_per_core(req))
         return false;
@@ -367,16 +367,15 @@ static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice 
         struct stat st = {0};
         if (topsync_tuning_path(req->topology, path, sizeof path) == 0)
             stat(path, &st); /* a new file may bring a new table: a new answer */
-        snprintf(key, sizeof key, "%s/%s/%u/%d/%d/%ld.%ld", fp, placement, req->n,
-                 (int)req->wait, req->processes, (long)st.st_mtim.tv_sec,
-                 (long)st.st_mtim.tv_nsec);
+        snprintf(key, sizeof key, "%s/%s/%u/%d/%d/%ld.%ld", fp, placement, req->n, (int)req->wait,
+                 req->processes, (long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
         pthread_mutex_lock(&cache_lock);
         for (unsigned i = 0; i < 32; i++)
             if (!strcmp(memo[i].key, key)) {
                 bool chose = memo[i].algorithm[0] != '\0';
                 snprintf(out->algorithm, sizeof out->algorithm, "%s", memo[i].algorithm);
-                snprintf(chose ? out->explain : note, chose ? sizeof out->explain : note_len,
-                         "%s", memo[i].explain);
+                snprintf(chose ? out->explain : note, chose ? sizeof out->explain : note_len, "%s",
+                         memo[i].explain);
                 pthread_mutex_unlock(&cache_lock);
                 return chose;
             }
@@ -422,19 +421,20 @@ static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice 
         else
             used = append(explain, sizeof explain, used,
                           "; within %.0f %% of the best at every memory-level parallelism "
-                          "K = %u..%u, at worst %.1f %% behind)", MODEL_MARGIN * 100,
-                          mr.ks[0], mr.ks[mr.nk - 1], (worst - 1) * 100);
+                          "K = %u..%u, at worst %.1f %% behind)",
+                          MODEL_MARGIN * 100, mr.ks[0], mr.ks[mr.nk - 1], (worst - 1) * 100);
     } else {
         used = append(explain, sizeof explain, used,
                       "the model's choice depends on memory-level parallelism not known for "
-                      "this core (model (%s): fastest at ", source);
+                      "this core (model (%s): fastest at ",
+                      source);
         used = describe_bests(&mr, names, explain, sizeof explain, used);
-        used = append(explain, sizeof explain, used, "; none within %.0f %% of the best at "
-                      "every K, the closest %s %.0f %% behind): ", MODEL_MARGIN * 100,
-                      names[chosen], (worst - 1) * 100);
+        used = append(explain, sizeof explain, used,
+                      "; none within %.0f %% of the best at "
+                      "every K, the closest %s %.0f %% behind): ",
+                      MODEL_MARGIN * 100, names[chosen], (worst - 1) * 100);
     }
-    snprintf(robust ? out->explain : note, robust ? sizeof out->explain : note_len, "%s",
-             explain);
+    snprintf(robust ? out->explain : note, robust ? sizeof out->explain : note_len, "%s", explain);
     if (key[0]) {
         pthread_mutex_lock(&cache_lock);
         struct model_memo *slot = &memo[memo_next++ % 32];

@@ -196,8 +196,8 @@ int topsync_groups_build(topsync_groups_t **out, const topsync_topology_t *t, un
         if (!cpusets[i] || hwloc_bitmap_iszero(cpusets[i]))
             return ts_fail(EINVAL, "groups: participant %u has an empty cpuset", i);
         if (!hwloc_bitmap_isincluded(cpusets[i], machine))
-            return ts_fail(EINVAL,
-                           "groups: participant %u is bound to CPUs outside the topology", i);
+            return ts_fail(EINVAL, "groups: participant %u is bound to CPUs outside the topology",
+                           i);
         /* bound to every allowed core (or wider): not bound at all */
         if (t->ncores > 1 && hwloc_bitmap_isincluded(t->allowed, cpusets[i]))
             unbound = 1;
@@ -250,7 +250,8 @@ int topsync_groups_hierarchical(const topsync_groups_t *g)
     return g ? g->hierarchical : 0;
 }
 
-unsigned topsync_groups_levels(const topsync_groups_t *g, topsync_level_t levels[TOPSYNC_MAX_LEVELS])
+unsigned topsync_groups_levels(const topsync_groups_t *g,
+                               topsync_level_t levels[TOPSYNC_MAX_LEVELS])
 {
     if (!g)
         return 0;

@@ -16,7 +16,6 @@
 #include "base/error.h"
 #include "base/keywords.h"
 
-
 int topsync_levels_parse(const char *list, unsigned *mask)
 {
     static const char valid[] = "l2, l3, numa (or node), socket (or package, pack), all";
@@ -30,16 +29,11 @@ int topsync_levels_parse(const char *list, unsigned *mask)
         const char *end = strchr(p, ',');
         size_t len = end ? (size_t)(end - p) : strlen(p);
         static const ts_keyword_t levels[] = {
-            {"l2", TOPSYNC_LEVEL_L2, false},
-            {"l3", TOPSYNC_LEVEL_L3, false},
-            {"numa", TOPSYNC_LEVEL_NUMA, false},
-            {"node", TOPSYNC_LEVEL_NUMA, true},
-            {"numanode", TOPSYNC_LEVEL_NUMA, true},
-            {"socket", TOPSYNC_LEVEL_PACKAGE, false},
-            {"package", TOPSYNC_LEVEL_PACKAGE, true},
-            {"pack", TOPSYNC_LEVEL_PACKAGE, true},
-            {"all", TOPSYNC_LEVELS_ALL, false},
-            {NULL, 0, false},
+            {"l2", TOPSYNC_LEVEL_L2, false},          {"l3", TOPSYNC_LEVEL_L3, false},
+            {"numa", TOPSYNC_LEVEL_NUMA, false},      {"node", TOPSYNC_LEVEL_NUMA, true},
+            {"numanode", TOPSYNC_LEVEL_NUMA, true},   {"socket", TOPSYNC_LEVEL_PACKAGE, false},
+            {"package", TOPSYNC_LEVEL_PACKAGE, true}, {"pack", TOPSYNC_LEVEL_PACKAGE, true},
+            {"all", TOPSYNC_LEVELS_ALL, false},       {NULL, 0, false},
         };
         const ts_keyword_t *k = ts_keyword_find_n(levels, p, len);
         unsigned bit = k ? (unsigned)k->value : 0;
@@ -47,8 +41,8 @@ int topsync_levels_parse(const char *list, unsigned *mask)
             return ts_fail(EINVAL, "unknown level '%.*s' in level list '%s'; valid levels: %s",
                            (int)len, p, list, valid);
         if (m & bit)
-            return ts_fail(EINVAL, "level '%.*s' given twice in level list '%s'", (int)len,
-                           p, list);
+            return ts_fail(EINVAL, "level '%.*s' given twice in level list '%s'", (int)len, p,
+                           list);
         m |= bit;
         if (!end)
             break;
@@ -88,12 +82,9 @@ int topsync_bind_to_parse(const char *w, topsync_bind_to_t *out)
         return ts_fail(EINVAL, "binding 'node' is ambiguous (to mpirun a node is a host): say "
                                "numa for a NUMA node; valid: core, numa, package, none");
     static const ts_keyword_t words[] = {
-        {"core", TOPSYNC_BIND_TO_CORE, false},
-        {"numa", TOPSYNC_BIND_TO_NUMA, false},
-        {"package", TOPSYNC_BIND_TO_PACKAGE, false},
-        {"socket", TOPSYNC_BIND_TO_PACKAGE, true},
-        {"none", TOPSYNC_BIND_TO_NONE, false},
-        {NULL, 0, false},
+        {"core", TOPSYNC_BIND_TO_CORE, false},       {"numa", TOPSYNC_BIND_TO_NUMA, false},
+        {"package", TOPSYNC_BIND_TO_PACKAGE, false}, {"socket", TOPSYNC_BIND_TO_PACKAGE, true},
+        {"none", TOPSYNC_BIND_TO_NONE, false},       {NULL, 0, false},
     };
     int value;
     int rc = ts_keyword_parse(words, "binding", w, &value);

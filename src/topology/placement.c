@@ -10,10 +10,10 @@
 
 struct deal {
     unsigned ndomains;
-    unsigned *start;  /* [ndomains + 1]: domain d's cores are cores[start[d] .. start[d+1]) */
-    unsigned *cores;  /* [ncores], logical order inside each domain */
-    unsigned *used;   /* [ndomains]: cores taken in this round */
-    unsigned *next;   /* [ndomains]: circular list of domains with a free core */
+    unsigned *start; /* [ndomains + 1]: domain d's cores are cores[start[d] .. start[d+1]) */
+    unsigned *cores; /* [ncores], logical order inside each domain */
+    unsigned *used;  /* [ndomains]: cores taken in this round */
+    unsigned *next;  /* [ndomains]: circular list of domains with a free core */
 };
 
 static void deal_free(struct deal *d)
@@ -150,7 +150,7 @@ int topsync_placement_compute_shared(const topsync_topology_t *t, unsigned n,
 {
     if (!cpusets && !cores)
         return ts_fail(EINVAL, "topsync_placement_compute_shared: no output (cpusets and cores "
-                       "are NULL)");
+                               "are NULL)");
     return placement_deal(t, n, map_by, bind_to, cores, cpusets,
                           "topsync_placement_compute_shared");
 }

@@ -178,7 +178,7 @@ static int synthetic_hierarchy_check(const struct synthetic_scan *s, const char 
         union hwloc_obj_attr_u attr;
         if (hwloc_type_sscanf(types[i], &type, &attr, sizeof attr) < 0) {
             if (strncmp(types[i], "Tile", 4) && strncmp(types[i], "Module", 6))
-                return 0; /* hwloc refuses it, and frees */
+                return 0;           /* hwloc refuses it, and frees */
             type = HWLOC_OBJ_GROUP; /* as hwloc reads these two */
         }
         if (i + 1 == nlevels && type != HWLOC_OBJ_PU)
@@ -210,7 +210,7 @@ int ts_topology_synthetic_check(const char *description)
 {
     struct synthetic_scan s = {.start = description, .at = description};
     unsigned long long objects = 0, product = 1; /* objects so far; those of the last level */
-    const char *types[TS_SYNTHETIC_MAX_LEVELS]; /* NULL: a bare count */
+    const char *types[TS_SYNTHETIC_MAX_LEVELS];  /* NULL: a bare count */
     unsigned nlevels = 0, attached_numa = 0;
     for (;;) {
         while (*s.at == ' ' || *s.at == '\t' || *s.at == '\n')

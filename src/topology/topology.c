@@ -43,8 +43,7 @@ static int load_cores(topsync_topology_t *t)
 {
     hwloc_topology_t h = t->hwloc;
     hwloc_const_cpuset_t allowed = hwloc_topology_get_allowed_cpuset(h);
-    t->core_type = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE
-                                                                  : HWLOC_OBJ_PU;
+    t->core_type = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
     int nobjs = hwloc_get_nbobjs_by_type(h, t->core_type);
     int last = hwloc_bitmap_last(hwloc_topology_get_complete_cpuset(h));
     if (nobjs <= 0 || last < 0)
@@ -71,9 +70,7 @@ static int load_cores(topsync_topology_t *t)
         t->core_sets[n] = set;
         hwloc_bitmap_or(t->allowed, t->allowed, set);
         int pu;
-        hwloc_bitmap_foreach_begin(pu, set)
-            if ((unsigned)pu < t->pu_limit)
-                t->pu_core[pu] = (int)n;
+        hwloc_bitmap_foreach_begin(pu, set) if ((unsigned)pu < t->pu_limit) t->pu_core[pu] = (int)n;
         hwloc_bitmap_foreach_end();
         n++;
     }
@@ -93,8 +90,9 @@ static int by_cores_then_index(const void *a, const void *b)
     const struct weighted_obj *x = a, *y = b;
     if (x->cores != y->cores)
         return x->cores < y->cores ? -1 : 1;
-    return x->obj->logical_index < y->obj->logical_index ? -1
-           : x->obj->logical_index > y->obj->logical_index;
+    return x->obj->logical_index < y->obj->logical_index
+               ? -1
+               : x->obj->logical_index > y->obj->logical_index;
 }
 
 /*
@@ -127,8 +125,8 @@ static int load_level_units(topsync_topology_t *t, int l)
     }
     for (int i = 0; i < nb; i++) {
         objs[i].obj = hwloc_get_obj_by_type(h, ts_level_type(l), (unsigned)i);
-        objs[i].cores = objs[i].obj->cpuset
-                            ? (unsigned)hwloc_bitmap_weight(objs[i].obj->cpuset) : 0;
+        objs[i].cores =
+            objs[i].obj->cpuset ? (unsigned)hwloc_bitmap_weight(objs[i].obj->cpuset) : 0;
         obj_unit[i] = -1;
     }
     qsort(objs, (size_t)nb, sizeof *objs, by_cores_then_index);
@@ -146,12 +144,11 @@ static int load_level_units(topsync_topology_t *t, int l)
         if (!o->cpuset)
             continue;
         int pu;
-        hwloc_bitmap_foreach_begin(pu, o->cpuset)
-            int core = ts_topology_pu_core(t, (unsigned)pu);
-            /* a core belongs to an object only when all of its PUs do */
-            if (core >= 0 && claimed_by[core] < 0 &&
-                hwloc_bitmap_isincluded(t->core_sets[core], o->cpuset))
-                claimed_by[core] = (int)o->logical_index;
+        hwloc_bitmap_foreach_begin(pu, o->cpuset) int core = ts_topology_pu_core(t, (unsigned)pu);
+        /* a core belongs to an object only when all of its PUs do */
+        if (core >= 0 && claimed_by[core] < 0 &&
+            hwloc_bitmap_isincluded(t->core_sets[core], o->cpuset))
+            claimed_by[core] = (int)o->logical_index;
         hwloc_bitmap_foreach_end();
     }
     /* Number the units in the objects' logical order. */
@@ -207,7 +204,6 @@ static int finish_load(topsync_topology_t *t)
     return ts_topology_fingerprint(t);
 }
 
-
 static int read_xml_file(const char *path, char **text, size_t *size)
 {
     int rc = ts_file_read(path, TS_XML_MAX_BYTES, 0, text, size);
@@ -217,8 +213,7 @@ static int read_xml_file(const char *path, char **text, size_t *size)
     if (rc == -ENOMEM)
         return ts_fail(ENOMEM, "out of memory reading '%s'", path);
     if (rc < 0)
-        return ts_fail(EINVAL, "cannot use '%s' as an hwloc XML topology: %s", path,
-                       strerror(-rc));
+        return ts_fail(EINVAL, "cannot use '%s' as an hwloc XML topology: %s", path, strerror(-rc));
     return 0;
 }
 

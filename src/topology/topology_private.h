@@ -29,7 +29,7 @@ struct topsync_topology {
     int *pu_core;               /* [pu_limit]: PU OS index -> core index, or -1 */
     unsigned pu_limit;
     size_t line_size;
-    char fingerprint[17];       /* topsync_tuning_fingerprint (topology.c) */
+    char fingerprint[17];                             /* topsync_tuning_fingerprint (topology.c) */
     struct ts_level_units levels[TOPSYNC_MAX_LEVELS]; /* indexed by level bit number */
 };
 

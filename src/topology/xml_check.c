@@ -106,9 +106,9 @@ static int xml_skip_special(struct xml_scan *x)
 int ts_topology_xml_check(const char *text, const char *name)
 {
     static const char *const elements[] = {
-        "topology", "object", "page_type", "info", "distances", "latency", "distances2",
-        "distances2hetero", "indexes", "u64values", "userdata", "memattr", "memattr_value",
-        "cpukind", "support"};
+        "topology", "object",     "page_type",        "info",    "distances",
+        "latency",  "distances2", "distances2hetero", "indexes", "u64values",
+        "userdata", "memattr",    "memattr_value",    "cpukind", "support"};
     struct xml_scan x = {.text = text, .p = text, .name = name};
     int rc = 0, numa = 0, roots = 0, format = 1;
     int any_nodeset = 0, root_object_nodeset = -1; /* -1: no object yet */
@@ -205,11 +205,11 @@ int ts_topology_xml_check(const char *text, const char *name)
                          (alen >= 7 && !strncmp(attr + alen - 7, "nodeset", 7));
             if (is_set && !xml_bitmap_ok(value, vlen)) {
                 rc = ts_fail(EINVAL,
-                               "%s: %.*s=\"%.*s\" at byte %zu is not a bitmap as hwloc writes "
-                               "one (0x words separated by commas; hwloc 2.9 aborts on some "
-                               "others)",
-                               name, (int)(alen < 32 ? alen : 32), attr,
-                             (int)(vlen < 64 ? vlen : 64), value, (size_t)(attr - text));
+                             "%s: %.*s=\"%.*s\" at byte %zu is not a bitmap as hwloc writes "
+                             "one (0x words separated by commas; hwloc 2.9 aborts on some "
+                             "others)",
+                             name, (int)(alen < 32 ? alen : 32), attr, (int)(vlen < 64 ? vlen : 64),
+                             value, (size_t)(attr - text));
                 goto out;
             }
             static const char *const sets[] = {"cpuset", "complete_cpuset", "nodeset",
@@ -231,9 +231,9 @@ int ts_topology_xml_check(const char *text, const char *name)
         for (int k = 0; is_object && k < 4; k += 2)
             if (has[k] && !has[k + 1]) {
                 rc = ts_fail(EINVAL,
-                               "%s: an object with a %s but no complete_%s at byte %zu (hwloc "
-                               "always writes both; hwloc 2.9 crashes loading such a file)",
-                               name, k ? "nodeset" : "cpuset", k ? "nodeset" : "cpuset",
+                             "%s: an object with a %s but no complete_%s at byte %zu (hwloc "
+                             "always writes both; hwloc 2.9 crashes loading such a file)",
+                             name, k ? "nodeset" : "cpuset", k ? "nodeset" : "cpuset",
                              (size_t)(tag - text));
                 goto out;
             }
@@ -257,8 +257,10 @@ int ts_topology_xml_check(const char *text, const char *name)
     if (rc == 0 && !roots)
         rc = ts_fail(EINVAL, "%s is not an hwloc XML topology (no <topology> element)", name);
     else if (rc == 0 && x.depth > 0)
-        rc = ts_fail(EINVAL, "%s: truncated or not well-formed XML: <%s> is not closed at the "
-                     "end of the file", name, x.open[x.depth - 1]);
+        rc = ts_fail(EINVAL,
+                     "%s: truncated or not well-formed XML: <%s> is not closed at the "
+                     "end of the file",
+                     name, x.open[x.depth - 1]);
     else if (rc == 0 && format < 2 && any_nodeset && root_object_nodeset == 0)
         rc = ts_fail(EINVAL,
                      "%s: an hwloc XML topology of format 1 whose root object has no nodeset "

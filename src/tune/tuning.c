@@ -56,15 +56,18 @@ int topsync_tuning_placement(const topsync_topology_t *t, unsigned n,
     hwloc_const_cpuset_t allowed = hwloc_topology_get_allowed_cpuset(topsync_topology_hwloc(t));
     bool unbound = !sets;
     for (unsigned i = 0; i < n && !unbound; i++)
-        unbound = !sets[i] || hwloc_bitmap_iszero(sets[i]) ||
-                  hwloc_bitmap_isincluded(allowed, sets[i]);
+        unbound =
+            !sets[i] || hwloc_bitmap_iszero(sets[i]) || hwloc_bitmap_isincluded(allowed, sets[i]);
     if (unbound) {
         snprintf(out, len, "unbound");
         return 0;
     }
-    static const struct { topsync_map_by_t map; const char *name; } maps[] = {
-        {TOPSYNC_MAP_BY_CORE, "core"}, {TOPSYNC_MAP_BY_NUMA, "numa"},
-        {TOPSYNC_MAP_BY_SOCKET, "socket"}};
+    static const struct {
+        topsync_map_by_t map;
+        const char *name;
+    } maps[] = {{TOPSYNC_MAP_BY_CORE, "core"},
+                {TOPSYNC_MAP_BY_NUMA, "numa"},
+                {TOPSYNC_MAP_BY_SOCKET, "socket"}};
     hwloc_bitmap_t *want = calloc(n, sizeof *want);
     if (!want)
         return ts_fail(ENOMEM, "out of memory");
@@ -112,15 +115,19 @@ static const char *level_word(topsync_level_t l)
 
 unsigned ts_tuning_candidates_of(const topsync_groups_t *groups, char (*names)[96], unsigned max)
 {
-    static const char *const flat[] = {"sense-reversing", "sense-reversing-counter",
-                                       "sense-reversing-gr", "combining-tree", "mcs",
-                                       "tournament", "dissemination"};
+    static const char *const flat[] = {"sense-reversing",
+                                       "sense-reversing-counter",
+                                       "sense-reversing-gr",
+                                       "combining-tree",
+                                       "mcs",
+                                       "tournament",
+                                       "dissemination"};
     unsigned n = 0;
     for (size_t i = 0; i < sizeof flat / sizeof *flat && n < max; i++)
         snprintf(names[n++], 96, "%s", flat[i]);
     topsync_level_t lv[TOPSYNC_MAX_LEVELS];
-    unsigned nl = groups && topsync_groups_hierarchical(groups) ? topsync_groups_levels(groups, lv)
-                                                                : 0;
+    unsigned nl =
+        groups && topsync_groups_hierarchical(groups) ? topsync_groups_levels(groups, lv) : 0;
     for (unsigned mask = 1; nl && mask < (1u << nl); mask++) {
         if (nl > 3 && mask != (1u << nl) - 1 && (mask & (mask - 1)))
             continue; /* with 4 levels: all of them, and each alone */
@@ -136,8 +143,7 @@ unsigned ts_tuning_candidates_of(const topsync_groups_t *groups, char (*names)[9
 }
 
 int topsync_tuning_candidates(const topsync_topology_t *t, unsigned n,
-                              const hwloc_const_bitmap_t *cpusets, char (*names)[96],
-                              unsigned max)
+                              const hwloc_const_bitmap_t *cpusets, char (*names)[96], unsigned max)
 {
     if (!t || !names || n == 0)
         return ts_fail(EINVAL, "topsync_tuning_candidates: bad argument");
@@ -251,10 +257,8 @@ int topsync_tuning_put(topsync_tuning_t *tu, const topsync_tuning_entry_t *e)
         k++;
     if (k == tu->nentries) {
         if (tu->nentries == TOPSYNC_TUNING_MAX_ENTRIES)
-            return ts_fail(ENOSPC, "a tuning holds at most %d entries",
-                           TOPSYNC_TUNING_MAX_ENTRIES);
-        topsync_tuning_entry_t *grown =
-            realloc(tu->entries, (tu->nentries + 1) * sizeof *grown);
+            return ts_fail(ENOSPC, "a tuning holds at most %d entries", TOPSYNC_TUNING_MAX_ENTRIES);
+        topsync_tuning_entry_t *grown = realloc(tu->entries, (tu->nentries + 1) * sizeof *grown);
         if (!grown)
             return ts_fail(ENOMEM, "out of memory");
         tu->entries = grown;
@@ -274,15 +278,18 @@ int topsync_tuning_set_c2c(topsync_tuning_t *tu, unsigned n, const double *ns)
     for (unsigned i = 0; i < n; i++)
         for (unsigned j = 0; j < i; j++)
             if (!(ns[(size_t)i * n + j] > 0 && ns[(size_t)i * n + j] < 1e9))
-                return ts_fail(EINVAL, "topsync_tuning_set_c2c: entry (%u, %u) is not a "
-                                       "latency", i, j);
+                return ts_fail(EINVAL,
+                               "topsync_tuning_set_c2c: entry (%u, %u) is not a "
+                               "latency",
+                               i, j);
     double *copy = malloc((size_t)n * n * sizeof *copy);
     if (!copy)
         return ts_fail(ENOMEM, "out of memory");
     for (unsigned i = 0; i < n; i++)
         for (unsigned j = 0; j < n; j++)
-            copy[(size_t)i * n + j] = i == j ? 0 : i > j ? ns[(size_t)i * n + j]
-                                                         : ns[(size_t)j * n + i];
+            copy[(size_t)i * n + j] = i == j  ? 0
+                                      : i > j ? ns[(size_t)i * n + j]
+                                              : ns[(size_t)j * n + i];
     free(tu->c2c);
     tu->c2c = copy;
     tu->c2c_n = n;
@@ -314,9 +321,8 @@ const char *topsync_tuning_machine_fingerprint(const topsync_tuning_t *tu)
     return tu ? tu->fingerprint : "";
 }
 
-int topsync_tuning_lookup(const topsync_tuning_t *tu, unsigned n, int processes,
-                          int oversubscribed, const char *placement,
-                          topsync_tuning_entry_t *out)
+int topsync_tuning_lookup(const topsync_tuning_t *tu, unsigned n, int processes, int oversubscribed,
+                          const char *placement, topsync_tuning_entry_t *out)
 {
     if (!tu || !placement || !out)
         return ts_fail(EINVAL, "topsync_tuning_lookup: NULL argument");
@@ -327,9 +333,8 @@ int topsync_tuning_lookup(const topsync_tuning_t *tu, unsigned n, int processes,
             strcmp(e->placement, placement))
             continue;
         unsigned d = e->participants > n ? e->participants - n : n - e->participants;
-        unsigned bd = best ? (best->participants > n ? best->participants - n
-                                                     : n - best->participants)
-                           : ~0u;
+        unsigned bd =
+            best ? (best->participants > n ? best->participants - n : n - best->participants) : ~0u;
         if (d < bd || (d == bd && best && e->participants < best->participants))
             best = e;
     }
@@ -373,8 +378,10 @@ static int read_entry(const ts_json *j, topsync_tuning_entry_t *e, char *why, si
         return -1;
     }
     if (!over || !place || strlen(place->string) >= sizeof e->placement || !results) {
-        snprintf(why, len, "oversubscribed, placement (at most %zu characters) or results "
-                           "missing", sizeof e->placement - 1);
+        snprintf(why, len,
+                 "oversubscribed, placement (at most %zu characters) or results "
+                 "missing",
+                 sizeof e->placement - 1);
         return -1;
     }
     e->participants = (unsigned)n->number;
@@ -392,8 +399,10 @@ static int read_entry(const ts_json *j, topsync_tuning_entry_t *e, char *why, si
         const ts_json *lat = ts_json_member(r, "latency_ns", TS_JSON_NUMBER);
         if (!alg || !wait || !lat || strlen(alg->string) >= sizeof out->algorithm ||
             topsync_wait_policy_parse(wait->string, &out->wait) < 0) {
-            snprintf(why, len, "results[%u]: algorithm, wait (spin, yield or block) or "
-                               "latency_ns missing or wrong", e->nresults);
+            snprintf(why, len,
+                     "results[%u]: algorithm, wait (spin, yield or block) or "
+                     "latency_ns missing or wrong",
+                     e->nresults);
             return -1;
         }
         strcpy(out->algorithm, alg->string);
@@ -455,8 +464,8 @@ int topsync_tuning_load(topsync_tuning_t **out, const char *path, const topsync_
     if (read_rc == -ENOMEM)
         return ts_fail(ENOMEM, "out of memory");
     if (read_rc < 0)
-        return ts_fail(read_rc == -ENOENT ? ENOENT : EINVAL, "cannot read tuning file %s: %s",
-                       path, strerror(-read_rc));
+        return ts_fail(read_rc == -ENOENT ? ENOENT : EINVAL, "cannot read tuning file %s: %s", path,
+                       strerror(-read_rc));
     ts_json *root = NULL;
     char err[160];
     int rc = ts_json_parse(text, got, &root, err, sizeof err);
@@ -475,15 +484,18 @@ int topsync_tuning_load(topsync_tuning_t **out, const char *path, const topsync_
     if (!format || strcmp(format->string, FILE_FORMAT)) {
         rc = refuse(path, "no \"format\": \"" FILE_FORMAT "\"", NULL);
     } else if (!version || version->number != TOPSYNC_TUNING_FORMAT_VERSION) {
-        rc = ts_fail(ESTALE, "tuning file %s has format version %g; this topsync reads version "
-                             "%d (run topsync-tune again)", path,
-                     version ? version->number : -1, TOPSYNC_TUNING_FORMAT_VERSION);
+        rc = ts_fail(ESTALE,
+                     "tuning file %s has format version %g; this topsync reads version "
+                     "%d (run topsync-tune again)",
+                     path, version ? version->number : -1, TOPSYNC_TUNING_FORMAT_VERSION);
     } else if ((rc = new_tuning(&tu, t)) < 0) {
         /* out of memory */
     } else if (!fp || strcmp(fp->string, tu->fingerprint)) {
-        rc = ts_fail(ENODEV, "tuning file %s is for another machine (%s, fingerprint %s; this "
-                             "one is %s)", path, machine ? machine->string : "?",
-                     fp ? fp->string : "none", tu->fingerprint);
+        rc = ts_fail(ENODEV,
+                     "tuning file %s is for another machine (%s, fingerprint %s; this "
+                     "one is %s)",
+                     path, machine ? machine->string : "?", fp ? fp->string : "none",
+                     tu->fingerprint);
     } else if (!entries) {
         rc = damaged(path, "no \"entries\" array");
     } else {
@@ -534,14 +546,16 @@ static void write_json(FILE *f, const topsync_tuning_t *tu)
 {
     char q[400];
     ts_json_quote(q, sizeof q, tu->machine);
-    fprintf(f, "{\n  \"format\": \"%s\",\n  \"version\": %d,\n  \"fingerprint\": \"%s\",\n"
-               "  \"machine\": %s,\n  \"topsync\": \"%s\",\n  \"entries\": [",
+    fprintf(f,
+            "{\n  \"format\": \"%s\",\n  \"version\": %d,\n  \"fingerprint\": \"%s\",\n"
+            "  \"machine\": %s,\n  \"topsync\": \"%s\",\n  \"entries\": [",
             FILE_FORMAT, TOPSYNC_TUNING_FORMAT_VERSION, tu->fingerprint, q, topsync_version());
     for (unsigned k = 0; k < tu->nentries; k++) {
         const topsync_tuning_entry_t *e = &tu->entries[k];
         ts_json_quote(q, sizeof q, e->placement);
-        fprintf(f, "%s\n    {\"participants\": %u, \"kind\": \"%s\", \"oversubscribed\": %s, "
-                   "\"placement\": %s,\n     \"results\": [",
+        fprintf(f,
+                "%s\n    {\"participants\": %u, \"kind\": \"%s\", \"oversubscribed\": %s, "
+                "\"placement\": %s,\n     \"results\": [",
                 k ? "," : "", e->participants, e->processes ? "processes" : "threads",
                 e->oversubscribed ? "true" : "false", q);
         for (unsigned r = 0; r < e->nresults; r++) {

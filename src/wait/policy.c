@@ -55,4 +55,3 @@ const char *topsync_wait_policy_to_string(topsync_wait_policy_t p)
     }
     return "?";
 }
-

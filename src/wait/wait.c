@@ -67,9 +67,9 @@ static _Noreturn void unwind(int why)
 {
     if (ts_timeout_target)
         longjmp(*ts_timeout_target, why);
-    fprintf(stderr, "topsync: %s\n", why == TS_UNWIND_TIMEOUT
-                                          ? "a wait exceeded TOPSYNC_TIMEOUT"
-                                          : "a wait was abandoned by its idle hook");
+    fprintf(stderr, "topsync: %s\n",
+            why == TS_UNWIND_TIMEOUT ? "a wait exceeded TOPSYNC_TIMEOUT"
+                                     : "a wait was abandoned by its idle hook");
     abort();
 }
 
@@ -191,9 +191,8 @@ void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
             /* relaxed: the CAS only has to be ordered against the publisher's
              * exchange, which the word's modification order does (see wait.h);
              * the acquire that matters is the reload at the top of the loop */
-            if (!atomic_compare_exchange_strong_explicit(&w->value, &v, v | TS_SLEEPING,
-                                                         memory_order_relaxed,
-                                                         memory_order_relaxed))
+            if (!atomic_compare_exchange_strong_explicit(
+                    &w->value, &v, v | TS_SLEEPING, memory_order_relaxed, memory_order_relaxed))
                 continue;
             v |= TS_SLEEPING;
         }

@@ -54,7 +54,7 @@ typedef struct ts_wait {
     const unsigned char *peer_base;
     size_t peer_stride;
     unsigned npeers;
-    int (*idle)(void *);       /* NULL: none; non-zero return: unwind */
+    int (*idle)(void *); /* NULL: none; non-zero return: unwind */
     void *idle_arg;
     /* ts_wait_all waits for one word after another (TOPSYNC_POLL=ordered)
      * instead of scanning them all (the default) */
@@ -145,16 +145,16 @@ static inline void ts_wait_all(ts_word *const *words, unsigned n, uint32_t episo
     unsigned seen = 0;  /* arrivals counted by the last pass */
     for (;;) {
         /* relaxed: ordered by the fence below */
-        while (first < n &&
-               ts_reached(atomic_load_explicit(&words[first]->value, memory_order_relaxed),
-                          episode))
+        while (
+            first < n &&
+            ts_reached(atomic_load_explicit(&words[first]->value, memory_order_relaxed), episode))
             first++;
         if (first == n)
             break;
         unsigned arrived = first;
         for (unsigned i = first + 1; i < n; i++) /* relaxed: ordered by the fence below */
-            arrived += ts_reached(atomic_load_explicit(&words[i]->value, memory_order_relaxed),
-                                  episode);
+            arrived +=
+                ts_reached(atomic_load_explicit(&words[i]->value, memory_order_relaxed), episode);
         if (arrived > seen) {
             seen = arrived;
             continue;

@@ -86,12 +86,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             must(mask != 0 && (mask & ~0xfu) == 0, "levels outside the four known", text);
         }
         break;
-    case 2:
-        check_result(topsync_wait_policy_parse(text, &wp), text);
-        break;
-    case 3:
-        check_result(topsync_rcl_policy_parse(text, &rp), text);
-        break;
+    case 2: check_result(topsync_wait_policy_parse(text, &wp), text); break;
+    case 3: check_result(topsync_rcl_policy_parse(text, &rp), text); break;
     case 4:
         check_result(topsync_map_by_parse(text, &mb), text);
         check_result(topsync_bind_to_parse(text, &bt), text);
@@ -197,8 +193,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rc == 0) {
             for (unsigned a = 0; a < 4; a++)
                 for (unsigned b = 0; b < 4; b++)
-                    must(topsync_model_latency_ns(m, a, b) >= 0, "a latency of a read table",
-                         text);
+                    must(topsync_model_latency_ns(m, a, b) >= 0, "a latency of a read table", text);
             topsync_model_destroy(m);
         }
         close(fd);

@@ -50,7 +50,8 @@
 #include "../../src/barrier/algorithms/topo.c"
 #define ALGO ts_algo_topo
 #else
-#error "define ALGO_<name>: sense_reversing, sense_reversing_counter, sense_reversing_gr, combining_tree, mcs, tournament, dissemination or topo"
+#error \
+    "define ALGO_<name>: sense_reversing, sense_reversing_counter, sense_reversing_gr, combining_tree, mcs, tournament, dissemination or topo"
 #endif
 
 #ifndef N

@@ -36,14 +36,16 @@
 #ifndef static_assert
 #define static_assert _Static_assert
 #endif
-typedef struct { int unused; } pthread_cond_t;
+typedef struct {
+    int unused;
+} pthread_cond_t;
 /* nor thread-specific data or once: single-use stand-ins (a client slot's
  * release at thread exit is not what the harnesses check) */
 typedef int pthread_key_t;
 typedef _Atomic int pthread_once_t;
 #define pthread_key_create(key, destructor) ((void)(key), (void)(destructor), 0)
 #define pthread_setspecific(key, value) ((void)(key), (void)(value), 0)
-#define pthread_once(once, fn)                                                           \
+#define pthread_once(once, fn) \
     (__c11_atomic_exchange(once, 1, memory_order_seq_cst) ? 0 : ((fn)(), 0))
 
 /* GenMC's stdlib.h has no calloc, and zeroing a block byte by byte makes
@@ -92,10 +94,10 @@ static inline int genmc_weak_here(const char *func)
     return *func == *w;
 }
 #undef atomic_thread_fence
-#define atomic_thread_fence(o)                                                           \
-    do {                                                                                 \
-        if (!genmc_weak_here(__func__))                                                  \
-            __c11_atomic_thread_fence(o);                                                \
+#define atomic_thread_fence(o)            \
+    do {                                  \
+        if (!genmc_weak_here(__func__))   \
+            __c11_atomic_thread_fence(o); \
     } while (0)
 #ifndef WEAKEN_FENCES_ONLY /* else: the fences only, the orders kept */
 #define GENMC_ORDER(o) (genmc_weak_here(__func__) ? memory_order_relaxed : (o))
@@ -110,7 +112,7 @@ static inline int genmc_weak_here(const char *func)
 #undef atomic_fetch_sub_explicit
 #define atomic_fetch_sub_explicit(p, v, o) __c11_atomic_fetch_sub(p, v, GENMC_ORDER(o))
 #undef atomic_compare_exchange_strong_explicit
-#define atomic_compare_exchange_strong_explicit(p, e, v, s, f)                           \
+#define atomic_compare_exchange_strong_explicit(p, e, v, s, f) \
     __c11_atomic_compare_exchange_strong(p, e, v, GENMC_ORDER(s), memory_order_relaxed)
 #endif /* WEAKEN_FENCES_ONLY */
 #endif /* WEAKEN_IN */
@@ -185,8 +187,8 @@ static inline void genmc_futex_wake(_Atomic uint32_t *addr)
 }
 
 /* syscall(SYS_futex, ...) as wait.c makes it */
-#define genmc_futex_syscall(addr, op, val, timeout)                                      \
-    (((op) == FUTEX_WAIT || (op) == FUTEX_WAIT_PRIVATE)                                 \
+#define genmc_futex_syscall(addr, op, val, timeout)                                              \
+    (((op) == FUTEX_WAIT || (op) == FUTEX_WAIT_PRIVATE)                                          \
          ? (genmc_futex_wait((_Atomic uint32_t *)(addr), (uint32_t)(val), (timeout) != NULL), 0) \
          : (genmc_futex_wake((_Atomic uint32_t *)(addr)), 0))
 

@@ -75,8 +75,8 @@ static void *client(void *arg)
     (void)arg;
     for (intptr_t r = 0; r < REQUESTS; r++) {
         void *result = NULL;
-        int rc = topsync_rcl_execute_checked(locks[r % LOCKS], critical_section, (void *)r,
-                                             &result);
+        int rc =
+            topsync_rcl_execute_checked(locks[r % LOCKS], critical_section, (void *)r, &result);
         assert(rc == 0);
         /* request r is the (r / LOCKS + 1)-th on its lock */
         assert((intptr_t)result == r / LOCKS + 1);

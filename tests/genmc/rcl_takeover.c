@@ -39,8 +39,8 @@ static _Atomic int spawned;
 #define pthread_cond_broadcast(cond) ((void)(cond), 0)
 #pragma push_macro("pthread_create")
 #undef pthread_create
-#define pthread_create(thread, attr, fn, arg)                                            \
-    ((void)(thread), (void)(attr), (void)(fn), (void)(arg),                              \
+#define pthread_create(thread, attr, fn, arg)               \
+    ((void)(thread), (void)(attr), (void)(fn), (void)(arg), \
      __c11_atomic_fetch_add(&spawned, 1, memory_order_relaxed), 0)
 #include "../../src/rcl/takeover.c"
 #pragma pop_macro("pthread_create")

@@ -26,16 +26,15 @@
 static int failures;
 static hwloc_topology_t h;
 
-#define EXPECT(cond, ...)                                                  \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            printf("rcl-machine: FAIL line %d: %s: ", __LINE__, #cond);     \
-            printf(__VA_ARGS__);                                           \
-            printf("\n");                                                  \
-            failures++;                                                    \
-        }                                                                  \
+#define EXPECT(cond, ...)                                               \
+    do {                                                                \
+        if (!(cond)) {                                                  \
+            printf("rcl-machine: FAIL line %d: %s: ", __LINE__, #cond); \
+            printf(__VA_ARGS__);                                        \
+            printf("\n");                                               \
+            failures++;                                                 \
+        }                                                               \
     } while (0)
-
 
 /* The NUMA node (hwloc logical index) of a PU by its OS number, or -1. */
 static int node_of_pu(int pu)
@@ -123,10 +122,11 @@ int main(void)
                node_of_pu(pu));
         EXPECT(node_of_core(core) == 0, "pack put server %d on core %d of node %d", i, core,
                node_of_core(core));
-        EXPECT(node_of_pu(pu) == 0 && hwloc_bitmap_isset(hwloc_get_obj_by_type(
-                                          h, HWLOC_OBJ_CORE, (unsigned)core)->cpuset,
-                                      (unsigned)pu),
-               "server %d's critical section ran on PU %d, not on its core %d", i, pu, core);
+        EXPECT(
+            node_of_pu(pu) == 0 &&
+                hwloc_bitmap_isset(hwloc_get_obj_by_type(h, HWLOC_OBJ_CORE, (unsigned)core)->cpuset,
+                                   (unsigned)pu),
+            "server %d's critical section ran on PU %d, not on its core %d", i, pu, core);
     }
     char *block = topsync_rcl_malloc(rt, size);
     memset(block, 1, size);

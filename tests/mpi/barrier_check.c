@@ -33,16 +33,16 @@
 static int passed, failed, world_rank, world_size;
 static const char *(*describe)(MPI_Comm);
 
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (cond) {                                                        \
-            passed++;                                                      \
-        } else {                                                           \
-            failed++;                                                      \
+#define CHECK(cond, ...)                                                       \
+    do {                                                                       \
+        if (cond) {                                                            \
+            passed++;                                                          \
+        } else {                                                               \
+            failed++;                                                          \
             fprintf(stderr, "rank %d: CHECK failed: %s: ", world_rank, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fprintf(stderr, "\n");                                         \
-        }                                                                  \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fprintf(stderr, "\n");                                             \
+        }                                                                      \
     } while (0)
 
 struct shared {
@@ -73,8 +73,8 @@ static void episodes(MPI_Comm comm, const char *label, int k_max)
         for (int r = 0; r < world_size && !bad; r++) {
             uint64_t v = atomic_load_explicit(&sh->slot[k % 2][r], memory_order_relaxed);
             if (v != k) {
-                CHECK(0, "%s: episode %llu saw rank %d's value %llu", label,
-                      (unsigned long long)k, r, (unsigned long long)v);
+                CHECK(0, "%s: episode %llu saw rank %d's value %llu", label, (unsigned long long)k,
+                      r, (unsigned long long)v);
                 bad = 1;
             }
         }
@@ -119,10 +119,18 @@ int main(int argc, char **argv)
         memset(sh, 0, sizeof *sh);
     MPI_Barrier(MPI_COMM_WORLD);
 
-    static const char *algorithms[] = {
-        "auto", "sense-reversing", "sense-reversing-counter", "sense-reversing-gr",
-        "combining-tree", "mcs", "tournament", "dissemination", "topo", "topo/tree",
-        "topo:numa,socket/tree", "mpi"};
+    static const char *algorithms[] = {"auto",
+                                       "sense-reversing",
+                                       "sense-reversing-counter",
+                                       "sense-reversing-gr",
+                                       "combining-tree",
+                                       "mcs",
+                                       "tournament",
+                                       "dissemination",
+                                       "topo",
+                                       "topo/tree",
+                                       "topo:numa,socket/tree",
+                                       "mpi"};
     /* BARRIER_CHECK_ONLY=NAME restricts the loop to one algorithm. */
     const char *only = getenv("BARRIER_CHECK_ONLY");
     if (only && !*only)

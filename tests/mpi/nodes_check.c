@@ -53,9 +53,11 @@ static void episodes(MPI_Comm comm, int kind, long count)
             MPI_Allreduce(mine, all, 2 * BATCH, MPI_INT64_T, MPI_MAX, comm);
             for (long j = 0; j <= i && !bad; j++) {
                 if (all[j] > -all[BATCH + j]) {
-                    fprintf(stderr, "nodes_check: rank %d, %s: a rank left episode %ld %lld ns "
-                            "before the last one arrived\n", world_rank, kind_names[kind],
-                            k - i + j, (long long)(all[j] + all[BATCH + j]));
+                    fprintf(stderr,
+                            "nodes_check: rank %d, %s: a rank left episode %ld %lld ns "
+                            "before the last one arrived\n",
+                            world_rank, kind_names[kind], k - i + j,
+                            (long long)(all[j] + all[BATCH + j]));
                     bad = 1;
                 }
             }

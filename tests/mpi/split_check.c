@@ -58,8 +58,8 @@ static void run(MPI_Comm part, int kind, int part_size, struct shared *sh, int e
             bad = atomic_load_explicit(&sh->episode[members[i]], memory_order_relaxed) < k;
         checks++;
         if (bad && !reported) /* report once, and go on: the others keep waiting on us */
-            fprintf(stderr, "rank %d: %s: episode %llu left early (%llu arrivals of %llu)\n",
-                    rank, label, (unsigned long long)k, (unsigned long long)seen,
+            fprintf(stderr, "rank %d: %s: episode %llu left early (%llu arrivals of %llu)\n", rank,
+                    label, (unsigned long long)k, (unsigned long long)seen,
                     (unsigned long long)(k * (uint64_t)part_size));
         reported |= bad;
         failures += bad;
@@ -89,8 +89,8 @@ int main(int argc, char **argv)
     }
     struct shared *sh;
     MPI_Win win;
-    MPI_Win_allocate_shared(node_rank == 0 ? (MPI_Aint)sizeof *sh : 0, 1, MPI_INFO_NULL, node,
-                            &sh, &win);
+    MPI_Win_allocate_shared(node_rank == 0 ? (MPI_Aint)sizeof *sh : 0, 1, MPI_INFO_NULL, node, &sh,
+                            &win);
     MPI_Aint qsize;
     int disp;
     MPI_Win_shared_query(win, 0, &qsize, &disp, &sh);

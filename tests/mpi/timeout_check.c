@@ -21,7 +21,8 @@ int main(int argc, char **argv)
     int victim = victim_env ? atoi(victim_env) : 1;
     for (int i = 0; i < 1000; i++) {
         if (rank == victim && i == 50) {
-            fprintf(stderr, "timeout_check: rank %d %s itself now\n", rank, stop ? "stops" : "kills");
+            fprintf(stderr, "timeout_check: rank %d %s itself now\n", rank,
+                    stop ? "stops" : "kills");
             fflush(stderr);
             raise(stop ? SIGSTOP : SIGKILL);
         }

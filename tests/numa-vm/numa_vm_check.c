@@ -26,18 +26,17 @@
 
 static int failures;
 
-#define EXPECT(cond, ...)                                                                 \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            printf("numa-vm: FAIL line %d: %s: ", __LINE__, #cond);                        \
-            printf(__VA_ARGS__);                                                          \
-            printf("\n");                                                                 \
-            failures++;                                                                   \
-        }                                                                                 \
+#define EXPECT(cond, ...)                                           \
+    do {                                                            \
+        if (!(cond)) {                                              \
+            printf("numa-vm: FAIL line %d: %s: ", __LINE__, #cond); \
+            printf(__VA_ARGS__);                                    \
+            printf("\n");                                           \
+            failures++;                                             \
+        }                                                           \
     } while (0)
 
 static hwloc_topology_t h;
-
 
 static void bind_to_node(unsigned node)
 {

@@ -276,8 +276,8 @@ static void test_destroy_while_leaving(void)
 
 static void test_process_shared(void)
 {
-    pthread_barrier_t *b = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                                -1, 0);
+    pthread_barrier_t *b =
+        mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     CHECK(b != MAP_FAILED);
     if (b == MAP_FAILED)
         return;

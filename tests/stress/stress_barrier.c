@@ -53,7 +53,9 @@ struct shared {
     _Alignas(LINE) char first_error[256];
     _Alignas(LINE) _Atomic int error_claimed;
     /* slot[parity][rank], each on its own line */
-    _Alignas(LINE) struct { _Alignas(LINE) uint64_t v; } slot[2][MAX_PARTICIPANTS];
+    _Alignas(LINE) struct {
+        _Alignas(LINE) uint64_t v;
+    } slot[2][MAX_PARTICIPANTS];
 };
 
 struct config {
@@ -63,9 +65,9 @@ struct config {
     uint64_t start;
     const char *synthetic;
     topsync_map_by_t map_by;
-    int bind;                /* bind on the detected machine */
+    int bind; /* bind on the detected machine */
     topsync_bind_to_t bind_to;
-    int kill_rank;           /* -1: none */
+    int kill_rank; /* -1: none */
     double timeout;
 };
 
@@ -113,8 +115,9 @@ static int timed_out_naming_victim(struct run *run, unsigned rank, uint64_t k, i
         atomic_fetch_add_explicit(&run->sh->timeouts_named, 1, memory_order_relaxed);
         return 1;
     }
-    record_failure(run->sh, "rank %u in episode %" PRIu64 ": wait returned %d (%s), expected "
-                            "-ETIMEDOUT naming participant %d",
+    record_failure(run->sh,
+                   "rank %u in episode %" PRIu64 ": wait returned %d (%s), expected "
+                   "-ETIMEDOUT naming participant %d",
                    rank, k, rc, rc ? topsync_error_message() : "", run->kill_rank);
     return 0;
 }
@@ -144,8 +147,9 @@ static void participate(struct run *run, unsigned rank)
         }
         uint64_t seen = atomic_load_explicit(&sh->arrivals, memory_order_relaxed);
         if (seen < k * n) {
-            record_failure(sh, "rank %u left episode %" PRIu64 " with %" PRIu64
-                               " arrivals counted, %" PRIu64 " expected",
+            record_failure(sh,
+                           "rank %u left episode %" PRIu64 " with %" PRIu64
+                           " arrivals counted, %" PRIu64 " expected",
                            rank, k, seen, k * n);
             return;
         }
@@ -176,8 +180,8 @@ static double now(void)
 /* Returns 0 on success, 1 on a failed invariant, 2 on a setup error. */
 static int run_one(const struct config *cfg, unsigned n, int processes)
 {
-    struct shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
-                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    struct shared *sh =
+        mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (sh == MAP_FAILED) {
         perror("mmap");
         return 2;
@@ -197,9 +201,9 @@ static int run_one(const struct config *cfg, unsigned n, int processes)
     if (cfg->synthetic || cfg->bind) {
         int rc = cfg->synthetic ? topsync_topology_load_synthetic(&topo, cfg->synthetic)
                                 : topsync_topology_load(&topo);
-        if (rc < 0 || topsync_placement_compute(topo, n, cfg->map_by,
-                                                cfg->bind ? cfg->bind_to : TOPSYNC_BIND_TO_CORE,
-                                                sets) < 0) {
+        if (rc < 0 ||
+            topsync_placement_compute(topo, n, cfg->map_by,
+                                      cfg->bind ? cfg->bind_to : TOPSYNC_BIND_TO_CORE, sets) < 0) {
             fprintf(stderr, "setup: %s\n", topsync_error_message());
             return 2;
         }
@@ -208,7 +212,9 @@ static int run_one(const struct config *cfg, unsigned n, int processes)
         opts.cpusets = (const hwloc_const_bitmap_t *)sets;
     }
 
-    struct run run = {.sh = sh, .n = n, .episodes = cfg->episodes,
+    struct run run = {.sh = sh,
+                      .n = n,
+                      .episodes = cfg->episodes,
                       .bind_sets = cfg->bind ? sets : NULL,
                       .hwloc = cfg->bind ? topsync_topology_hwloc(topo) : NULL,
                       .kill_rank = processes ? cfg->kill_rank : -1};
@@ -309,8 +315,11 @@ static int parse_list(const char *s, unsigned *out, int max)
 
 int main(int argc, char **argv)
 {
-    struct config cfg = {.algorithm = NULL, .wait = TOPSYNC_WAIT_DEFAULT, .episodes = 2000,
-                         .kill_rank = -1, .timeout = 3.0};
+    struct config cfg = {.algorithm = NULL,
+                         .wait = TOPSYNC_WAIT_DEFAULT,
+                         .episodes = 2000,
+                         .kill_rank = -1,
+                         .timeout = 3.0};
     unsigned threads[16], procs[16];
     int nthreads = 0, nprocs = 0;
     for (int i = 1; i < argc; i++) {

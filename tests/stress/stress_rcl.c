@@ -164,8 +164,8 @@ int main(int argc, char **argv)
                     return 1;
                 }
             for (unsigned c = 0; c < nclients; c++) {
-                cl[c] = (struct client){.id = c, .ops = ops, .nlocks = nlocks, .locks = locks,
-                                        .states = states};
+                cl[c] = (struct client){
+                    .id = c, .ops = ops, .nlocks = nlocks, .locks = locks, .states = states};
                 pthread_create(&threads[c], NULL, client_main, &cl[c]);
             }
             for (unsigned c = 0; c < nclients; c++)
@@ -177,16 +177,18 @@ int main(int argc, char **argv)
                     tallies += states[k].tally[c];
                     done += cl[c].done[k];
                     if (states[k].tally[c] != cl[c].done[k]) {
-                        fprintf(stderr, "FAIL: clients=%u round=%u lock=%u client=%u: %ld "
-                                        "critical sections ran, %ld returned\n",
+                        fprintf(stderr,
+                                "FAIL: clients=%u round=%u lock=%u client=%u: %ld "
+                                "critical sections ran, %ld returned\n",
                                 nclients, round, k, c, states[k].tally[c], cl[c].done[k]);
                         failures++;
                     }
                 }
                 if (states[k].counter != tallies || states[k].counter != done ||
                     states[k].overlaps) {
-                    fprintf(stderr, "FAIL: clients=%u round=%u lock=%u: counter %ld, tallies "
-                                    "%ld, returned %ld, overlaps %d\n",
+                    fprintf(stderr,
+                            "FAIL: clients=%u round=%u lock=%u: counter %ld, tallies "
+                            "%ld, returned %ld, overlaps %d\n",
                             nclients, round, k, states[k].counter, tallies, done,
                             states[k].overlaps);
                     failures++;

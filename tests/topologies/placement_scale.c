@@ -36,19 +36,22 @@ int main(int argc, char **argv)
     double t1 = now();
     hwloc_bitmap_t *sets = calloc(np, sizeof *sets);
     topsync_groups_t *g = NULL;
-    if (!sets || topsync_placement_compute(t, np, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_CORE, sets) < 0) {
+    if (!sets ||
+        topsync_placement_compute(t, np, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_CORE, sets) < 0) {
         fprintf(stderr, "placement_scale: %s\n", topsync_error_message());
         return 1;
     }
     double t2 = now();
-    if (topsync_groups_build(&g, t, np, (const hwloc_const_bitmap_t *)sets, TOPSYNC_LEVELS_ALL) < 0) {
+    if (topsync_groups_build(&g, t, np, (const hwloc_const_bitmap_t *)sets, TOPSYNC_LEVELS_ALL) <
+        0) {
         fprintf(stderr, "placement_scale: %s\n", topsync_error_message());
         return 1;
     }
     double t3 = now();
-    printf("cores %u, np %u: load %.3f s, placement %.3f s, groups %.3f s (%u groups), total %.3f s\n",
-           topsync_topology_ncores(t), np, t1 - t0, t2 - t1, t3 - t2, topsync_groups_count(g),
-           t3 - t0);
+    printf(
+        "cores %u, np %u: load %.3f s, placement %.3f s, groups %.3f s (%u groups), total %.3f s\n",
+        topsync_topology_ncores(t), np, t1 - t0, t2 - t1, t3 - t2, topsync_groups_count(g),
+        t3 - t0);
     topsync_groups_destroy(g);
     for (unsigned i = 0; i < np; i++)
         hwloc_bitmap_free(sets[i]);

@@ -16,9 +16,16 @@
 
 #include "../unit/check.h"
 
-static const char *const algorithms[] = {
-    "sense-reversing", "sense-reversing-counter", "sense-reversing-gr", "combining-tree", "mcs",
-    "tournament", "dissemination", "topo", "topo/tree", "auto"};
+static const char *const algorithms[] = {"sense-reversing",
+                                         "sense-reversing-counter",
+                                         "sense-reversing-gr",
+                                         "combining-tree",
+                                         "mcs",
+                                         "tournament",
+                                         "dissemination",
+                                         "topo",
+                                         "topo/tree",
+                                         "auto"};
 
 static unsigned runs;
 
@@ -41,8 +48,9 @@ static void machine(const char *path)
         unsigned n = sizes[s] < cores ? sizes[s] : cores;
         for (int map = 0; map < 2; map++) {
             hwloc_bitmap_t *sets = calloc(n, sizeof *sets);
-            CHECK_EQ(topsync_placement_compute(t, n, (topsync_map_by_t)map, TOPSYNC_BIND_TO_CORE,
-                                               sets), 0);
+            CHECK_EQ(
+                topsync_placement_compute(t, n, (topsync_map_by_t)map, TOPSYNC_BIND_TO_CORE, sets),
+                0);
             for (size_t a = 0; a < sizeof algorithms / sizeof *algorithms; a++) {
                 topsync_sim_result_t r;
                 o.seed = runs++;

@@ -91,17 +91,17 @@ static void check_case(const char *name, const topsync_topology_t *t, unsigned n
 {
     hwloc_topology_t h = topsync_topology_hwloc(t);
     hwloc_const_cpuset_t allowed = hwloc_topology_get_allowed_cpuset(h);
-    hwloc_obj_type_t core_type = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE
-                                                                                : HWLOC_OBJ_PU;
-    static const char *maps[] = {"core", "numa", "socket"}, *binds[] = {"core", "numa", "package",
-                                                                      "none"};
+    hwloc_obj_type_t core_type =
+        hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
+    static const char *maps[] = {"core", "numa", "socket"},
+                      *binds[] = {"core", "numa", "package", "none"};
     cases++;
     hwloc_bitmap_t *sets = calloc(np, sizeof *sets), *cores = calloc(np, sizeof *cores);
     topsync_groups_t *g = NULL;
     if (topsync_placement_compute(t, np, map, TOPSYNC_BIND_TO_CORE, cores) < 0 ||
         topsync_placement_compute(t, np, map, bind, sets) < 0 ||
-        topsync_groups_build(&g, t, np, (const hwloc_const_bitmap_t *)sets,
-                             TOPSYNC_LEVELS_ALL) < 0) {
+        topsync_groups_build(&g, t, np, (const hwloc_const_bitmap_t *)sets, TOPSYNC_LEVELS_ALL) <
+            0) {
         violation(name, "np %u map-by %s bind-to %s: %s", np, maps[map], binds[bind],
                   topsync_error_message());
         free(sets);
@@ -129,8 +129,10 @@ static void check_case(const char *name, const topsync_topology_t *t, unsigned n
     unsigned nallowed = topsync_topology_ncores(t);
     for (unsigned i = nallowed; i < np; i++)
         if (!hwloc_bitmap_isequal(cores[i], cores[i - nallowed]))
-            violation(name, "np %u map-by %s: rank %u is not on rank %u's core (a new round "
-                      "must restart at the first unit)", np, maps[map], i, i - nallowed);
+            violation(name,
+                      "np %u map-by %s: rank %u is not on rank %u's core (a new round "
+                      "must restart at the first unit)",
+                      np, maps[map], i, i - nallowed);
     unsigned lo = ~0u, hi = 0;
     for (unsigned c = 0; c < ncoreobjs; c++) {
         hwloc_obj_t o = hwloc_get_obj_by_type(h, core_type, (unsigned)c);
@@ -147,8 +149,8 @@ static void check_case(const char *name, const topsync_topology_t *t, unsigned n
     unsigned ngroups = topsync_groups_count(g);
     if (bind == TOPSYNC_BIND_TO_NONE && np > 1 && topsync_topology_ncores(t) > 1) {
         topsync_group_info_t info;
-        if (topsync_groups_hierarchical(g) || ngroups != 1 ||
-            topsync_groups_get(g, 0, &info) < 0 || info.nmembers != np)
+        if (topsync_groups_hierarchical(g) || ngroups != 1 || topsync_groups_get(g, 0, &info) < 0 ||
+            info.nmembers != np)
             violation(name, "np %u bind-to none: not one flat group", np);
     }
     topsync_level_t levels[TOPSYNC_MAX_LEVELS];
@@ -212,8 +214,10 @@ static void check_case(const char *name, const topsync_topology_t *t, unsigned n
             left++;
     }
     if (left != 1 || (np > 0 && nonleader[0] != 0))
-        violation(name, "np %u map-by %s bind-to %s: %u ranks end up leading (TOP must join "
-                  "what is left)", np, maps[map], binds[bind], left);
+        violation(name,
+                  "np %u map-by %s bind-to %s: %u ranks end up leading (TOP must join "
+                  "what is left)",
+                  np, maps[map], binds[bind], left);
     free(nonleader);
     for (unsigned i = 0; i < np; i++) {
         hwloc_bitmap_free(sets[i]);
@@ -290,8 +294,8 @@ static topsync_groups_t *groups_of(topsync_topology_t *t, unsigned np, topsync_m
 {
     topsync_groups_t *g = NULL;
     CHECK_EQ(topsync_placement_compute(t, np, map, TOPSYNC_BIND_TO_CORE, sets), 0);
-    CHECK_EQ(topsync_groups_build(&g, t, np, (const hwloc_const_bitmap_t *)sets,
-                                  TOPSYNC_LEVELS_ALL), 0);
+    CHECK_EQ(
+        topsync_groups_build(&g, t, np, (const hwloc_const_bitmap_t *)sets, TOPSYNC_LEVELS_ALL), 0);
     return g;
 }
 

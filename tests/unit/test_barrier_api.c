@@ -14,9 +14,14 @@
 
 #include "check.h"
 
-static const char *const base_algorithms[] = {
-    "sense-reversing", "sense-reversing-counter", "sense-reversing-gr", "combining-tree",
-    "mcs", "tournament", "dissemination", "topo"};
+static const char *const base_algorithms[] = {"sense-reversing",
+                                              "sense-reversing-counter",
+                                              "sense-reversing-gr",
+                                              "combining-tree",
+                                              "mcs",
+                                              "tournament",
+                                              "dissemination",
+                                              "topo"};
 #define NBASE (sizeof base_algorithms / sizeof base_algorithms[0])
 
 static topsync_barrier_t *create(const char *alg, unsigned n)
@@ -45,13 +50,15 @@ static void test_names(void)
         CHECK(strncmp(got, base_algorithms[i], strlen(base_algorithms[i])) == 0);
         topsync_barrier_destroy(b);
     }
-    const char *good[] = {"topo:numa", "topo:socket", "topo:numa,socket", "topo:l3,numa,socket",
-                          "topo/tree", "topo:l2/global", "TOPO:NUMA/TREE", "auto", "MCS"};
+    const char *good[] = {"topo:numa",           "topo:socket", "topo:numa,socket",
+                          "topo:l3,numa,socket", "topo/tree",   "topo:l2/global",
+                          "TOPO:NUMA/TREE",      "auto",        "MCS"};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
         CHECK_EQ(topsync_barrier_algorithm_validate(good[i]), 0);
 
-    const char *bad[] = {"", "centralized", "topo:", "topo:numa,", "topo:foo", "topo/sideways",
-                         "topo:numa/", "topology", "mcs/tree", "sense-reversing-", "topo:numa,numa"};
+    const char *bad[] = {"",         "centralized",      "topo:",         "topo:numa,",
+                         "topo:foo", "topo/sideways",    "topo:numa/",    "topology",
+                         "mcs/tree", "sense-reversing-", "topo:numa,numa"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK_EQ(topsync_barrier_algorithm_validate(bad[i]), -EINVAL);
         CHECK(strlen(topsync_error_message()) > 0);
@@ -233,8 +240,8 @@ static void test_auto_choice(void)
     so.seed = 1;
     so.wait = TOPSYNC_WAIT_BLOCK;
     double fastest = 1e30;
-    const char *names[] = {"sense-reversing", "combining-tree", "mcs", "tournament",
-                           "dissemination", "topo:l2/global", "topo:l2/tree"};
+    const char *names[] = {"sense-reversing", "combining-tree", "mcs",         "tournament",
+                           "dissemination",   "topo:l2/global", "topo:l2/tree"};
     topsync_sim_result_t r;
     for (size_t k = 0; k < sizeof names / sizeof *names; k++)
         if (topsync_sim_barrier(model, 2, o.cpusets, names[k], &so, &r) == 0 &&
@@ -408,8 +415,8 @@ static void test_attach_processes(void)
         size_t size;
         CHECK_EQ(topsync_barrier_segment_size(n, &o, &size), 0);
         void *seg = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        struct attach_shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE,
-                                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        struct attach_shared *sh =
+            mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         CHECK(seg != MAP_FAILED && sh != MAP_FAILED);
         pid_t pids[4];
         for (unsigned r = 0; r < n; r++) {

@@ -77,8 +77,8 @@ static void expect_rank_in(const topsync_groups_t *g, unsigned rank, unsigned co
 
 static void test_kunpeng_map_by_core(void)
 {
-    topsync_groups_t *g = make(KUNPENG, 128, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_CORE,
-                               TOPSYNC_LEVELS_ALL);
+    topsync_groups_t *g =
+        make(KUNPENG, 128, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_CORE, TOPSYNC_LEVELS_ALL);
     CHECK(g != NULL);
     CHECK(topsync_groups_hierarchical(g));
     CHECK_EQ(topsync_groups_count(g), 7);
@@ -114,8 +114,8 @@ static void test_kunpeng_map_by_core(void)
 static void test_kunpeng_map_by_numa(void)
 {
     /* 14 ranks, rank r on NUMA node r mod 4, its (r div 4)-th core. */
-    topsync_groups_t *g = make(KUNPENG, 14, TOPSYNC_MAP_BY_NUMA, TOPSYNC_BIND_TO_CORE,
-                               TOPSYNC_LEVELS_ALL);
+    topsync_groups_t *g =
+        make(KUNPENG, 14, TOPSYNC_MAP_BY_NUMA, TOPSYNC_BIND_TO_CORE, TOPSYNC_LEVELS_ALL);
     CHECK_EQ(topsync_groups_count(g), 7);
     expect_group(g, 0, "NUMANode", 0, 0, 4, 4, 8, 8, 12, 12, END);
     expect_group(g, 1, "NUMANode", 1, 1, 5, 5, 9, 9, 13, 13, END);
@@ -133,8 +133,8 @@ static void test_kunpeng_map_by_socket(void)
      * 0,2,4,6 on cores 0..3 (NUMA 0), ranks 1,3,5,7 on cores 64..67 (NUMA 2).
      * Each package holds one NUMA group only, so the package level adds
      * singletons; TOP joins the two NUMA leaders. */
-    topsync_groups_t *g = make(KUNPENG, 8, TOPSYNC_MAP_BY_SOCKET, TOPSYNC_BIND_TO_CORE,
-                               TOPSYNC_LEVELS_ALL);
+    topsync_groups_t *g =
+        make(KUNPENG, 8, TOPSYNC_MAP_BY_SOCKET, TOPSYNC_BIND_TO_CORE, TOPSYNC_LEVELS_ALL);
     CHECK_EQ(topsync_groups_count(g), 3);
     expect_group(g, 0, "NUMANode", 0, 0, 2, 2, 4, 4, 6, 6, END);
     expect_group(g, 1, "NUMANode", 1, 1, 3, 3, 5, 5, 7, 7, END);
@@ -149,7 +149,7 @@ static void test_kunpeng_map_by_socket(void)
     CHECK_EQ(info.nmembers, 32);
     CHECK_EQ(info.members[1], 2);
     CHECK_EQ(info.members[31], 62);
-    expect_group(g, 4, "Package", 0, 0, 64, 64, END);  /* NUMA leaders 0 and 64 */
+    expect_group(g, 4, "Package", 0, 0, 64, 64, END); /* NUMA leaders 0 and 64 */
     expect_group(g, 5, "Package", 1, 1, 65, 65, END);
     expect_group(g, 6, "TOP", 0, 1, END);
     topsync_groups_destroy(g);
@@ -158,8 +158,8 @@ static void test_kunpeng_map_by_socket(void)
 static void test_wide_bindings(void)
 {
     /* bind-to numa: a NUMA-wide cpuset still sits in its NUMA node. */
-    topsync_groups_t *g = make(KUNPENG, 128, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_NUMA,
-                               TOPSYNC_LEVELS_ALL);
+    topsync_groups_t *g =
+        make(KUNPENG, 128, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_NUMA, TOPSYNC_LEVELS_ALL);
     CHECK_EQ(topsync_groups_count(g), 7);
     expect_group(g, 0, "NUMANode", 0, 31, END);
     expect_group(g, 6, "TOP", 0, 0, 64, 64, END);
@@ -178,8 +178,8 @@ static void test_wide_bindings(void)
 
 static void test_unbound(void)
 {
-    topsync_groups_t *g = make(KUNPENG, 16, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_NONE,
-                               TOPSYNC_LEVELS_ALL);
+    topsync_groups_t *g =
+        make(KUNPENG, 16, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_NONE, TOPSYNC_LEVELS_ALL);
     CHECK(!topsync_groups_hierarchical(g));
     CHECK_EQ(topsync_groups_count(g), 1);
     expect_group(g, 0, "TOP", 0, 15, END);
@@ -198,8 +198,8 @@ static void test_unbound(void)
 static void test_other_machines(void)
 {
     /* EPYC-like: L3 (8 cores) below NUMA (16) below package (64). */
-    topsync_groups_t *g = make(EPYC, 32, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_CORE,
-                               TOPSYNC_LEVELS_ALL);
+    topsync_groups_t *g =
+        make(EPYC, 32, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_CORE, TOPSYNC_LEVELS_ALL);
     CHECK_EQ(topsync_groups_count(g), 7);
     expect_group(g, 0, "L3Cache", 0, 7, END);
     expect_group(g, 3, "L3Cache", 24, 31, END);
@@ -297,12 +297,12 @@ static void test_table_and_bad_input(void)
     CHECK_EQ(topsync_groups_build(&g, NULL, 2, NULL, TOPSYNC_LEVELS_ALL), -EINVAL);
     hwloc_bitmap_t sets[2] = {hwloc_bitmap_alloc(), hwloc_bitmap_alloc()};
     hwloc_bitmap_set(sets[0], 0);
-    CHECK_EQ(topsync_groups_build(&g, t, 2, (const hwloc_const_bitmap_t *)sets,
-                                  TOPSYNC_LEVELS_ALL), -EINVAL); /* empty cpuset */
+    CHECK_EQ(topsync_groups_build(&g, t, 2, (const hwloc_const_bitmap_t *)sets, TOPSYNC_LEVELS_ALL),
+             -EINVAL); /* empty cpuset */
     CHECK_MSG("participant 1 has an empty cpuset");
     hwloc_bitmap_set(sets[1], 99);
-    CHECK_EQ(topsync_groups_build(&g, t, 2, (const hwloc_const_bitmap_t *)sets,
-                                  TOPSYNC_LEVELS_ALL), -EINVAL); /* outside */
+    CHECK_EQ(topsync_groups_build(&g, t, 2, (const hwloc_const_bitmap_t *)sets, TOPSYNC_LEVELS_ALL),
+             -EINVAL); /* outside */
     CHECK_MSG("outside the topology");
     hwloc_bitmap_free(sets[0]);
     hwloc_bitmap_free(sets[1]);
@@ -332,7 +332,8 @@ static void test_placement_shared(void)
                 hwloc_const_bitmap_t *shared = calloc(n, sizeof *shared);
                 unsigned *cores = calloc(n, sizeof *cores);
                 CHECK_EQ(topsync_placement_compute(t, n, (topsync_map_by_t)map,
-                                                   (topsync_bind_to_t)bind, own), 0);
+                                                   (topsync_bind_to_t)bind, own),
+                         0);
                 CHECK_EQ(topsync_placement_compute_shared(t, n, (topsync_map_by_t)map,
                                                           (topsync_bind_to_t)bind, shared, cores),
                          0);
@@ -353,10 +354,12 @@ static void test_placement_shared(void)
             }
         unsigned core;
         CHECK_EQ(topsync_placement_compute_shared(t, 1, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_CORE,
-                                                  NULL, &core), 0);
+                                                  NULL, &core),
+                 0);
         CHECK_EQ(core, 0);
         CHECK_EQ(topsync_placement_compute_shared(t, 1, TOPSYNC_MAP_BY_CORE, TOPSYNC_BIND_TO_CORE,
-                                                  NULL, NULL), -EINVAL);
+                                                  NULL, NULL),
+                 -EINVAL);
         CHECK_MSG("no output");
         topsync_topology_destroy(t);
     }

@@ -19,7 +19,7 @@
 
 struct hook {
     atomic_int calls;
-    int give_up_at; /* 0: never */
+    int give_up_at;     /* 0: never */
     atomic_int foreign; /* calls from a thread that was not waiting */
 };
 

@@ -19,9 +19,18 @@
 
 #include "check.h"
 
-static const char *const algorithms[] = {
-    "sense-reversing", "sense-reversing-counter", "sense-reversing-gr", "combining-tree", "mcs",
-    "tournament", "dissemination", "topo", "topo/tree", "topo:numa", "topo:socket", "auto"};
+static const char *const algorithms[] = {"sense-reversing",
+                                         "sense-reversing-counter",
+                                         "sense-reversing-gr",
+                                         "combining-tree",
+                                         "mcs",
+                                         "tournament",
+                                         "dissemination",
+                                         "topo",
+                                         "topo/tree",
+                                         "topo:numa",
+                                         "topo:socket",
+                                         "auto"};
 #define NALG (sizeof algorithms / sizeof *algorithms)
 
 static char tmpdir[] = "/tmp/topsync-model-XXXXXX";
@@ -234,8 +243,7 @@ static void drop(struct machine *mc)
 static int simulate(const struct machine *mc, const char *alg, const topsync_sim_options_t *o,
                     topsync_sim_result_t *r)
 {
-    return topsync_sim_barrier(mc->model, mc->n, (const hwloc_const_bitmap_t *)mc->sets, alg, o,
-                               r);
+    return topsync_sim_barrier(mc->model, mc->n, (const hwloc_const_bitmap_t *)mc->sets, alg, o, r);
 }
 
 /* The slowest participant's latency at memory-level parallelism mlp (0:
@@ -254,13 +262,13 @@ static double predict_at(const struct machine *mc, const char *alg, unsigned epi
         fprintf(stderr, "%s at K %u: %s\n", alg, mlp, topsync_error_message());
     CHECK_EQ(rc, 0);
     if (rc == 0)
-        CHECK_EQ(r.mlp, mlp ? mlp : topsync_model_mlp(mc->model) ? topsync_model_mlp(mc->model)
-                                                                 : 1);
+        CHECK_EQ(r.mlp, mlp                            ? mlp
+                        : topsync_model_mlp(mc->model) ? topsync_model_mlp(mc->model)
+                                                       : 1);
     return rc < 0 ? -1 : r.latency_ns;
 }
 
-static double predict(const struct machine *mc, const char *alg, unsigned episodes,
-                      uint64_t seed)
+static double predict(const struct machine *mc, const char *alg, unsigned episodes, uint64_t seed)
 {
     return predict_at(mc, alg, episodes, seed, 0);
 }
@@ -319,8 +327,10 @@ static void test_mlp(void)
     CHECK_EQ(topsync_model_mlp(known.model), 4);
     CHECK(strstr(topsync_model_describe(known.model), "4 outstanding misses") != NULL);
     place(&known, 32, TOPSYNC_MAP_BY_CORE);
-    CHECK(predict_mlp(&known, "sense-reversing-gr", 0) == predict_mlp(&mc, "sense-reversing-gr", 4));
-    CHECK(predict_mlp(&known, "sense-reversing-gr", 1) == predict_mlp(&mc, "sense-reversing-gr", 1));
+    CHECK(predict_mlp(&known, "sense-reversing-gr", 0) ==
+          predict_mlp(&mc, "sense-reversing-gr", 4));
+    CHECK(predict_mlp(&known, "sense-reversing-gr", 1) ==
+          predict_mlp(&mc, "sense-reversing-gr", 1));
     /* the invariant holds, and the faults are caught, at any K */
     topsync_sim_options_t so;
     topsync_sim_options_init(&so);
@@ -457,8 +467,9 @@ static void test_errors(void)
     CHECK_EQ(simulate(&mc, "no-such-barrier", NULL, &r), -EINVAL);
     CHECK_MSG("unknown barrier algorithm");
     CHECK_EQ(topsync_sim_barrier(NULL, 4, NULL, "mcs", NULL, &r), -EINVAL);
-    CHECK_EQ(topsync_sim_barrier(mc.model, 0, (const hwloc_const_bitmap_t *)mc.sets, "mcs", NULL,
-                                 &r), -EINVAL);
+    CHECK_EQ(
+        topsync_sim_barrier(mc.model, 0, (const hwloc_const_bitmap_t *)mc.sets, "mcs", NULL, &r),
+        -EINVAL);
     topsync_sim_options_t o;
     topsync_sim_options_init(&o);
     o.episodes = 20000000;

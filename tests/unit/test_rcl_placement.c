@@ -56,7 +56,7 @@ static void test_oak_servers_and_memory(void)
     /* spread: the least busy node, node 1 */
     CHECK_EQ(server(u, TOPSYNC_RCL_SPREAD), 4);
     topsync_rcl_memory_node(u, &node);
-    CHECK_EQ(node, -1); /* servers on two nodes: default allocation again */
+    CHECK_EQ(node, -1);                         /* servers on two nodes: default allocation again */
     CHECK_EQ(server(u, TOPSYNC_RCL_SPREAD), 5); /* node 1 hosts 1 server, node 0 two */
     topsync_rcl_usage_destroy(u);
 }
@@ -139,7 +139,7 @@ static void test_jet_and_kunpeng_workers(void)
     CHECK_EQ(worker(u), 8);
     CHECK_EQ(worker(u), 10);
     for (unsigned k = 0; k < 5; k++)
-        worker(u); /* 11..15 */
+        worker(u);          /* 11..15 */
     CHECK_EQ(worker(u), 0); /* the other CCX of the same NUMA node */
     topsync_rcl_usage_destroy(u);
 }

@@ -48,9 +48,9 @@ static void test_active_levels(void)
     /* Jet (Xeon E5420): shared L2 pairs; the single package is the machine. */
     expect_levels(JET, TOPSYNC_LEVELS_ALL, (topsync_level_t[]){TOPSYNC_LEVEL_L2, 0});
     /* EPYC-like: an L3 (CCX) smaller than a NUMA node is active below it. */
-    expect_levels(EPYC, TOPSYNC_LEVELS_ALL,
-                  (topsync_level_t[]){TOPSYNC_LEVEL_L3, TOPSYNC_LEVEL_NUMA,
-                                      TOPSYNC_LEVEL_PACKAGE, 0});
+    expect_levels(
+        EPYC, TOPSYNC_LEVELS_ALL,
+        (topsync_level_t[]){TOPSYNC_LEVEL_L3, TOPSYNC_LEVEL_NUMA, TOPSYNC_LEVEL_PACKAGE, 0});
     /* Private caches and a single core make no level. */
     expect_levels("pack:1 core:1 pu:1", TOPSYNC_LEVELS_ALL, (topsync_level_t[]){0});
     expect_levels("pack:4 core:1 pu:2", TOPSYNC_LEVELS_ALL, (topsync_level_t[]){0});
@@ -124,8 +124,8 @@ static void test_level_lists(void)
     CHECK_EQ(topsync_levels_parse("l2", &m), 0);
     CHECK_EQ(m, TOPSYNC_LEVEL_L2);
 
-    const char *bad[] = {"", "numa,", ",numa", "numa,,socket", "l4", "numa socket",
-                         "numa,numa", "socket,package"};
+    const char *bad[] = {"",   "numa,",       ",numa",     "numa,,socket",
+                         "l4", "numa socket", "numa,numa", "socket,package"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK_EQ(topsync_levels_parse(bad[i], &m), -EINVAL);
         CHECK(strlen(topsync_error_message()) > 0);
@@ -138,7 +138,7 @@ static void test_level_lists(void)
 static void test_bad_input(void)
 {
     topsync_topology_t *t = (topsync_topology_t *)1;
-    const char *bad[] = {"", "pack:2 numa:", "pack:x", "bogus:3", "pack:2 pack:2 core",
+    const char *bad[] = {"",       "pack:2 numa:",  "pack:x", "bogus:3", "pack:2 pack:2 core",
                          "core:0", "pack:-1 core:2"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK_EQ(topsync_topology_load_synthetic(&t, bad[i]), -EINVAL);
@@ -159,8 +159,12 @@ static void test_bad_input(void)
      * (fuzzer finds, each minutes of hwloc): refused by topsync's grammar */
     const char *malformed[][2] = {
         {"pack:33l3:1c:422 pu:3", "a space expected between levels at character 8"},
-        {"pack[:92l3\x1a" "1c:422 pu:3", "':' expected after the type at character 5"},
-        {"pack:92l3\x1a" "1(c:422 pu:3", "a space expected between levels at character 8"},
+        {"pack[:92l3\x1a"
+         "1c:422 pu:3",
+         "':' expected after the type at character 5"},
+        {"pack:92l3\x1a"
+         "1(c:422 pu:3",
+         "a space expected between levels at character 8"},
         {"pack:2 [numa", "']' expected at character 13"},
         {"pu:4(size=1", "an unclosed '('"},
         {"pu:4(foo=1)", "an unknown attribute (valid: memory=, size=, indexes=)"},
@@ -294,8 +298,8 @@ static void test_xml_v1_root_nodeset(void)
 static void test_xml_bitmaps(void)
 {
     static const char *const good[] = {"0x3", "0x00000003,,0x0", "0x3,,,", "0xf...f,0x3"};
-    static const char *const bad[] = {",x1", ",0x1", ",,0x1", ",", "", "x", "0x", "1",
-                                      "0x1,x", " 0x1", "0x1,0xg"};
+    static const char *const bad[] = {",x1", ",0x1", ",,0x1", ",",    "",       "x",
+                                      "0x",  "1",    "0x1,x", " 0x1", "0x1,0xg"};
     char xml[2048];
     for (size_t k = 0; k < sizeof good / sizeof *good + sizeof bad / sizeof *bad; k++) {
         int is_good = k < sizeof good / sizeof *good;

@@ -79,12 +79,16 @@ static void test_fingerprint_and_placement(void)
 
     char p[48];
     hwloc_bitmap_t sets[16];
-    static const struct { topsync_map_by_t map; const char *name; } maps[] = {
-        {TOPSYNC_MAP_BY_CORE, "core"}, {TOPSYNC_MAP_BY_NUMA, "numa"},
-        {TOPSYNC_MAP_BY_SOCKET, "socket"}};
+    static const struct {
+        topsync_map_by_t map;
+        const char *name;
+    } maps[] = {{TOPSYNC_MAP_BY_CORE, "core"},
+                {TOPSYNC_MAP_BY_NUMA, "numa"},
+                {TOPSYNC_MAP_BY_SOCKET, "socket"}};
     for (int m = 0; m < 3; m++) {
         topsync_placement_compute(a, 8, maps[m].map, TOPSYNC_BIND_TO_CORE, sets);
-        CHECK_EQ(topsync_tuning_placement(a, 8, (const hwloc_const_bitmap_t *)sets, p, sizeof p), 0);
+        CHECK_EQ(topsync_tuning_placement(a, 8, (const hwloc_const_bitmap_t *)sets, p, sizeof p),
+                 0);
         CHECK_STR(p, maps[m].name);
         for (int i = 0; i < 8; i++)
             hwloc_bitmap_free(sets[i]);
@@ -120,8 +124,8 @@ static void test_round_trip(void)
     topsync_topology_t *t = synthetic("pack:2 numa:2 l3:1 core:4 pu:1");
     topsync_tuning_t *tu;
     CHECK_EQ(topsync_tuning_create(&tu, t), 0);
-    topsync_tuning_entry_t e = entry(8, 1, 1, "unbound", "sense-reversing", TOPSYNC_WAIT_BLOCK,
-                                     3000);
+    topsync_tuning_entry_t e =
+        entry(8, 1, 1, "unbound", "sense-reversing", TOPSYNC_WAIT_BLOCK, 3000);
     CHECK_EQ(topsync_tuning_put(tu, &e), 0);
     e = entry(2, 0, 0, "core", "topo:numa/tree", TOPSYNC_WAIT_SPIN, 50);
     CHECK_EQ(topsync_tuning_put(tu, &e), 0);
@@ -194,8 +198,10 @@ static void test_refused(void)
     write_text(path_of("other.json"), "{\"format\": \"something\", \"version\": 1}");
     CHECK_EQ(topsync_tuning_load(&tu, path_of("other.json"), t), -EINVAL);
     CHECK_MSG("no \"format\": \"topsync-tuning\"");
-    snprintf(text, sizeof text, "{\"format\": \"topsync-tuning\", \"version\": 2, "
-                                "\"fingerprint\": \"%s\", \"entries\": []}", fp);
+    snprintf(text, sizeof text,
+             "{\"format\": \"topsync-tuning\", \"version\": 2, "
+             "\"fingerprint\": \"%s\", \"entries\": []}",
+             fp);
     write_text(path_of("v2.json"), text);
     CHECK_EQ(topsync_tuning_load(&tu, path_of("v2.json"), t), -ESTALE);
     CHECK_MSG("has format version 2; this topsync reads version 1");
@@ -203,13 +209,15 @@ static void test_refused(void)
              "{\"format\": \"topsync-tuning\", \"version\": 1, \"fingerprint\": \"%s\", "
              "\"entries\": [{\"participants\": 2, \"kind\": \"threads\", \"oversubscribed\": "
              "false, \"placement\": \"core\", \"results\": [{\"algorithm\": \"mcs\", \"wait\": "
-             "\"nap\", \"latency_ns\": 5}]}]}", fp);
+             "\"nap\", \"latency_ns\": 5}]}]}",
+             fp);
     write_text(path_of("badwait.json"), text);
     CHECK_EQ(topsync_tuning_load(&tu, path_of("badwait.json"), t), -EBADMSG); /* damaged */
     CHECK_MSG("entries[0]: results[0]");
     snprintf(text, sizeof text,
              "{\"format\": \"topsync-tuning\", \"version\": 1, \"fingerprint\": \"%s\", "
-             "\"entries\": [], \"c2c_ns\": [[], [1, 2]]}", fp);
+             "\"entries\": [], \"c2c_ns\": [[], [1, 2]]}",
+             fp);
     write_text(path_of("badc2c.json"), text);
     CHECK_EQ(topsync_tuning_load(&tu, path_of("badc2c.json"), t), -EBADMSG);
     CHECK_MSG("c2c_ns row 1");
@@ -217,7 +225,8 @@ static void test_refused(void)
     snprintf(text, sizeof text,
              "{\"format\": \"topsync-tuning\", \"version\": 1.0, \"fingerprint\": \"%s\", "
              "\"machine\": \"caf\\u00e9 \\\"x\\\"\", \"extra\": {\"a\": [null, true, -1e3]}, "
-             "\"entries\": []}", fp);
+             "\"entries\": []}",
+             fp);
     write_text(path_of("fine.json"), text);
     CHECK_EQ(topsync_tuning_load(&tu, path_of("fine.json"), t), 0);
     topsync_tuning_destroy(tu);
@@ -347,12 +356,12 @@ static void test_auto_from_file(void)
     CHECK_STR(c.algorithm, "tournament");
     CHECK_STR(c.wait, "yield"); /* the tuned policy, none being given */
     CHECK(strstr(c.explain, "auto: tuning file ") && strstr(c.explain, "entry 3 threads "
-                                                                        "(nearest tuned count "
-                                                                        "to 4), one per CPU, "
-                                                                        "placement numa: "
-                                                                        "tournament/yield "
-                                                                        "120 ns, mcs/spin "
-                                                                        "240 ns"));
+                                                                       "(nearest tuned count "
+                                                                       "to 4), one per CPU, "
+                                                                       "placement numa: "
+                                                                       "tournament/yield "
+                                                                       "120 ns, mcs/spin "
+                                                                       "240 ns"));
     CHECK_STR(err, "");
     /* a wait policy given by the user is kept */
     setenv("TOPSYNC_WAIT", "spin", 1);

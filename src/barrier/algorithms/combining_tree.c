@@ -61,8 +61,7 @@ static void reset_counters(topsync_barrier_t *b, int rank)
         return;
     unsigned lines = rank_lines(b);
     for (unsigned l = 1; l < lines; l++)
-        atomic_store_explicit(&ts_rank_line(b, (unsigned)rank, l)->value, 0,
-                              memory_order_relaxed);
+        atomic_store_explicit(&ts_rank_line(b, (unsigned)rank, l)->value, 0, memory_order_relaxed);
 }
 
 static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)

@@ -39,7 +39,7 @@ static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
 {
     const struct role *role = &((const struct role *)b->roles)[rank];
     for (unsigned k = 0; k < role->nrounds; k++) {
-        ts_publish(role->target[k], episode, &b->wait); /* pairs with the target's wait */
+        ts_publish(role->target[k], episode, &b->wait);  /* pairs with the target's wait */
         ts_wait_reach(role->mine[k], episode, &b->wait); /* pairs with the source's publish */
     }
 }

@@ -8,14 +8,14 @@
 #ifndef TOPSYNC_SRC_BARRIER_ALGORITHMS_LIST_H
 #define TOPSYNC_SRC_BARRIER_ALGORITHMS_LIST_H
 
-#define TS_ALGORITHM_LIST(X)                                   \
-    X(sense_reversing, "sense-reversing")                      \
-    X(sense_reversing_counter, "sense-reversing-counter")      \
-    X(sense_reversing_gr, "sense-reversing-gr")                \
-    X(combining_tree, "combining-tree")                        \
-    X(mcs, "mcs")                                              \
-    X(tournament, "tournament")                                \
-    X(dissemination, "dissemination")                          \
+#define TS_ALGORITHM_LIST(X)                              \
+    X(sense_reversing, "sense-reversing")                 \
+    X(sense_reversing_counter, "sense-reversing-counter") \
+    X(sense_reversing_gr, "sense-reversing-gr")           \
+    X(combining_tree, "combining-tree")                   \
+    X(mcs, "mcs")                                         \
+    X(tournament, "tournament")                           \
+    X(dissemination, "dissemination")                     \
     X(topo, "topo")
 
 #endif

@@ -30,7 +30,7 @@ static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
         return;
     }
     ts_wait_all(arrivals + 1, b->n - 1, episode, &b->wait); /* pairs with each r's publish */
-    ts_publish(release, episode, &b->wait);            /* pairs with the others' wait */
+    ts_publish(release, episode, &b->wait);                 /* pairs with the others' wait */
 }
 
 const ts_algorithm TS_ALGO(sense_reversing_counter) = {

@@ -12,17 +12,17 @@
 enum { LINE_ARRIVAL = 1, LINE_RELEASE = 2, GLOBAL_LINE_RELEASE = 1 };
 
 struct led_group {
-    unsigned nmembers;   /* members other than me */
-    ts_word **arrivals;  /* their arrival words */
+    unsigned nmembers;  /* members other than me */
+    ts_word **arrivals; /* their arrival words */
 };
 
 struct role {
     unsigned nled;
     struct led_group led[TOPSYNC_MAX_LEVELS + 1]; /* groups I lead, lowest first */
-    ts_word *arrival;          /* where I announce my arrival, NULL if I lead all my groups */
-    ts_word *release_wait;     /* what I poll to leave (NULL for rank 0) */
-    ts_word *release_publish;  /* what I publish when released (NULL: nothing) */
-    int released_by;           /* whose publish of release_wait I wait for, -1: none */
+    ts_word *arrival;         /* where I announce my arrival, NULL if I lead all my groups */
+    ts_word *release_wait;    /* what I poll to leave (NULL for rank 0) */
+    ts_word *release_publish; /* what I publish when released (NULL: nothing) */
+    int released_by;          /* whose publish of release_wait I wait for, -1: none */
 };
 
 static void free_roles(topsync_barrier_t *b)
@@ -76,8 +76,8 @@ static int setup(topsync_barrier_t *b)
         if (b->tree_release)
             role->release_publish = role->nled ? ts_rank_line(b, r, LINE_RELEASE) : NULL;
         else
-            role->release_publish = r == 0 && b->n > 1 ? ts_global_line(b, GLOBAL_LINE_RELEASE)
-                                                       : NULL;
+            role->release_publish =
+                r == 0 && b->n > 1 ? ts_global_line(b, GLOBAL_LINE_RELEASE) : NULL;
     }
     return 0;
 }

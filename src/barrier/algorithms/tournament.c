@@ -8,11 +8,11 @@
 #include "base/error.h"
 
 struct role {
-    unsigned nwon;              /* matches won (byes excluded), lowest round first */
-    ts_word *won_arrival[32];   /* my arrival word of each match won */
+    unsigned nwon;            /* matches won (byes excluded), lowest round first */
+    ts_word *won_arrival[32]; /* my arrival word of each match won */
     ts_word *won_loser_wake[32];
-    ts_word *lost_to;           /* the winner's arrival word of my losing round */
-    int winner;                 /* who beat me (and wakes me), -1 for the champion */
+    ts_word *lost_to; /* the winner's arrival word of my losing round */
+    int winner;       /* who beat me (and wakes me), -1 for the champion */
     ts_word *wakeup;
 };
 
