@@ -9,7 +9,7 @@
 # mpi4py: scripts/setup-mpis.sh, about 150 MB in /var/cache/topsync-mpis).
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libck-dev python3
-          python3-matplotlib spin clang libclang-rt-14-dev)
+          python3-matplotlib spin clang libclang-rt-14-dev clang-format-14)
 if [ "${TOPSYNC_SETUP_MPI:-1}" != 0 ]; then
     packages+=(libopenmpi-dev openmpi-bin libmpich-dev mpich gfortran)
     if [ "${TOPSYNC_SETUP_MPI_MATRIX:-1}" != 0 ]; then
