@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include <mpi.h>
@@ -112,9 +113,12 @@ static struct comm_state *setup_deferred(MPI_Comm comm)
 /*
  * A wait with TOPSYNC_TIMEOUT that timed out: name the ranks of `comm` on
  * this node that have not arrived, and MPI_Abort (a rank that died or hangs
- * would otherwise hang the job). Error path only.
+ * would otherwise hang the job). After the barrier between nodes
+ * (after_leaders), a node leader that has not come back is waiting there
+ * for a rank of another node: say so rather than blame the leader. Error
+ * path only.
  */
-static void timeout_abort(MPI_Comm comm, struct comm_state *s)
+static void timeout_abort(MPI_Comm comm, struct comm_state *s, bool after_leaders)
 {
     char why[256];
     snprintf(why, sizeof why, "%s", topsync_error_message());
@@ -128,6 +132,12 @@ static void timeout_abort(MPI_Comm comm, struct comm_state *s)
                                 s->node_members[missing[i]]);
     if (n > shown)
         snprintf(list + len, sizeof list - len, ", ... (%d in all)", n);
+    if (after_leaders && n == 1 && missing[0] == 0)
+        ts_mpi_fatal(comm,
+                     "MPI_Barrier timed out (TOPSYNC_TIMEOUT): rank %d of the communicator, this "
+                     "node's leader, has not come back from the barrier between nodes: a rank "
+                     "on another node has not arrived (that node's ranks name it) [%s]",
+                     s->node_members[0], why);
     ts_mpi_fatal(comm,
                  "MPI_Barrier timed out (TOPSYNC_TIMEOUT): rank(s) %s of the communicator, on "
                  "this node, have not arrived [%s]",
@@ -135,10 +145,10 @@ static void timeout_abort(MPI_Comm comm, struct comm_state *s)
 }
 
 /* The intra-node barrier; with TOPSYNC_TIMEOUT set, a hang becomes an abort. */
-static inline void node_wait(MPI_Comm comm, struct comm_state *s)
+static inline void node_wait(MPI_Comm comm, struct comm_state *s, bool after_leaders)
 {
     if (__builtin_expect(topsync_barrier_wait_checked(s->barrier, (unsigned)s->node_rank) < 0, 0))
-        timeout_abort(comm, s);
+        timeout_abort(comm, s, after_leaders);
 }
 
 int topsync_mpi_barrier(MPI_Comm comm)
@@ -174,13 +184,13 @@ int topsync_mpi_barrier(MPI_Comm comm)
     switch (s->mode) {
     case MODE_DEFERRED:
     case MODE_PMPI: return PMPI_Barrier(comm);
-    case MODE_NODE: node_wait(comm, s); return MPI_SUCCESS;
+    case MODE_NODE: node_wait(comm, s, false); return MPI_SUCCESS;
     case MODE_NODES: {
         int rc = MPI_SUCCESS;
-        node_wait(comm, s);
+        node_wait(comm, s, false);
         if (s->node_rank == 0)
             rc = PMPI_Barrier(s->leaders);
-        node_wait(comm, s);
+        node_wait(comm, s, true);
         return rc;
     }
     }
