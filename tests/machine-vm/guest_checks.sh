@@ -69,6 +69,15 @@ for alg in $("$info" --list-algorithms); do
     check "barrier $alg: SIGKILL of rank 5 of $n named within TOPSYNC_TIMEOUT" \
         "$stress" --algorithm "$alg" --processes "$n" --kill 5 --timeout 3 --episodes 40
 done
+# the invariant checks themselves: a rank let through episode 10 without
+# waiting must fail the run, threads and processes
+log=$(timeout -k 10 120 "$stress" --algorithm topo --bind-to core --map-by core --threads "$n" \
+      --processes "$n" --episodes 40 --skip-wait 5:10 --timeout 3 2>&1)
+if grep -q "^0 passed, 2 failed" <<<"$log"; then
+    pass "negative: a rank let through an episode it skipped fails the check"
+else
+    fail "negative: a rank let through an episode it skipped was not caught: $(tail -n 3 <<<"$log")"
+fi
 check "barrier topo over numa, $n threads bound map-by numa" \
     "$stress" --algorithm topo --bind-to core --map-by numa --threads "$n" --episodes "$episodes"
 

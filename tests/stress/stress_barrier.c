@@ -17,13 +17,17 @@
  *        [--episodes K] [--wait spin|yield|block] [--start EPISODE]
  *        [--topology SYNTH --map-by core|numa|socket]   (synthetic placement)
  *        [--bind-to core|numa|package --map-by ...]     (bound on this machine)
- *        [--kill RANK [--timeout S]]
+ *        [--kill RANK [--timeout S]] [--skip-wait RANK:EPISODE]
  * --bind-to binds every participant as mpirun would on the machine hwloc
  * detects (the emulated machines of tests/machine-vm) and gives the barrier
  * those cpusets. --kill: processes only; that rank dies by SIGKILL in the
  * middle of the run and every other one must get -ETIMEDOUT from
  * topsync_barrier_wait_checked within the timeout (default 3 s) plus 10 s,
  * with a message naming that rank as the one not arrived.
+ * --skip-wait: the negative check of the checks themselves (a barrier that
+ * lets a participant through an episode it did not wait in): that rank
+ * does not wait in that episode; the run must fail, by an invariant or by
+ * the others' timeout (--timeout, default 3 s), never pass.
  * Prints one line per configuration and "N passed, N failed".
  */
 #define _GNU_SOURCE
@@ -69,6 +73,8 @@ struct config {
     topsync_bind_to_t bind_to;
     int kill_rank; /* -1: none */
     double timeout;
+    int skip_rank; /* --skip-wait; -1: none */
+    uint64_t skip_episode;
 };
 
 struct run {
@@ -79,6 +85,8 @@ struct run {
     hwloc_bitmap_t *bind_sets; /* NULL: not bound */
     hwloc_topology_t hwloc;    /* the machine of bind_sets */
     int kill_rank;
+    int skip_rank;
+    uint64_t skip_episode;
 };
 
 struct participant {
@@ -142,6 +150,15 @@ static void participate(struct run *run, unsigned rank)
                 timed_out_naming_victim(run, rank, k, rc);
                 return;
             }
+        } else if (run->skip_rank >= 0) {
+            if ((int)rank != run->skip_rank || k != run->skip_episode) {
+                int rc = topsync_barrier_wait_checked(run->barrier, rank);
+                if (rc != 0) {
+                    record_failure(sh, "rank %u in episode %" PRIu64 ": wait returned %d (%s)",
+                                   rank, k, rc, topsync_error_message());
+                    return;
+                }
+            }
         } else {
             topsync_barrier_wait(run->barrier, rank);
         }
@@ -192,7 +209,7 @@ static int run_one(const struct config *cfg, unsigned n, int processes)
     opts.wait = cfg->wait;
     opts.process_shared = processes;
     opts.start_episode = cfg->start;
-    if (cfg->kill_rank >= 0)
+    if (cfg->kill_rank >= 0 || cfg->skip_rank >= 0)
         opts.timeout_seconds = cfg->timeout;
 
     topsync_topology_t *topo = NULL;
@@ -217,7 +234,9 @@ static int run_one(const struct config *cfg, unsigned n, int processes)
                       .episodes = cfg->episodes,
                       .bind_sets = cfg->bind ? sets : NULL,
                       .hwloc = cfg->bind ? topsync_topology_hwloc(topo) : NULL,
-                      .kill_rank = processes ? cfg->kill_rank : -1};
+                      .kill_rank = processes ? cfg->kill_rank : -1,
+                      .skip_rank = cfg->skip_rank,
+                      .skip_episode = cfg->skip_episode};
     int rc = topsync_barrier_create(&run.barrier, n, &opts);
     if (rc < 0) {
         fprintf(stderr, "setup: topsync_barrier_create(%s, n=%u): %s\n", cfg->algorithm, n,
@@ -319,7 +338,8 @@ int main(int argc, char **argv)
                          .wait = TOPSYNC_WAIT_DEFAULT,
                          .episodes = 2000,
                          .kill_rank = -1,
-                         .timeout = 3.0};
+                         .timeout = 3.0,
+                         .skip_rank = -1};
     unsigned threads[16], procs[16];
     int nthreads = 0, nprocs = 0;
     for (int i = 1; i < argc; i++) {
@@ -353,9 +373,31 @@ int main(int argc, char **argv)
                 return 2;
             }
         } else if (!strcmp(a, "--kill")) {
-            cfg.kill_rank = atoi(v);
+            char *end;
+            long r = strtol(v, &end, 10);
+            if (*end || end == v || r < 0 || r >= MAX_PARTICIPANTS) {
+                fprintf(stderr, "--kill %s: give a rank, 0 to %d\n", v, MAX_PARTICIPANTS - 1);
+                return 2;
+            }
+            cfg.kill_rank = (int)r;
         } else if (!strcmp(a, "--timeout")) {
-            cfg.timeout = strtod(v, NULL);
+            char *end;
+            cfg.timeout = strtod(v, &end);
+            if (*end || end == v || !(cfg.timeout > 0 && cfg.timeout <= 3600)) {
+                fprintf(stderr, "--timeout %s: give seconds, more than 0 and at most 3600\n", v);
+                return 2;
+            }
+        } else if (!strcmp(a, "--skip-wait")) {
+            char *colon, *end;
+            long r = strtol(v, &colon, 10);
+            unsigned long long k = *colon == ':' ? strtoull(colon + 1, &end, 10) : 0;
+            if (colon == v || *colon != ':' || *end || end == colon + 1 || r < 0 ||
+                r >= MAX_PARTICIPANTS || k < 1) {
+                fprintf(stderr, "--skip-wait %s: give RANK:EPISODE (episodes from 1)\n", v);
+                return 2;
+            }
+            cfg.skip_rank = (int)r;
+            cfg.skip_episode = k;
         } else if (!strcmp(a, "--wait")) {
             if (topsync_wait_policy_parse(v, &cfg.wait) < 0) {
                 fprintf(stderr, "%s\n", topsync_error_message());
