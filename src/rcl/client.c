@@ -1,6 +1,7 @@
 /*
- * RCL clients: locks, each client thread's request line on each server, and
- * execute. The protocol of a request line is described in rcl/serving_loop.c.
+ * RCL clients (Lozi et al. 2012; design.md section 5): locks, each client
+ * thread's request line on each server, and execute. The protocol of a
+ * request line is described in rcl/serving_loop.c.
  */
 #include <errno.h>
 #include <sched.h>

@@ -1,5 +1,6 @@
 /*
- * RCL runtime: options, create and destroy.
+ * RCL runtime (Remote Core Locking, Lozi et al., USENIX ATC 2012; design.md
+ * section 5): options, create and destroy.
  */
 #include <errno.h>
 #include <sched.h>

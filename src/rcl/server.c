@@ -1,5 +1,6 @@
 /*
- * RCL servers: start (core choice, binding, first threads) and stop.
+ * RCL servers (Lozi et al. 2012; design.md section 5): start (core choice,
+ * binding, first threads) and stop.
  */
 #include <errno.h>
 #include <sched.h>

@@ -1,6 +1,7 @@
 /*
- * RCL placement decisions (design.md section 5.1-5.3). Everything here is a function of
- * the hwloc topology and of the usage counters, so that the 8-core Oak node
+ * RCL placement decisions: RCLLockInitNUMA's server core (Paznikov &
+ * Shichkina 2018, Algorithm 1) and the workers' cores (design.md 5.1-5.3).
+ * Everything here is a function of the hwloc topology and of the usage counters, so that the 8-core Oak node
  * or a 128-core Kunpeng can be studied on any machine.
  *
  * Two readings of the papers are decided here, as docs/design.md (5.2, 5.3) says:

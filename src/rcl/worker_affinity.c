@@ -1,5 +1,6 @@
 /*
- * RCLHierarchicalAffinity: pinning worker threads to the cores that
+ * RCLHierarchicalAffinity (Paznikov & Shichkina 2018, Algorithm 2; design.md
+ * section 5.3): pinning worker threads to the cores that
  * topsync_rcl_place_worker() chooses (rcl/server_placement.c).
  */
 #include <errno.h>
