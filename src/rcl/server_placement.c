@@ -1,8 +1,9 @@
 /*
  * RCL placement decisions: RCLLockInitNUMA's server core (Paznikov &
  * Shichkina 2018, Algorithm 1) and the workers' cores (design.md 5.1-5.3).
- * Everything here is a function of the hwloc topology and of the usage counters, so that the 8-core Oak node
- * or a 128-core Kunpeng can be studied on any machine.
+ * Everything here is a function of the hwloc topology and of the usage
+ * counters, so that the 8-core Oak node or a 128-core Kunpeng can be
+ * studied on any machine.
  *
  * Two readings of the papers are decided here, as docs/design.md (5.2, 5.3) says:
  *  - Algorithm 1 names GetMostBusyNode where the text says "least busy":
