@@ -63,8 +63,9 @@ int main(int argc, char **argv)
         (const char *(*)(MPI_Comm))dlsym(RTLD_DEFAULT, "topsync_mpi_describe");
     if (iterations < 1 || rounds < 1 || rounds > 1000 || node_size != size || !describe) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpi_path_cost ITERATIONS ROUNDS (1..1000), every rank on one "
-                            "node, libtopsync-mpi preloaded%s\n",
+            fprintf(stderr,
+                    "usage: mpi_path_cost ITERATIONS ROUNDS (1..1000), every rank on one "
+                    "node, libtopsync-mpi preloaded%s\n",
                     describe ? "" : " (it is not)");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -153,8 +154,8 @@ int main(int argc, char **argv)
     for (long r = 0; r < rounds; r++)
         diff[r] = mpi[r] - raw[r];
     if (rank == 0)
-        printf("%s %.1f %.1f %.1f\n", algorithm, median(mpi, (int)rounds),
-               median(raw, (int)rounds), median(diff, (int)rounds));
+        printf("%s %.1f %.1f %.1f\n", algorithm, median(mpi, (int)rounds), median(raw, (int)rounds),
+               median(diff, (int)rounds));
     topsync_barrier_destroy(bare);
     munmap(segment, bytes);
     MPI_Finalize();
