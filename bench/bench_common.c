@@ -39,10 +39,13 @@ double bench_protocol_summary(const double *runs, unsigned nruns)
 const char *bench_protocol_words(unsigned nruns, char *buf, size_t len)
 {
     if (nruns >= 3)
-        snprintf(buf, len, "the mean of the %u middle runs of %u (smallest and largest dropped)",
+        snprintf(buf, len,
+                 "the mean of the %u middle runs of %u (smallest and largest dropped, the "
+                 "barrier paper's protocol); the median beside it",
                  nruns - 2, nruns);
     else
-        snprintf(buf, len, "the mean of %u run%s", nruns, nruns == 1 ? "" : "s");
+        snprintf(buf, len, "the mean of %u run%s; the median beside it", nruns,
+                 nruns == 1 ? "" : "s");
     return buf;
 }
 

@@ -429,10 +429,10 @@ int main(int argc, char **argv)
                 struct record *r = &recs[i];
                 fprintf(f,
                         "  {\"algorithm\": \"%s\", \"participants\": %d, \"wait\": \"%s\", "
-                        "\"latency_ns\": %.1f, \"iterations\": %llu, \"mpi\": \"%s\", "
-                        "\"label\": \"%s\", \"runs_ns\": [",
-                        r->name, size, r->wait, r->latency_ns, (unsigned long long)r->iterations,
-                        TOPSYNC_BENCH_MPI_IMPL, label);
+                        "\"latency_ns\": %.1f, \"median_ns\": %.1f, \"iterations\": %llu, "
+                        "\"mpi\": \"%s\", \"label\": \"%s\", \"runs_ns\": [",
+                        r->name, size, r->wait, r->latency_ns, bench_median(r->runs, runs),
+                        (unsigned long long)r->iterations, TOPSYNC_BENCH_MPI_IMPL, label);
                 for (unsigned k = 0; k < runs; k++)
                     fprintf(f, "%s%.1f", k ? ", " : "", r->runs[k]);
                 fprintf(f, "]%s%s%s}%s\n", r->resolved[0] ? ", \"resolved\": \"" : "", r->resolved,
@@ -444,17 +444,17 @@ int main(int argc, char **argv)
             fclose(outs[1]);
         if (!json) {
             double peer = recs[nrec - 1].latency_ns;
-            char words[96];
+            char words[160];
             printf("MPI_Barrier latency, %d ranks, %s%s%s, %u runs: the slowest rank's mean per "
                    "run; of the runs, %s\n\n",
                    size, TOPSYNC_BENCH_MPI_IMPL, *label ? " " : "", label, runs,
                    bench_protocol_words(runs, words, sizeof words));
-            printf("  %-24s %-28s %12s %10s %8s\n", "algorithm", "resolved", "latency ns", "vs MPI",
-                   "iters");
+            printf("  %-24s %-28s %12s %10s %8s %10s\n", "algorithm", "resolved", "latency ns",
+                   "vs MPI", "iters", "median ns");
             for (size_t i = 0; i < nrec; i++)
-                printf("  %-24s %-28s %12.1f %9.4fx %8llu\n", recs[i].name, recs[i].resolved,
+                printf("  %-24s %-28s %12.1f %9.4fx %8llu %10.1f\n", recs[i].name, recs[i].resolved,
                        recs[i].latency_ns, recs[i].latency_ns / peer,
-                       (unsigned long long)recs[i].iterations);
+                       (unsigned long long)recs[i].iterations, bench_median(recs[i].runs, runs));
         }
     }
     free(recs);

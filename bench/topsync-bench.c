@@ -126,9 +126,10 @@ static void print_json(FILE *f, const struct result *results, size_t nres, const
         fprintf(f,
                 "  {\"algorithm\": \"%s\", \"participants\": %u, \"kind\": \"%s\", "
                 "\"bind\": \"%s\", \"wait\": \"%s\", \"latency_ns\": %.1f, "
-                "\"iterations\": %llu, \"runs_ns\": [",
+                "\"median_ns\": %.1f, \"iterations\": %llu, \"runs_ns\": [",
                 r->name, o->threads, o->processes ? "processes" : "threads",
                 o->unbound ? "none" : "core", r->wait, r->failed ? -1.0 : r->latency_ns,
+                r->failed ? -1.0 : bench_median(r->runs, r->nruns),
                 (unsigned long long)r->iterations);
         for (unsigned k = 0; k < r->nruns; k++)
             fprintf(f, "%s%.1f", k ? ", " : "", r->runs[k]);
@@ -153,7 +154,8 @@ static void usage(FILE *f)
         "  --iterations K    barriers per timed run (default 1000)\n"
         "  --runs R          timed runs; reported: the mean of the runs with the\n"
         "                    smallest and largest dropped (the paper's protocol,\n"
-        "                    design.md section 4; the plain mean below 3 runs) (default 5)\n"
+        "                    design.md section 4; the plain mean below 3 runs), and\n"
+        "                    the median of the runs beside it (default 5)\n"
         "  --budget-ms MS    time limit per algorithm (default 300)\n"
         "  --peers all|none  also run the peers (pthread, OpenMP, CK) (default all)\n"
         "  --json            JSON on stdout instead of the table\n"
@@ -445,15 +447,15 @@ static int cmd_barrier(int argc, char **argv)
     if (o.json) {
         print_json(stdout, results, nres, &o);
     } else {
-        char words[96];
+        char words[160];
         printf("barrier latency, %u %s on %u cores (%s, %s), %u runs of %llu iterations:\n"
                "the slowest participant's mean per run; of the runs, %s\n\n",
                o.threads, o.processes ? "processes" : "threads", ncpus,
                o.threads > ncpus ? "oversubscribed" : "one per core",
                o.unbound ? "unbound" : "bound round robin", o.runs,
                (unsigned long long)o.iterations, bench_protocol_words(o.runs, words, sizeof words));
-        printf("  %-24s %-28s %-8s %12s %10s %8s\n", "algorithm", "resolved", "wait", "latency ns",
-               "vs pthread", "iters");
+        printf("  %-24s %-28s %-8s %12s %10s %8s %10s\n", "algorithm", "resolved", "wait",
+               "latency ns", "vs pthread", "iters", "median ns");
         for (size_t i = 0; i < nres; i++) {
             struct result *r = &results[i];
             if (r->failed) {
@@ -463,8 +465,9 @@ static int cmd_barrier(int argc, char **argv)
             char vs[16] = "         -";
             if (pthread_ns > 0)
                 snprintf(vs, sizeof vs, "%9.3fx", r->latency_ns / pthread_ns);
-            printf("  %-24s %-28s %-8s %12.1f %s %8llu\n", r->name, r->resolved, r->wait,
-                   r->latency_ns, vs, (unsigned long long)r->iterations);
+            printf("  %-24s %-28s %-8s %12.1f %s %8llu %10.1f\n", r->name, r->resolved, r->wait,
+                   r->latency_ns, vs, (unsigned long long)r->iterations,
+                   bench_median(r->runs, r->nruns));
         }
     }
     double program_ns = 0, preload_ns = 0;

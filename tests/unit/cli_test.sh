@@ -170,9 +170,10 @@ expect_error "not this machine's" env HWLOC_SYNTHETIC='pack:2 core:4 pu:1' "$(di
 # the table's header says what the figure is: the protocol's trimmed mean,
 # and the plain mean with fewer than 3 runs (22.14)
 "$bench" barrier --threads 2 --algorithm sense-reversing --peers none --iterations 50 --runs 1 |
-    grep -q "of the runs, the mean of 1 run$" && ok || ko "bench header with --runs 1"
+    grep -q "of the runs, the mean of 1 run; the median beside it$" && ok ||
+    ko "bench header with --runs 1"
 "$bench" barrier --threads 2 --algorithm sense-reversing --peers none --iterations 50 --runs 5 |
-    grep -q "the mean of the 3 middle runs of 5 (smallest and largest dropped)" && ok ||
+    grep -q "the mean of the 3 middle runs of 5 (smallest and largest dropped, the barrier paper's protocol); the median beside it" && ok ||
     ko "bench header with --runs 5"
 "$bench" barrier --help | grep -q "smallest and largest dropped" && ok || ko "bench --help on the figure"
 expect_error "mapping 'node' is ambiguous" "$info" --map-by node
@@ -334,6 +335,20 @@ rm -f "$ctable"
 expect_error "--runs takes 1..32, not '0'" "$bench" c2c --runs 0
 expect_error "--iterations takes 1..100000000, not 'x'" "$bench" c2c --iterations x
 expect_error "unexpected argument 'extra'" "$bench" c2c extra
+
+# the benchmark's summary and its median say what they are (issue 22 item 14)
+bjson=$("$bench" barrier --threads 2 --iterations 100 --runs 4 --algorithm dissemination --peers none --json)
+python3 - "$bjson" <<'PY' && ok || ko "bench JSON median: $bjson"
+import json, statistics, sys
+r = json.loads(sys.argv[1])[0]
+runs = sorted(r["runs_ns"])
+assert len(runs) == 4, r
+assert abs(r["median_ns"] - statistics.median(runs)) < 0.06, r
+assert abs(r["latency_ns"] - sum(runs[1:3]) / 2) < 0.06, r
+PY
+btable=$("$bench" barrier --threads 2 --iterations 100 --runs 1 --algorithm dissemination --peers none)
+grep -q "the mean of 1 run; the median beside it" <<<"$btable" && grep -q "median ns" <<<"$btable" &&
+    ! grep -q "dropped" <<<"$btable" && ok || ko "bench table words with --runs 1: $btable"
 
 # topsync-bench barrier --processes, --bind
 expect_error "give --threads or --processes, not both" "$bench" barrier --threads 2 --processes 2
