@@ -68,6 +68,11 @@ if [ -n "$matrix_cases" ]; then
     cat out/mpi-matrix.md
     echo
 fi
+echo "== What the MPI path adds to a barrier, every MPI installed (scripts/mpi_path_cost.sh) =="
+RUNS=3 scripts/mpi_path_cost.sh build > out/mpi-path-cost.md 2> out/mpi-path-cost.log ||
+    { tail -20 out/mpi-path-cost.log; exit 1; }
+cat out/mpi-path-cost.md out/mpi-path-cost.log
+echo
 echo "== topsync-bench rcl (design.md section 5.4 protocol) =="
 build/bench/topsync-bench rcl --output out/bench-rcl.json --csv out/bench-rcl.csv \
     > out/bench-rcl.txt 2> out/bench-rcl.err || { cat out/bench-rcl.err; exit 1; }
