@@ -53,6 +53,34 @@ static bool xml_bitmap_ok(const char *v, size_t len)
     }
 }
 
+/*
+ * The format of a <topology version="..."> as hwloc 2.9 reads it: MAJOR.MINOR
+ * is format MAJOR; any other text ("200", "2") leaves hwloc in format 1, and
+ * its format-1 rules apply (the fuzzer's find: version="200" with a NUMANode
+ * lacking a nodeset, SIGSEGV in hwloc_bitmap_isequal; one lacking a cpuset
+ * crashes too).
+ */
+static int xml_format(const char *v, size_t len)
+{
+    size_t i = 0, major_digits, minor_digits;
+    while (i < len && isdigit((unsigned char)v[i]))
+        i++;
+    major_digits = i;
+    if (i == len || v[i] != '.')
+        return 1;
+    i++;
+    size_t minor_start = i;
+    while (i < len && isdigit((unsigned char)v[i]))
+        i++;
+    minor_digits = i - minor_start;
+    if (!major_digits || !minor_digits || major_digits > 3)
+        return 1;
+    int major = 0;
+    for (size_t k = 0; k < major_digits; k++)
+        major = major * 10 + (v[k] - '0');
+    return major;
+}
+
 /* One scan of the text, each byte visited a bounded number of times. */
 struct xml_scan {
     const char *text, *p, *name;
@@ -91,7 +119,9 @@ static int xml_skip_special(struct xml_scan *x)
 
 /*
  * What hwloc's own export always writes and 2.9's loader relies on without
- * checking: at least one NUMANode in format 2, and beside every cpuset or
+ * checking: at least one NUMANode in format 2, a cpuset and a nodeset on
+ * every NUMANode,
+ * and beside every cpuset or
  * nodeset attribute of an object its complete_ counterpart (a PU without
  * complete_cpuset, or a NUMANode without complete_nodeset: SIGSEGV); in
  * format 1, a nodeset on the root object when any object has one (the
@@ -162,6 +192,7 @@ int ts_topology_xml_check(const char *text, const char *name)
         }
         int is_object = !strcmp(element, "object"), is_root = !strcmp(element, "topology");
         int has[4] = {0}; /* cpuset, complete_cpuset, nodeset, complete_nodeset */
+        int numa_object = 0;
         /* the attributes, each once: name = "value" */
         const char *p = tag + 1 + n;
         for (;;) {
@@ -218,12 +249,19 @@ int ts_topology_xml_check(const char *text, const char *name)
                 has[k] |= strlen(sets[k]) == alen && !strncmp(attr, sets[k], alen);
             if (is_object && alen == 4 && !strncmp(attr, "type", 4) && vlen == 8 &&
                 !strncmp(value, "NUMANode", 8))
-                numa = 1;
+                numa = numa_object = 1;
             if (is_root && x.depth == 0 && alen == 7 && !strncmp(attr, "version", 7) && vlen) {
                 version = value;
                 version_len = vlen;
-                format = value[0] - '0';
+                format = xml_format(value, vlen);
             }
+        }
+        if (numa_object && (!has[0] || !has[2])) {
+            rc = ts_fail(EINVAL,
+                         "%s: a NUMANode object without a %s at byte %zu (hwloc always "
+                         "writes both; hwloc 2.9 crashes loading such a file)",
+                         name, has[0] ? "nodeset" : "cpuset", (size_t)(tag - text));
+            goto out;
         }
         any_nodeset |= has[2];
         if (is_object && root_object_nodeset < 0)

@@ -291,6 +291,47 @@ static void test_xml_v1_root_nodeset(void)
     topsync_topology_destroy(t);
 }
 
+/* A NUMANode without a nodeset (or a cpuset), under a version hwloc 2.9
+ * does not read as MAJOR.MINOR ("200", "2": it then applies format 1):
+ * SIGSEGV in hwloc_bitmap_isequal (the fuzzer's find in CI); refused for
+ * every version. With its nodeset, as hwloc writes it, "2.0" loads. */
+static void test_xml_numa_without_nodeset(void)
+{
+    static const char fmt[] =
+        "<topology version=\"%s\">\n"
+        "<object type=\"Machine\" cpuset=\"0x3\" complete_cpuset=\"0x3\" nodeset=\"0x1\" "
+        "complete_nodeset=\"0x1\">\n"
+        "<object type=\"Package\" cpuset=\"0x3\" complete_cpuset=\"0x3\">\n"
+        "<object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\"/>\n"
+        "<object type=\"PU\" os_index=\"1\" cpuset=\"0x2\" complete_cpuset=\"0x2\"/>\n"
+        "</object>\n<object type=\"NUMANode\" os_index=\"0\"%s/>\n"
+        "</object>\n</topology>\n";
+    static const char *const versions[] = {"200", "2", "20", "2.0", "x"};
+    char xml[2048];
+    topsync_topology_t *t = NULL;
+    for (size_t i = 0; i < sizeof versions / sizeof *versions; i++) {
+        snprintf(xml, sizeof xml, fmt, versions[i], " os_indlete_nodeset=\"0x1\"");
+        CHECK_EQ(topsync_topology_load_xml_buffer(&t, xml, strlen(xml)), -EINVAL);
+        CHECK_MSG("a NUMANode object without a cpuset at byte");
+        CHECK(t == NULL);
+        snprintf(xml, sizeof xml, fmt, versions[i],
+                 " cpuset=\"0x3\" complete_cpuset=\"0x3\" os_indlete_nodeset=\"0x1\"");
+        CHECK_EQ(topsync_topology_load_xml_buffer(&t, xml, strlen(xml)), -EINVAL);
+        CHECK_MSG("a NUMANode object without a nodeset at byte");
+        CHECK(t == NULL);
+        snprintf(xml, sizeof xml, fmt, versions[i], " nodeset=\"0x1\" complete_nodeset=\"0x1\"");
+        CHECK_EQ(topsync_topology_load_xml_buffer(&t, xml, strlen(xml)), -EINVAL);
+        CHECK_MSG("a NUMANode object without a cpuset at byte");
+        CHECK(t == NULL);
+    }
+    snprintf(xml, sizeof xml, fmt, "2.0",
+             " cpuset=\"0x3\" complete_cpuset=\"0x3\" nodeset=\"0x1\" complete_nodeset=\"0x1\"");
+    CHECK_EQ(topsync_topology_load_xml_buffer(&t, xml, strlen(xml)), 0);
+    if (t)
+        CHECK_EQ(topsync_topology_ncores(t), 2);
+    topsync_topology_destroy(t);
+}
+
 /* A bitmap hwloc 2.9 aborts on (hwloc_bitmap_sscanf's assertion, the
  * fuzzer's find: a value that begins with a comma) is refused before hwloc
  * reads it, and so is any form hwloc does not write; the forms it writes
@@ -334,6 +375,7 @@ int main(void)
 {
     test_xml_bitmaps();
     test_xml_v1_root_nodeset();
+    test_xml_numa_without_nodeset();
     test_active_levels();
     test_counts_and_units();
     test_this_machine();
