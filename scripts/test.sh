@@ -21,7 +21,7 @@ if [ "${TOPSYNC_SETUP_GENMC:-1}" != 0 ] && (cd build && ctest -N -L genmc | grep
          "(its source, ../shared/tools/genmc/genmc-v0.9.tar.gz, is missing; or set" \
          "TOPSYNC_GENMC_TARBALL)" >&2
 fi
-# the emulated machines: label machine-vm (machine A and two hosts, about 15
+# the emulated machines: label machine-vm (machine A and two hosts, about 7
 # minutes) by default; TOPSYNC_MACHINE_VM=all adds machine-vm-more (B, C and
 # A's quick plan, about 25 more), 0 leaves both out
 case "${TOPSYNC_MACHINE_VM:-1}" in
