@@ -54,31 +54,17 @@ static bool xml_bitmap_ok(const char *v, size_t len)
 }
 
 /*
- * The format of a <topology version="..."> as hwloc 2.9 reads it: MAJOR.MINOR
- * is format MAJOR; any other text ("200", "2") leaves hwloc in format 1, and
- * its format-1 rules apply (the fuzzer's find: version="200" with a NUMANode
+ * The format of a <topology version="..."> as hwloc 2.9 reads it (sscanf
+ * "%u.%u"): MAJOR.MINOR is format MAJOR; any other text ("200", "2")
+ * leaves hwloc in format 1, and its format-1 rules apply (the fuzzer's find: version="200" with a NUMANode
  * lacking a nodeset, SIGSEGV in hwloc_bitmap_isequal; one lacking a cpuset
  * crashes too).
  */
-static int xml_format(const char *v, size_t len)
+static int xml_format(const char *v)
 {
-    size_t i = 0, major_digits, minor_digits;
-    while (i < len && isdigit((unsigned char)v[i]))
-        i++;
-    major_digits = i;
-    if (i == len || v[i] != '.')
-        return 1;
-    i++;
-    size_t minor_start = i;
-    while (i < len && isdigit((unsigned char)v[i]))
-        i++;
-    minor_digits = i - minor_start;
-    if (!major_digits || !minor_digits || major_digits > 3)
-        return 1;
-    int major = 0;
-    for (size_t k = 0; k < major_digits; k++)
-        major = major * 10 + (v[k] - '0');
-    return major;
+    /* the attribute's closing quote ends both numbers, as in hwloc */
+    unsigned major, minor;
+    return sscanf(v, "%u.%u", &major, &minor) == 2 && major < 100 ? (int)major : 1;
 }
 
 /* One scan of the text, each byte visited a bounded number of times. */
@@ -120,9 +106,7 @@ static int xml_skip_special(struct xml_scan *x)
 /*
  * What hwloc's own export always writes and 2.9's loader relies on without
  * checking: at least one NUMANode in format 2, a cpuset and a nodeset on
- * every NUMANode,
- * and beside every cpuset or
- * nodeset attribute of an object its complete_ counterpart (a PU without
+ * every NUMANode, and beside every cpuset or nodeset attribute of an object its complete_ counterpart (a PU without
  * complete_cpuset, or a NUMANode without complete_nodeset: SIGSEGV); in
  * format 1, a nodeset on the root object when any object has one (the
  * fuzzer's find: a NUMANode's nodeset under a root without one, SIGSEGV
@@ -253,7 +237,7 @@ int ts_topology_xml_check(const char *text, const char *name)
             if (is_root && x.depth == 0 && alen == 7 && !strncmp(attr, "version", 7) && vlen) {
                 version = value;
                 version_len = vlen;
-                format = xml_format(value, vlen);
+                format = xml_format(value);
             }
         }
         if (numa_object && (!has[0] || !has[2])) {
