@@ -36,22 +36,17 @@ done
 
 matrix=${TOPSYNC_MPI_MATRIX_DIR:-/var/cache/topsync-mpis}
 libdir=${LIB_DIR:-$build/mpi}
-# the ABI (which libtopsync-mpi), the prefix ("" for Debian's) and the compiler of an mpi
-abi_of() { case $1 in openmpi | openmpi5) echo openmpi ;; *-abi) echo abi ;; *) echo mpich ;; esac; }
-prefix_of() { case $1 in openmpi | mpich) echo "" ;; *) echo "$matrix/${1%-abi}" ;; esac; }
+. scripts/mpi_matrix.sh # abi_of, prefix_of, cc_of, median
 for mpi in $(for c in $cases; do echo "${c%%:*}"; done | sort -u); do
     prefix=$(prefix_of "$mpi")
-    cc=mpicc.$mpi
+    cc=$(cc_of "$mpi")
     if [ -n "$prefix" ]; then
-        cc=$prefix/bin/mpicc
-        [ "$(abi_of "$mpi")" = abi ] && cc=$prefix/bin/mpicc_abi
         [ -x "$cc" ] || { echo "$mpi: $cc not found (scripts/setup-mpis.sh)" >&2; exit 1; }
     fi
     [ -x "/tmp/topsync-pairs-$mpi" ] && [ "/tmp/topsync-pairs-$mpi" -nt scripts/mpi_pairs.c ] ||
         I_MPI_ROOT=$prefix "$cc" -O2 -o "/tmp/topsync-pairs-$mpi" scripts/mpi_pairs.c
 done
 
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 # run MPI NP BIND SPLIT PRELOAD(0|1) -> "latency_us switches_per_barrier"
 run() {

@@ -21,9 +21,7 @@ mpis=${MPIS:-openmpi mpich openmpi5 mpich5 impi mpich5-abi}
 np=${NP:-2} runs=${RUNS:-5} iters=${ITERS:-100000} rounds=${ROUNDS:-7}
 matrix=${TOPSYNC_MPI_MATRIX_DIR:-/var/cache/topsync-mpis}
 libdir=$(readlink -f "${LIB_DIR:-$build/mpi}")
-abi_of() { case $1 in openmpi | openmpi5) echo openmpi ;; *-abi) echo abi ;; *) echo mpich ;; esac; }
-prefix_of() { case $1 in openmpi | mpich) echo "" ;; *) echo "$matrix/${1%-abi}" ;; esac; }
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+. scripts/mpi_matrix.sh # abi_of, prefix_of, cc_of, median
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -31,11 +29,7 @@ echo "| MPI | algorithm | MPI_Barrier ns | bare barrier ns | difference ns (rang
 echo "|---|---|---:|---:|---|"
 for mpi in $mpis; do
     impl=$(abi_of "$mpi") prefix=$(prefix_of "$mpi")
-    cc=mpicc.$mpi launcher=()
-    if [ -n "$prefix" ]; then
-        cc=$prefix/bin/mpicc
-        [ "$impl" = abi ] && cc=$prefix/bin/mpicc_abi
-    fi
+    cc=$(cc_of "$mpi") launcher=()
     lib=$libdir/libtopsync-mpi-$impl.so
     if ! command -v "$cc" >/dev/null || [ ! -e "$lib" ]; then
         echo "mpi_path_cost: $mpi skipped: no $cc or no $lib (scripts/setup-mpis.sh)" >&2
