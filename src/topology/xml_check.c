@@ -67,6 +67,25 @@ static int xml_format(const char *v)
     return sscanf(v, "%u.%u", &major, &minor) == 2 && major < 100 ? (int)major : 1;
 }
 
+/*
+ * The object types hwloc writes: 2.x's names, and 1.x's System, Socket and
+ * Cache. hwloc 2.9 reads a type by a loose prefix match ("Node", "numan"
+ * followed by any byte and more: NUMANode), so a NUMANode check that looks
+ * for the exact name misses the fuzzer's "NUMAN\x7fde" and hwloc crashes
+ * on it; only these names pass.
+ */
+static bool xml_type_known(const char *v, size_t len)
+{
+    static const char *const types[] = {
+        "Machine", "Package", "Die",      "Core",     "PU",       "L1Cache", "L2Cache",  "L3Cache",
+        "L4Cache", "L5Cache", "L1iCache", "L2iCache", "L3iCache", "Group",   "NUMANode", "MemCache",
+        "Bridge",  "PCIDev",  "OSDev",    "Misc",     "System",   "Socket",  "Cache"};
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
+        if (strlen(types[k]) == len && !strncmp(v, types[k], len))
+            return true;
+    return false;
+}
+
 /* One scan of the text, each byte visited a bounded number of times. */
 struct xml_scan {
     const char *text, *p, *name;
@@ -106,7 +125,8 @@ static int xml_skip_special(struct xml_scan *x)
 /*
  * What hwloc's own export always writes and 2.9's loader relies on without
  * checking: at least one NUMANode in format 2, a cpuset and a nodeset on
- * every NUMANode, and beside every cpuset or nodeset attribute of an object its complete_ counterpart (a PU without
+ * every NUMANode, only object types hwloc writes, and beside every cpuset or
+ * nodeset attribute of an object its complete_ counterpart (a PU without
  * complete_cpuset, or a NUMANode without complete_nodeset: SIGSEGV); in
  * format 1, a nodeset on the root object when any object has one (the
  * fuzzer's find: a NUMANode's nodeset under a root without one, SIGSEGV
@@ -231,9 +251,18 @@ int ts_topology_xml_check(const char *text, const char *name)
                                                "complete_nodeset"};
             for (int k = 0; k < 4; k++)
                 has[k] |= strlen(sets[k]) == alen && !strncmp(attr, sets[k], alen);
-            if (is_object && alen == 4 && !strncmp(attr, "type", 4) && vlen == 8 &&
-                !strncmp(value, "NUMANode", 8))
-                numa = numa_object = 1;
+            if (is_object && alen == 4 && !strncmp(attr, "type", 4)) {
+                if (!xml_type_known(value, vlen)) {
+                    rc = ts_fail(EINVAL,
+                                 "%s: an object of type \"%.*s\" at byte %zu, not a type "
+                                 "hwloc writes (hwloc 2.9 reads some such names as another "
+                                 "type and may crash)",
+                                 name, (int)(vlen < 32 ? vlen : 32), value, (size_t)(tag - text));
+                    goto out;
+                }
+                if (vlen == 8 && !strncmp(value, "NUMANode", 8))
+                    numa = numa_object = 1;
+            }
             if (is_root && x.depth == 0 && alen == 7 && !strncmp(attr, "version", 7) && vlen) {
                 version = value;
                 version_len = vlen;

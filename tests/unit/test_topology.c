@@ -324,6 +324,24 @@ static void test_xml_numa_without_nodeset(void)
         CHECK_MSG("a NUMANode object without a cpuset at byte");
         CHECK(t == NULL);
     }
+    /* hwloc reads these as NUMANode (a loose prefix match): only the types
+     * hwloc writes pass, so the check above cannot be dodged (the fuzzer's
+     * "NUMAN\x7fde", SIGSEGV in hwloc before this) */
+    static const char *const loose[] = {"NUMAN\x7f"
+                                        "de",
+                                        "Node", "numanode", "NUMANODE"};
+    for (size_t i = 0; i < sizeof loose / sizeof *loose; i++) {
+        char numa[64];
+        snprintf(xml, sizeof xml, fmt, "200", " os_indlete_nodeset=\"0x1\"");
+        snprintf(numa, sizeof numa, "type=\"%s\"", loose[i]);
+        char *at = strstr(xml, "type=\"NUMANode\"");
+        char rest[2048];
+        snprintf(rest, sizeof rest, "%s", at + strlen("type=\"NUMANode\""));
+        snprintf(at, sizeof xml - (size_t)(at - xml), "%s%s", numa, rest);
+        CHECK_EQ(topsync_topology_load_xml_buffer(&t, xml, strlen(xml)), -EINVAL);
+        CHECK_MSG("not a type hwloc writes");
+        CHECK(t == NULL);
+    }
     snprintf(xml, sizeof xml, fmt, "2.0",
              " cpuset=\"0x3\" complete_cpuset=\"0x3\" nodeset=\"0x1\" complete_nodeset=\"0x1\"");
     CHECK_EQ(topsync_topology_load_xml_buffer(&t, xml, strlen(xml)), 0);
