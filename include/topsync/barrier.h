@@ -74,10 +74,15 @@ typedef struct topsync_barrier_options {
     double timeout_seconds;
     /*
      * Idle hook: while a wait is in its slow path (never on its fast path),
-     * idle(idle_arg) is called about every idle_interval_seconds (0: 0.1)
-     * from the waiting thread. For work a runtime must keep doing while its
-     * threads wait: the MPI library drives MPI's progress engine with it, so
-     * that an MPI_Abort elsewhere reaches the waiters. Returning non-zero
+     * idle(idle_arg) is called from the waiting thread as soon as its spin
+     * ends, then at intervals that double from about 1 us up to
+     * idle_interval_seconds (0: 0.1). For work a runtime must keep doing
+     * while its threads wait: the MPI library drives MPI's progress engine
+     * with it, so that messages and one-sided operations that other ranks
+     * wait on move on, and an MPI_Abort elsewhere reaches the waiters.
+     * Returning TOPSYNC_IDLE_AGAIN (wait.h) asks to be called again about a
+     * microsecond later (the interval starts over, and the waiter does not
+     * sleep meanwhile); 0 lets the interval grow; any other non-zero value
      * abandons the wait: topsync_barrier_wait_checked returns -ECANCELED
      * and the barrier is broken (as after a timeout). NULL: no hook. The
      * hook runs inside the wait: it must not wait on this barrier.

@@ -27,9 +27,14 @@ int ts_barrier_dead_handle(const char *fn, const topsync_barrier_t *b)
                    (const void *)b);
 }
 
+/* the learned limits take words 1 to 3 of a rank's line 0 (wait.h) */
+static_assert(TS_MIN_LINE >= 4 * sizeof(ts_word), "line 0 holds the learned limits");
+
 static inline uint32_t enter_episode(topsync_barrier_t *b, unsigned rank)
 {
     ts_word *local = ts_rank_line(b, rank, 0);
+    if (b->wait.learn)
+        ts_wait_learned = local + 1; /* words 1..3 of line 0 (wait.h) */
     if (b->wait.adaptive_spin) {
         int cpu = sched_getcpu();
         ts_wait_rank = rank;

@@ -21,9 +21,6 @@
 #include "base/keywords.h"
 #include "topology/topology_private.h"
 
-#ifndef TS_SPIN_DEFAULT
-#define TS_SPIN_DEFAULT 4096
-#endif
 #ifndef TS_YIELD_OVERSUBSCRIBED
 #define TS_YIELD_OVERSUBSCRIBED 16
 #endif
@@ -167,7 +164,11 @@ void ts_barrier_wait_settings(ts_wait *w, const struct resolved *r, bool process
      * Open MPI's barrier with no spin, 0.12x with 16 pauses, 0.05x with 256;
      * np 8 pairs 0.86x, 0.19x, 0.05x; halves (4 ranks on 2 CPUs, not
      * disjoint) 0.63x with no spin, 2.3x with 256, hence only when disjoint. */
-    w->spin_iterations = !r->oversubscribed ? TS_SPIN_DEFAULT
+    /* With a CPU each, a spin bounded in time (TS_SPIN_NS_DEFAULT, wait.h;
+     * it was 4096 pauses, about 100 us on an AMD EPYC), shortened per
+     * participant while it keeps failing (the partner is not running: CPUs
+     * busy with other work, unbound threads on one CPU). */
+    w->spin_iterations = !r->oversubscribed ? ts_wait_pauses_for_ns(TS_SPIN_NS_DEFAULT)
                          : r->disjoint_cpus ? TS_SPIN_OVERSUBSCRIBED_DISJOINT
                                             : TS_SPIN_OVERSUBSCRIBED;
     /* Not bound apart, but few enough to fit the CPUs, and oversubscribed
@@ -182,7 +183,15 @@ void ts_barrier_wait_settings(ts_wait *w, const struct resolved *r, bool process
     }
     if (spin_override >= 0)
         w->spin_iterations = (uint32_t)spin_override;
-    w->yield_iterations = r->oversubscribed ? TS_YIELD_OVERSUBSCRIBED : 8;
+    /* TOPSYNC_SPIN fixes the spin: nothing learned then. */
+    w->learn = spin_override < 0;
+    w->spin_learn_most =
+        !r->oversubscribed && w->learn ? ts_wait_pauses_for_ns(TS_SPIN_NS_MOST) : 0;
+    /* Yields only when the participants share CPUs (one may hand the CPU
+     * to the awaited one). With a CPU each, the CPU a yield gives up goes
+     * to other work, for its whole time slice (issue 35: milliseconds with
+     * a CPU hog), and a futex sleep is woken at once: none. */
+    w->yield_iterations = r->oversubscribed ? TS_YIELD_OVERSUBSCRIBED : 0;
     w->process_shared = process_shared;
 }
 

@@ -1,6 +1,7 @@
 #include "wait/wait.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
@@ -11,48 +12,127 @@
 
 _Thread_local jmp_buf *ts_timeout_target;
 _Thread_local unsigned ts_wait_rank;
+TS_TLS_INITIAL_EXEC _Thread_local ts_word *ts_wait_learned;
 
 /*
- * The adaptive spin also learns, per thread, whether spinning pays: a
- * partner that is not on our CPU may still be descheduled (unbound ranks of
- * an oversubscribed node: issue 22.22, pairs 88-131 us spinning against
- * 8-15 us not spinning). Each spin that ends without the word reached halves
- * this thread's cap, each that succeeds doubles it, between a floor that
- * keeps probing (16 pauses, under a microsecond) and the policy's spin.
+ * Learning (docs/design.md section 2, "The spin"). Spinning and yielding
+ * only pay while the awaited participant runs: bound but on a busy CPU,
+ * unbound and placed on ours, or descheduled for other work (issue 35: 2
+ * unbound threads with a CPU hog took 488-637 us per barrier with a
+ * 4096-pause spin and 8 yields, 5-8.5 us without the spin; a yield to a
+ * hog costs its whole time slice). Each spin that ends without the word
+ * reached halves this participant's spin cap, each that succeeds doubles
+ * it, between a floor that keeps probing (16 pauses, under a microsecond)
+ * and the policy's most; yields the same, down to none, a zero cap being
+ * probed with one yield every TS_YIELD_PROBE_PERIOD slow waits, a period
+ * that doubles (up to 256 times) with each probe that fails: a probe that
+ * hands the CPU to a hog costs its time slice (issue 35: 8 unbound threads
+ * with 2 CPU hogs, 2 ms per barrier with 16 yields, 0.32 ms with probes
+ * every 16 waits).
  */
 #define TS_ADAPTIVE_SPIN_FLOOR 16u
-static _Thread_local uint32_t adaptive_cap = UINT32_MAX;
+#define TS_YIELD_PROBE_PERIOD 16u
+#define TS_YIELD_PROBE_MAX_SHIFT 8u
 
-/* The spin of this wait: the policy's, or with the adaptive spin, its spin
- * (capped as above) when no other participant was last seen on this CPU
- * (wait.h). The relaxed loads read hints: a stale CPU only misjudges one
- * spin. */
-static uint32_t spin_budget(const ts_wait *p)
+/* The cap learned in word `which`: `initial` while nothing was learned,
+ * never above `most`. */
+static inline uint32_t learned_cap(ts_word *learned, unsigned which, uint32_t initial,
+                                   uint32_t most)
 {
-    if (!p->adaptive_spin)
-        return p->spin_iterations;
-    int cpu = sched_getcpu();
-    if (cpu < 0)
-        return 0;
-    for (unsigned r = 0; r < p->npeers; r++) {
-        if (r == ts_wait_rank)
-            continue;
-        const ts_word *w = (const ts_word *)(p->peer_base + (size_t)r * p->peer_stride);
-        /* relaxed: a hint (see above) */
-        if (atomic_load_explicit(&w->aux, memory_order_relaxed) == (uint32_t)cpu + 1)
-            return 0;
-    }
-    return p->adaptive_spin < adaptive_cap ? p->adaptive_spin : adaptive_cap;
+    /* relaxed: the word is this participant's own (wait.h) */
+    uint32_t v = atomic_load_explicit(&learned[which].aux, memory_order_relaxed);
+    return v == 0 ? initial : v - 1 > most ? most : v - 1;
 }
 
-static void adaptive_learn(const ts_wait *p, uint32_t spin, bool reached)
+/* How far the spin may grow while it keeps succeeding. */
+static inline uint32_t spin_most(const ts_wait *p)
 {
-    if (!p->adaptive_spin || !spin)
+    if (p->adaptive_spin)
+        return p->adaptive_spin;
+    return p->spin_learn_most > p->spin_iterations ? p->spin_learn_most : p->spin_iterations;
+}
+
+static inline void learned_set(ts_word *learned, unsigned which, uint32_t cap)
+{
+    /* relaxed: the word is this participant's own (wait.h) */
+    atomic_store_explicit(&learned[which].aux, cap + 1, memory_order_relaxed);
+}
+
+/* The spin of this wait: the policy's, capped by what was learned; with the
+ * adaptive spin, none when another participant was last seen on this CPU
+ * (wait.h). The relaxed loads read hints: a stale CPU only misjudges one
+ * spin. */
+static uint32_t spin_budget(const ts_wait *p, ts_word *learned)
+{
+    uint32_t most = p->spin_iterations;
+    if (p->adaptive_spin) {
+        int cpu = sched_getcpu();
+        if (cpu < 0)
+            return 0;
+        for (unsigned r = 0; r < p->npeers; r++) {
+            if (r == ts_wait_rank)
+                continue;
+            const ts_word *w = (const ts_word *)(p->peer_base + (size_t)r * p->peer_stride);
+            /* relaxed: a hint (see above) */
+            if (atomic_load_explicit(&w->aux, memory_order_relaxed) == (uint32_t)cpu + 1)
+                return 0;
+        }
+        most = p->adaptive_spin;
+    }
+    return learned ? learned_cap(learned, 0, most, spin_most(p)) : most;
+}
+
+static void spin_learn(const ts_wait *p, ts_word *learned, uint32_t spin, bool reached)
+{
+    if (!learned || !spin)
         return;
+    uint32_t most = spin_most(p);
     uint32_t cap = reached ? 2 * spin : spin / 2;
     if (cap < TS_ADAPTIVE_SPIN_FLOOR)
         cap = TS_ADAPTIVE_SPIN_FLOOR;
-    adaptive_cap = cap > p->adaptive_spin ? p->adaptive_spin : cap;
+    learned_set(learned, 0, cap > most ? most : cap);
+}
+
+/* Yields before the futex (block policy): the policy's, capped by what was
+ * learned; a zero cap probes one yield now and then. */
+static uint32_t yield_budget(const ts_wait *p, ts_word *learned)
+{
+    uint32_t most = p->yield_iterations;
+    if (!learned || !most)
+        return most;
+    uint32_t cap = learned_cap(learned, 1, most, most);
+    if (cap)
+        return cap;
+    /* relaxed: this participant's own word; bits 24-31 the period's
+     * doublings, 0-23 the waits since the last probe */
+    uint32_t probe = atomic_load_explicit(&learned[2].aux, memory_order_relaxed);
+    uint32_t shift = probe >> 24, since = (probe & 0xffffffu) + 1;
+    bool due = since >= TS_YIELD_PROBE_PERIOD << shift;
+    atomic_store_explicit(&learned[2].aux, shift << 24 | (due ? 0 : since), memory_order_relaxed);
+    return due ? 1 : 0;
+}
+
+/* Yields that end the wait within this time paid off; longer, they gave
+ * the CPU to other work (a CPU hog's time slice is milliseconds) and a
+ * futex sleep, woken in a few microseconds (the futex's round trip, about
+ * 5-10 us on the machines of docs/results.md), would have done better. */
+#define TS_YIELDS_WORTH_NS 50000u
+
+static void yield_learn(const ts_wait *p, ts_word *learned, uint32_t yields, bool reached)
+{
+    if (!learned || !yields)
+        return;
+    uint32_t cap = reached ? 2 * yields : yields / 2;
+    learned_set(learned, 1, cap > p->yield_iterations ? p->yield_iterations : cap);
+    if (cap == 0 || reached) {
+        /* relaxed: this participant's own word (yield_budget) */
+        uint32_t probe = atomic_load_explicit(&learned[2].aux, memory_order_relaxed);
+        uint32_t shift = reached ? 0 : probe >> 24;
+        if (!reached && yields == 1 && shift < TS_YIELD_PROBE_MAX_SHIFT)
+            shift++; /* a probe failed */
+        atomic_store_explicit(&learned[2].aux, shift << 24 | (probe & 0xffffffu),
+                              memory_order_relaxed);
+    }
 }
 
 static uint64_t now_ns(void)
@@ -77,15 +157,25 @@ static _Noreturn void unwind(int why)
  * Started at the slow path's first check, not at its entry: a wait that the
  * spin phase ends (most, when participants have CPUs of their own) reads no
  * clock at all; a deadline of seconds does not notice the spin's micro-
- * seconds. Plain waits (neither a timeout nor a hook) never read it. */
+ * seconds. Plain waits (neither a timeout nor a hook) never read it.
+ *
+ * The idle hook is called at the first check (the spin is over: whatever
+ * the hook does for the runtime, an MPI's progress engine, is due now),
+ * then at intervals that double from TS_IDLE_FIRST_NS up to the policy's
+ * idle_ns, and start over when the hook answers TOPSYNC_IDLE_AGAIN (issue
+ * 35: a rank polling MPI every 0.1 s made one-sided and nonblocking
+ * programs 30-2000x slower than in the MPI's own barrier, which polls all
+ * along). */
+#define TS_IDLE_FIRST_NS 1000u
 struct slow_clock {
-    uint64_t deadline, next_idle;
+    uint64_t deadline, next_idle, interval;
     bool timed, started;
 };
 
 static inline void clock_init(struct slow_clock *c, const ts_wait *p)
 {
     c->deadline = c->next_idle = 0;
+    c->interval = TS_IDLE_FIRST_NS;
     c->timed = p->timeout_ns || p->idle;
     c->started = false;
 }
@@ -102,20 +192,61 @@ static uint64_t clock_check(struct slow_clock *c, const ts_wait *p)
         if (p->timeout_ns)
             c->deadline = now + p->timeout_ns;
         if (p->idle)
-            c->next_idle = now + p->idle_ns;
+            c->next_idle = now;
     }
     if (c->deadline && now >= c->deadline)
         unwind(TS_UNWIND_TIMEOUT);
     if (c->next_idle && now >= c->next_idle) {
-        if (p->idle(p->idle_arg))
+        int rc = p->idle(p->idle_arg);
+        if (rc == TOPSYNC_IDLE_AGAIN) {
+            c->interval = TS_IDLE_FIRST_NS;
+        } else if (rc) {
             unwind(TS_UNWIND_IDLE);
+        } else {
+            uint64_t longest = p->idle_ns > TS_IDLE_FIRST_NS ? p->idle_ns : TS_IDLE_FIRST_NS;
+            c->interval = 2 * c->interval < longest ? 2 * c->interval : longest;
+        }
         now = now_ns();
-        c->next_idle = now + p->idle_ns;
+        c->next_idle = now + c->interval;
     }
     uint64_t next = c->next_idle;
     if (c->deadline && (!next || c->deadline < next))
         next = c->deadline;
     return next > now ? next - now : 1;
+}
+
+/* The cost of one pause, measured once: the least of 5 timed runs of 2048
+ * (a preempted run only lengthens its own figure, and a longer figure only
+ * shortens the spin). */
+static double pause_ns = 0;
+static pthread_once_t pause_once = PTHREAD_ONCE_INIT;
+
+static void measure_pause(void)
+{
+    double best = 0;
+    for (int run = 0; run < 5; run++) {
+        uint64_t t0 = now_ns();
+        for (int i = 0; i < 2048; i++)
+            ts_cpu_relax();
+        double per = (double)(now_ns() - t0) / 2048.0;
+        if (per > 0 && (best == 0 || per < best))
+            best = per;
+    }
+    pause_ns = best > 0.1 ? best : 0.1;
+}
+
+double ts_wait_pause_ns(void)
+{
+    pthread_once(&pause_once, measure_pause);
+    return pause_ns;
+}
+
+uint32_t ts_wait_pauses_for_ns(uint64_t ns)
+{
+    double n = (double)ns / ts_wait_pause_ns();
+    if (n < (double)TS_ADAPTIVE_SPIN_FLOOR)
+        return TS_ADAPTIVE_SPIN_FLOOR;
+    return n > (double)(1u << 20) ? 1u << 20 : (uint32_t)n;
 }
 
 void ts_futex_wait(_Atomic uint32_t *addr, uint32_t expected, bool process_shared,
@@ -141,6 +272,27 @@ static inline bool reached_now(ts_word *w, uint32_t episode)
     return ts_reached(atomic_load_explicit(&w->value, memory_order_acquire), episode);
 }
 
+/* Less than this to the hook's next call: no futex sleep (a timed sleep
+ * lasts at least the kernel's timer slack, 50 us by default). */
+#define TS_SLEEP_MIN_NS 50000u
+
+/* Until the word reaches episode or about `ns` have passed: pauses, or
+ * yields when the policy yields (its participants share CPUs). */
+static bool short_wait(ts_word *w, uint32_t episode, const ts_wait *p, uint64_t ns)
+{
+    if (p->yield_iterations) {
+        sched_yield();
+        return reached_now(w, episode);
+    }
+    uint32_t pauses = ts_wait_pauses_for_ns(ns);
+    for (uint32_t i = 0; i < pauses; i++) {
+        if (reached_now(w, episode))
+            return true;
+        ts_cpu_relax();
+    }
+    return reached_now(w, episode);
+}
+
 void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
 {
     struct slow_clock clock;
@@ -153,22 +305,27 @@ void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
                 ts_cpu_relax();
             return;
         }
-        for (uint32_t i = 1; !reached_now(w, episode); i++) {
-            if ((i & 1023u) == 0)
+        /* the clock every 64 pauses with a hook (about every microsecond
+         * or two: the hook's shortest interval), every 1024 without */
+        uint32_t mask = policy->idle ? 63u : 1023u;
+        for (uint32_t i = 0; !reached_now(w, episode); i++) {
+            if ((i & mask) == 0)
                 clock_check(&clock, policy);
             ts_cpu_relax();
         }
         return;
     }
-    uint32_t spin = spin_budget(policy);
+    /* one thread-local read per wait (NULL: nothing to learn) */
+    ts_word *learned = policy->learn ? ts_wait_learned : NULL;
+    uint32_t spin = spin_budget(policy, learned);
     for (uint32_t i = 0; i < spin; i++) {
         if (reached_now(w, episode)) {
-            adaptive_learn(policy, spin, true);
+            spin_learn(policy, learned, spin, true);
             return;
         }
         ts_cpu_relax();
     }
-    adaptive_learn(policy, spin, false);
+    spin_learn(policy, learned, spin, false);
     if (policy->kind == TS_WAIT_YIELD) {
         while (!reached_now(w, episode)) {
             clock_check(&clock, policy);
@@ -176,17 +333,33 @@ void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
         }
         return;
     }
-    for (uint32_t i = 0; i < policy->yield_iterations; i++) {
-        if (reached_now(w, episode))
+    uint32_t yields = yield_budget(policy, learned);
+    uint64_t yields_began = yields && learned ? now_ns() : 0;
+    for (uint32_t i = 0; i < yields; i++) {
+        if (reached_now(w, episode)) {
+            /* reached, but a yield that handed the CPU to other work for
+             * its time slice did not pay: a sleep would have been woken
+             * sooner */
+            yield_learn(policy, learned, yields,
+                        !yields_began || now_ns() - yields_began < TS_YIELDS_WORTH_NS);
             return;
+        }
+        clock_check(&clock, policy);
         sched_yield();
     }
+    yield_learn(policy, learned, yields, false);
     for (;;) {
         /* acquire: pairs with the release exchange in ts_publish() */
         uint32_t v = atomic_load_explicit(&w->value, memory_order_acquire);
         if (ts_reached(v, episode))
             return;
         uint64_t left = clock_check(&clock, policy);
+        if (left && left < TS_SLEEP_MIN_NS && policy->idle) {
+            /* the hook is due soon: not worth a sleep */
+            if (short_wait(w, episode, policy, left))
+                return;
+            continue;
+        }
         if (!(v & TS_SLEEPING)) {
             /* relaxed: the CAS only has to be ordered against the publisher's
              * exchange, which the word's modification order does (see wait.h);

@@ -41,11 +41,11 @@ enum ts_wait_kind { TS_WAIT_SPIN = 1, TS_WAIT_YIELD = 2, TS_WAIT_BLOCK = 3 };
 
 typedef struct ts_wait {
     enum ts_wait_kind kind;
-    uint32_t spin_iterations;  /* pauses before yielding / sleeping */
-    uint32_t yield_iterations; /* yields before sleeping (block) */
+    uint32_t spin_iterations;  /* pauses before yielding / sleeping (the most, when learning) */
+    uint32_t yield_iterations; /* yields before sleeping (block; the most, when learning) */
     bool process_shared;       /* futex without FUTEX_PRIVATE_FLAG */
     uint64_t timeout_ns;       /* 0: wait forever; else see ts_timeout_target */
-    uint64_t idle_ns;          /* period of idle() in the slow path */
+    uint64_t idle_ns;          /* longest period of idle() in the slow path (see clock_check) */
     /* Adaptive spin: 0, or the spin of a waiter that shares its CPU with no
      * other participant (then spin_iterations is 0); peers' CPU words at
      * peer_base + r * peer_stride, r < npeers; the waiter's rank is
@@ -54,12 +54,51 @@ typedef struct ts_wait {
     const unsigned char *peer_base;
     size_t peer_stride;
     unsigned npeers;
-    int (*idle)(void *); /* NULL: none; non-zero return: unwind */
+    int (*idle)(
+        void *); /* NULL: none; TOPSYNC_IDLE_AGAIN: call again soon; other non-zero: unwind */
     void *idle_arg;
     /* ts_wait_all waits for one word after another (TOPSYNC_POLL=ordered)
      * instead of scanning them all (the default) */
     bool ordered_poll;
+    /* Learn, per participant, how much of the spin and of the yields pays
+     * (ts_wait_learned, below): a partner that is not running (unbound
+     * threads, CPUs busy with other work) makes spins and yields fail, and
+     * the waiter then goes to the futex sooner. */
+    bool learn;
+    /* Learning: how far the spin may grow while it keeps succeeding (0:
+     * spin_iterations, which is where it starts) */
+    uint32_t spin_learn_most;
 } ts_wait;
+
+/*
+ * The participant's learned limits, in words its owner alone writes (line 0
+ * of its rank block, words 1 to 3; the barrier's TS_MIN_LINE keeps them in
+ * it): aux of learned[0] is the spin cap + 1, aux of learned[1] the yield
+ * cap + 1 (0: nothing learned yet, the policy's most), aux of learned[2]
+ * counts waits since the last probe of a zero yield cap; their value
+ * fields are not used (fill_block owns them). Set
+ * by topsync_barrier_wait before the algorithm's wait when policy->learn;
+ * NULL (RCL, GenMC): no learning.
+ */
+/* initial-exec: a thread-local access without a __tls_get_addr call on
+ * every barrier (the library's TLS is static when linked; glibc keeps
+ * room for a small block in a dlopen()ed one) */
+#define TS_TLS_INITIAL_EXEC __attribute__((tls_model("initial-exec")))
+extern TS_TLS_INITIAL_EXEC _Thread_local ts_word *ts_wait_learned;
+/* The spin bound in time (the default for waiters with a CPU of their own,
+ * docs/design.md section 2, "The spin"): converted to pauses with the
+ * measured cost of one pause on this machine. */
+#define TS_SPIN_NS_DEFAULT 4000u
+/* How far it grows while spins keep succeeding (a partner on a CPU of its
+ * own that the hypervisor or an interrupt holds up a little longer now and
+ * then): about the cost of a futex sleep and wake-up, the competitive
+ * bound. */
+#define TS_SPIN_NS_MOST 32000u
+/* The cost of one ts_cpu_relax() here in ns, measured once per process
+ * (the least of a few timed runs of pauses). */
+double ts_wait_pause_ns(void);
+/* Pauses that last about ns on this machine, clamped to [16, 1 << 20]. */
+uint32_t ts_wait_pauses_for_ns(uint64_t ns);
 
 /*
  * Liveness (TOPSYNC_TIMEOUT). When a slow-path wait with timeout_ns set has

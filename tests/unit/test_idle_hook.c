@@ -1,14 +1,18 @@
 /*
  * The idle hook (options.idle): called from the waiting thread while a wait
  * is in its slow path, for every algorithm and wait policy; a wait whose
- * hook returns 0 ends normally when the last participant comes; a hook
- * returning non-zero abandons the wait (-ECANCELED, then -EPIPE); bad
- * intervals are refused.
+ * hook returns 0 ends normally when the last participant comes; the hook is
+ * called as soon as the spin is over, then at intervals that start at about
+ * a microsecond (not at idle_interval_seconds), and returning
+ * TOPSYNC_IDLE_AGAIN keeps them there; a hook returning another non-zero
+ * value abandons the wait (-ECANCELED, then -EPIPE); bad intervals are
+ * refused.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,6 +24,7 @@
 struct hook {
     atomic_int calls;
     int give_up_at;     /* 0: never */
+    int again;          /* return TOPSYNC_IDLE_AGAIN (until give_up_at) */
     atomic_int foreign; /* calls from a thread that was not waiting */
 };
 
@@ -31,7 +36,9 @@ static int idle(void *arg)
     if (!is_waiter)
         atomic_fetch_add(&h->foreign, 1);
     int n = atomic_fetch_add(&h->calls, 1) + 1;
-    return h->give_up_at && n >= h->give_up_at;
+    if (h->give_up_at && n >= h->give_up_at)
+        return 1;
+    return h->again ? TOPSYNC_IDLE_AGAIN : 0;
 }
 
 struct waiter {
@@ -51,10 +58,11 @@ static void *wait_once(void *p)
     return NULL;
 }
 
-/* Ranks 0 and 1 wait; rank 2 comes after `late` seconds and a first call of
- * the hook (negative: never). */
+/* Ranks 0 and 1 wait; rank 2 comes after `late` seconds and `calls` calls
+ * of the hook (late negative: never), or after 10 s without them: then
+ * *reached is false. */
 static void run(const char *algorithm, topsync_wait_policy_t policy, struct hook *h, double late,
-                struct waiter w[2])
+                int calls, double interval, struct waiter w[2], bool *reached)
 {
     topsync_barrier_options_t o;
     topsync_barrier_options_init(&o);
@@ -62,7 +70,7 @@ static void run(const char *algorithm, topsync_wait_policy_t policy, struct hook
     o.wait = policy;
     o.idle = idle;
     o.idle_arg = h;
-    o.idle_interval_seconds = 0.01;
+    o.idle_interval_seconds = interval;
     topsync_barrier_t *b;
     CHECK_EQ(topsync_barrier_create(&b, 3, &o), 0);
     for (unsigned i = 0; i < 2; i++)
@@ -72,11 +80,12 @@ static void run(const char *algorithm, topsync_wait_policy_t policy, struct hook
         pthread_create(&t[i], NULL, wait_once, &w[i]);
     if (late >= 0) {
         usleep((useconds_t)(late * 1e6));
-        /* and not before a waiter called the hook: on a loaded machine the
-         * waiters may not have run at all in `late` seconds (10 s at most:
-         * then the check below fails) */
-        for (int i = 0; i < 1000 && atomic_load(&h->calls) < 1; i++)
-            usleep(10000);
+        /* and not before the waiters called the hook `calls` times: on a
+         * loaded machine they may not have run at all in `late` seconds
+         * (10 s at most: then the caller's check fails) */
+        for (int i = 0; i < 100000 && atomic_load(&h->calls) < calls; i++)
+            usleep(100);
+        *reached = atomic_load(&h->calls) >= calls;
         /* the last to arrive may still wait for its release (from a waiter
          * descheduled under load, seen under ASan): it is a waiter then */
         is_waiter = 1;
@@ -98,19 +107,43 @@ int main(void)
              * in the waiters only, and the waits ended normally */
             struct hook h = {.give_up_at = 0};
             struct waiter w[2];
-            run(*name, policies[p], &h, 0.2, w);
+            bool reached = false;
+            run(*name, policies[p], &h, 0.2, 1, 0.01, w, &reached);
+            CHECK(reached);
             CHECK_EQ(w[0].rc, 0);
             CHECK_EQ(w[1].rc, 0);
-            CHECK(atomic_load(&h.calls) >= 1);
             CHECK_EQ(atomic_load(&h.foreign), 0);
-            /* it never comes: the hook gives up at its 5th call */
+            /* with an interval of 1000 s, the first calls still come within
+             * microseconds of each other (1, 2, 4, 8 us: 5 calls) */
+            struct hook backoff = {.give_up_at = 0};
+            run(*name, policies[p], &backoff, 0, 5, 1000, w, &reached);
+            CHECK(reached);
+            CHECK(w[0].rc == 0 && w[1].rc == 0);
+            /* TOPSYNC_IDLE_AGAIN keeps them coming: 200 calls, which the
+             * doubling intervals alone would not make in 10 s (about 24) */
+            struct hook again = {.give_up_at = 0, .again = 1};
+            run(*name, policies[p], &again, 0, 200, 1000, w, &reached);
+            CHECK(reached);
+            CHECK(w[0].rc == 0 && w[1].rc == 0);
+            CHECK_EQ(atomic_load(&again.foreign), 0);
+            /* it never comes: the hook gives up at its 5th call; that
+             * waiter's wait is abandoned (-ECANCELED), the other's too or,
+             * if the broken barrier reaches it before its own hook gives
+             * up, it finds it broken (-EPIPE) */
             struct hook quit = {.give_up_at = 5};
-            run(*name, policies[p], &quit, -1, w);
+            run(*name, policies[p], &quit, -1, 0, 0.01, w, &reached);
+            unsigned cancelled = 0;
             for (unsigned i = 0; i < 2; i++) {
-                CHECK_EQ(w[i].rc, -ECANCELED);
-                CHECK(strstr(w[i].message, "abandoned its wait") != NULL);
+                if (w[i].rc == -ECANCELED) {
+                    cancelled++;
+                    CHECK(strstr(w[i].message, "abandoned its wait") != NULL);
+                } else {
+                    CHECK_EQ(w[i].rc, -EPIPE);
+                    CHECK(strstr(w[i].message, "broken") != NULL);
+                }
                 CHECK_EQ(w[i].again, -EPIPE);
             }
+            CHECK(cancelled >= 1);
             CHECK(atomic_load(&quit.calls) >= 5);
         }
     }
