@@ -89,12 +89,21 @@ int bench_omp_runs(unsigned n, uint64_t warmup, uint64_t iterations, unsigned ru
 /*
  * The drop-in (pthread_dropin.c): `runs` alternating processes of the same
  * pthread program, as it is (glibc_ns[]) and with libtopsync-pthread
- * preloaded (preload_ns[]); impl gets what the preloaded one ran
+ * preloaded (preload_ns[]), its threads bound round robin or (unbound) not; impl gets what the preloaded one ran
  * ("topsync:ALGORITHM/WAIT"). Returns 0, or -1 with a message (the helper or
  * the library not found, a run failed).
  */
-int bench_pthread_dropin_runs(unsigned threads, uint64_t iterations, unsigned runs,
+int bench_pthread_dropin_runs(unsigned threads, uint64_t iterations, unsigned runs, int unbound,
                               double *glibc_ns, double *preload_ns, char *impl, size_t impl_len);
+
+/*
+ * --noise N: N busy neighbour processes (each an endless loop of arithmetic,
+ * unbound, as other work on a shared node), started before the measurement
+ * and killed by bench_noise_stop (or by the kernel when the benchmark dies).
+ * Returns 0, or -1 with a message.
+ */
+int bench_noise_start(unsigned n);
+void bench_noise_stop(void);
 
 /* Where participants run: their binding sets on a topology (NULL sets:
  * unbound). */

@@ -55,7 +55,7 @@ static const char *find_shim(const char *dir, char *buf, size_t size)
 
 /* One process: its one run's figure (ns), and the implementation it names. */
 static double run_loop(const char *loop, const char *preload, unsigned threads, uint64_t iterations,
-                       char *impl, size_t impl_len)
+                       int unbound, char *impl, size_t impl_len)
 {
     int fd[2];
     if (pipe(fd) < 0)
@@ -81,7 +81,7 @@ static double run_loop(const char *loop, const char *preload, unsigned threads, 
         char t[16], k[24];
         snprintf(t, sizeof t, "%u", threads);
         snprintf(k, sizeof k, "%llu", (unsigned long long)iterations);
-        execl(loop, loop, t, k, "1", (char *)NULL);
+        execl(loop, loop, t, k, "1", unbound ? "none" : "core", (char *)NULL);
         _exit(127);
     }
     close(fd[1]);
@@ -103,7 +103,7 @@ static double run_loop(const char *loop, const char *preload, unsigned threads, 
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? ns : -1;
 }
 
-int bench_pthread_dropin_runs(unsigned threads, uint64_t iterations, unsigned runs,
+int bench_pthread_dropin_runs(unsigned threads, uint64_t iterations, unsigned runs, int unbound,
                               double *glibc_ns, double *preload_ns, char *impl, size_t impl_len)
 {
     char dir[4096], loop[4200], shim_buf[4200];
@@ -122,8 +122,9 @@ int bench_pthread_dropin_runs(unsigned threads, uint64_t iterations, unsigned ru
     }
     char glibc_impl[64] = "";
     for (unsigned r = 0; r < runs; r++) { /* alternate, so that drift hits both */
-        glibc_ns[r] = run_loop(loop, NULL, threads, iterations, glibc_impl, sizeof glibc_impl);
-        preload_ns[r] = run_loop(loop, shim, threads, iterations, impl, impl_len);
+        glibc_ns[r] =
+            run_loop(loop, NULL, threads, iterations, unbound, glibc_impl, sizeof glibc_impl);
+        preload_ns[r] = run_loop(loop, shim, threads, iterations, unbound, impl, impl_len);
         if (glibc_ns[r] < 0 || preload_ns[r] < 0) {
             fprintf(stderr, "topsync-bench: %s failed (threads %u)\n", loop, threads);
             return -1;

@@ -4,9 +4,11 @@
  * barrier) and with LD_PRELOAD=libtopsync-pthread.so. It knows nothing of
  * topsync (only <pthread.h>), as the programs the drop-in is for.
  *
- *   topsync-bench-pthread-loop THREADS ITERATIONS RUNS
+ *   topsync-bench-pthread-loop THREADS ITERATIONS RUNS [core|none]
  *
- * Threads are bound round robin to the CPUs the process may use. Each run:
+ * Threads are bound round robin to the CPUs the process may use (core, the
+ * default), or left where the kernel puts them (none: as an ordinary
+ * pthread program runs). Each run:
  * a tenth of ITERATIONS as warm-up, then ITERATIONS timed waits; it prints
  * the maximum over threads of the mean latency in ns, one line per run, then
  * "implementation: NAME" (what topsync_pthread_barrier_implementation says
@@ -19,12 +21,14 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static pthread_barrier_t barrier;
 static unsigned long iterations;
 static double *per_thread;
 static int cpus[CPU_SETSIZE], ncpus;
+static int unbound;
 
 static uint64_t now_ns(void)
 {
@@ -36,10 +40,12 @@ static uint64_t now_ns(void)
 static void *worker(void *arg)
 {
     unsigned id = (unsigned)(uintptr_t)arg;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpus[id % (unsigned)ncpus], &one);
-    pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    if (!unbound) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpus[id % (unsigned)ncpus], &one);
+        pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    }
     for (unsigned long i = 0; i < iterations / 10 + 1; i++)
         pthread_barrier_wait(&barrier);
     uint64_t t0 = now_ns();
@@ -51,10 +57,11 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: topsync-bench-pthread-loop THREADS ITERATIONS RUNS\n");
+    if (argc != 4 && !(argc == 5 && (!strcmp(argv[4], "core") || !strcmp(argv[4], "none")))) {
+        fprintf(stderr, "usage: topsync-bench-pthread-loop THREADS ITERATIONS RUNS [core|none]\n");
         return 2;
     }
+    unbound = argc == 5 && !strcmp(argv[4], "none");
     unsigned threads = (unsigned)strtoul(argv[1], NULL, 10);
     iterations = strtoul(argv[2], NULL, 10);
     unsigned runs = (unsigned)strtoul(argv[3], NULL, 10);

@@ -59,12 +59,42 @@ struct options {
     unsigned threads, runs; /* threads: the participants, threads or processes */
     int processes;          /* forked processes instead of threads */
     int unbound;            /* --bind none */
+    unsigned noise;         /* --noise N: busy neighbour processes */
     uint64_t iterations, budget_ms;
     const char *algorithm;
     topsync_wait_policy_t wait;
-    int json, peers;
+    int json;
+    unsigned peers;     /* PEER_* bits (--peers) */
     const char *output; /* also write the JSON records here */
 };
+
+/* The peers --peers selects. */
+enum { PEER_PTHREAD = 1, PEER_OMP = 2, PEER_CK = 4, PEER_PROGRAM = 8, PEER_ALL = 15 };
+
+/* "all" | "none" | a comma-separated list of pthread, omp, ck, program. */
+static int parse_peers(const char *arg, unsigned *out)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } known[] = {{"all", PEER_ALL}, {"none", 0},     {"pthread", PEER_PTHREAD},
+                 {"omp", PEER_OMP}, {"ck", PEER_CK}, {"program", PEER_PROGRAM}};
+    unsigned bits = 0;
+    const char *p = arg;
+    do {
+        size_t len = strcspn(p, ",");
+        size_t k = 0;
+        while (k < sizeof known / sizeof known[0] &&
+               (strlen(known[k].name) != len || strncmp(known[k].name, p, len) != 0))
+            k++;
+        if (k == sizeof known / sizeof known[0])
+            return -1;
+        bits |= known[k].bit;
+        p += len;
+    } while (*p++ == ',');
+    *out = bits;
+    return 0;
+}
 
 static uint64_t affordable_iterations(const bench_barrier *bb, unsigned n, const struct options *o,
                                       bench_binding *binding, unsigned ncpus)
@@ -125,10 +155,10 @@ static void print_json(FILE *f, const struct result *results, size_t nres, const
         const struct result *r = &results[i];
         fprintf(f,
                 "  {\"algorithm\": \"%s\", \"participants\": %u, \"kind\": \"%s\", "
-                "\"bind\": \"%s\", \"wait\": \"%s\", \"latency_ns\": %.1f, "
+                "\"bind\": \"%s\", \"noise\": %u, \"wait\": \"%s\", \"latency_ns\": %.1f, "
                 "\"median_ns\": %.1f, \"iterations\": %llu, \"runs_ns\": [",
                 r->name, o->threads, o->processes ? "processes" : "threads",
-                o->unbound ? "none" : "core", r->wait, r->failed ? -1.0 : r->latency_ns,
+                o->unbound ? "none" : "core", o->noise, r->wait, r->failed ? -1.0 : r->latency_ns,
                 r->failed ? -1.0 : bench_median(r->runs, r->nruns),
                 (unsigned long long)r->iterations);
         for (unsigned k = 0; k < r->nruns; k++)
@@ -141,25 +171,29 @@ static void print_json(FILE *f, const struct result *results, size_t nres, const
 
 static void usage(FILE *f)
 {
-    fprintf(
-        f,
-        "usage: topsync-bench barrier --threads N|--processes N [--algorithm NAME|all]\n"
-        "                     [--wait POLICY] [--bind core|none] [--iterations K] [--runs R]\n"
-        "                     [--budget-ms MS] [--peers all|none] [--json] [--output FILE.json]\n"
-        "  --threads N       participants (threads), 1 to 4096\n"
-        "  --processes N     participants (forked processes; topsync only), 1 to 4096\n"
-        "  --bind WHAT       core: rank r on core r mod cores (default); none: unbound\n"
-        "  --algorithm NAME  a barrier algorithm or all (default all)\n"
-        "  --wait POLICY     spin, yield or block (default: TOPSYNC_WAIT, else block)\n"
-        "  --iterations K    barriers per timed run (default 1000)\n"
-        "  --runs R          timed runs; reported: the mean of the runs with the\n"
-        "                    smallest and largest dropped (the paper's protocol,\n"
-        "                    design.md section 4; the plain mean below 3 runs), and\n"
-        "                    the median of the runs beside it (default 5)\n"
-        "  --budget-ms MS    time limit per algorithm (default 300)\n"
-        "  --peers all|none  also run the peers (pthread, OpenMP, CK) (default all)\n"
-        "  --json            JSON on stdout instead of the table\n"
-        "  --output FILE     also write the JSON to FILE\n");
+    fprintf(f,
+            "usage: topsync-bench barrier --threads N|--processes N [--algorithm NAME|all]\n"
+            "                     [--wait POLICY] [--bind core|none] [--iterations K] [--runs R]\n"
+            "                     [--budget-ms MS] [--peers LIST] [--noise N] [--json]\n"
+            "                     [--output FILE.json]\n"
+            "  --threads N       participants (threads), 1 to 4096\n"
+            "  --processes N     participants (forked processes; topsync only), 1 to 4096\n"
+            "  --bind WHAT       core: rank r on core r mod cores (default); none: unbound\n"
+            "  --algorithm NAME  a barrier algorithm or all (default all)\n"
+            "  --wait POLICY     spin, yield or block (default: TOPSYNC_WAIT, else block)\n"
+            "  --iterations K    barriers per timed run (default 1000)\n"
+            "  --runs R          timed runs; reported: the mean of the runs with the\n"
+            "                    smallest and largest dropped (the paper's protocol,\n"
+            "                    design.md section 4; the plain mean below 3 runs), and\n"
+            "                    the median of the runs beside it (default 5)\n"
+            "  --budget-ms MS    time limit per algorithm (default 300)\n"
+            "  --peers LIST      also run these peers: all (default), none, or a comma-\n"
+            "                    separated list of pthread, omp (libgomp), ck (Concurrency\n"
+            "                    Kit), program (a pthread program, natively and preloaded)\n"
+            "  --noise N         N busy neighbour processes (endless arithmetic, unbound)\n"
+            "                    run during the whole measurement: a shared node (default 0)\n"
+            "  --json            JSON on stdout instead of the table\n"
+            "  --output FILE     also write the JSON to FILE\n");
 }
 
 static int cmd_barrier(int argc, char **argv)
@@ -170,7 +204,7 @@ static int cmd_barrier(int argc, char **argv)
                         .budget_ms = 300,
                         .algorithm = "all",
                         .wait = TOPSYNC_WAIT_DEFAULT,
-                        .peers = 1};
+                        .peers = PEER_ALL};
     enum {
         O_THREADS = 256,
         O_ALG,
@@ -183,7 +217,8 @@ static int cmd_barrier(int argc, char **argv)
         O_OUTPUT,
         O_HELP,
         O_PROCESSES,
-        O_BIND
+        O_BIND,
+        O_NOISE
     };
     static const struct option longopts[] = {{"threads", required_argument, 0, O_THREADS},
                                              {"algorithm", required_argument, 0, O_ALG},
@@ -197,13 +232,14 @@ static int cmd_barrier(int argc, char **argv)
                                              {"help", no_argument, 0, O_HELP},
                                              {"processes", required_argument, 0, O_PROCESSES},
                                              {"bind", required_argument, 0, O_BIND},
+                                             {"noise", required_argument, 0, O_NOISE},
                                              {0, 0, 0, 0}};
     int c;
     uint64_t v;
     unsigned given = 0; /* bit c - O_THREADS: options seen; each takes one value */
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (c >= O_THREADS && c <= O_BIND && c != O_HELP) {
+        if (c >= O_THREADS && c <= O_NOISE && c != O_HELP) {
             if (given & 1u << (c - O_THREADS)) {
                 for (const struct option *lo = longopts; lo->name; lo++)
                     if (lo->val == c)
@@ -237,6 +273,14 @@ static int cmd_barrier(int argc, char **argv)
             }
             o.unbound = !strcmp(optarg, "none");
             break;
+        case O_NOISE:
+            if (bench_parse_u64(optarg, &v, 0, 256)) {
+                fprintf(stderr, "topsync-bench: --noise takes 0..256 processes, not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            o.noise = (unsigned)v;
+            break;
         case O_ALG: o.algorithm = optarg; break;
         case O_WAIT:
             if (topsync_wait_policy_parse(optarg, &o.wait) < 0) {
@@ -266,12 +310,11 @@ static int cmd_barrier(int argc, char **argv)
         case O_JSON: o.json = 1; break;
         case O_OUTPUT: o.output = optarg; break;
         case O_PEERS:
-            if (!strcmp(optarg, "all"))
-                o.peers = 1;
-            else if (!strcmp(optarg, "none"))
-                o.peers = 0;
-            else {
-                fprintf(stderr, "topsync-bench: --peers takes all or none, not '%s'\n", optarg);
+            if (parse_peers(optarg, &o.peers) < 0) {
+                fprintf(stderr,
+                        "topsync-bench: --peers takes all, none or a comma-separated list of "
+                        "pthread, omp, ck, program; not '%s'\n",
+                        optarg);
                 return 2;
             }
             break;
@@ -315,6 +358,8 @@ static int cmd_barrier(int argc, char **argv)
         binding.sets = NULL; /* the participants run where the kernel puts them */
     if (o.processes)
         o.peers = 0; /* the peers are thread barriers */
+    if (bench_noise_start(o.noise) < 0)
+        return 1;
 
     /* What to run: topsync algorithms, then peers. */
     static const char *const all_algorithms[] = {"auto",
@@ -335,8 +380,8 @@ static int cmd_barrier(int argc, char **argv)
         nalg = 1;
     }
     const bench_barrier *ck;
-    int nck = o.peers ? bench_ck_peers(&ck) : 0;
-    size_t ntotal = nalg + (o.peers ? 4 + (size_t)nck : 0);
+    int nck = o.peers & PEER_CK ? bench_ck_peers(&ck) : 0;
+    size_t ntotal = nalg + 4 + (size_t)nck;
     struct result *results = calloc(ntotal, sizeof *results);
     bench_topsync_arg *targs = calloc(nalg, sizeof *targs);
     size_t nres = 0;
@@ -363,8 +408,10 @@ static int cmd_barrier(int argc, char **argv)
         }
         /* the resolved policy name, as the barrier reports it */
         topsync_barrier_t *probe = bench_topsync_create(o.threads, &targs[i]);
-        if (!probe)
+        if (!probe) {
+            bench_noise_stop();
             return 1;
+        }
         snprintf(wait_name, sizeof wait_name, "%s", topsync_barrier_wait_policy_name(probe));
         const char *resolved = topsync_barrier_algorithm(probe);
         bench_barrier bb = {names[i],
@@ -387,12 +434,13 @@ static int cmd_barrier(int argc, char **argv)
         }
         nres++;
     }
-    if (o.peers) {
+    if (o.peers & PEER_PTHREAD) {
         bench_barrier pb = {
             "peer:pthread", "futex", pthread_create_fn, pthread_wait_fn, pthread_destroy_fn,
             NULL,           0};
         measure(&pb, &o, &binding, ncpus, &results[nres++]);
-
+    }
+    if (o.peers & PEER_OMP) {
         struct result *r = &results[nres];
         snprintf(r->name, sizeof r->name, "peer:omp");
         r->wait = "libgomp";
@@ -403,9 +451,10 @@ static int cmd_barrier(int argc, char **argv)
             r->latency_ns = bench_protocol_summary(r->runs, o.runs);
             nres++;
         }
-        for (int k = 0; k < nck; k++)
-            measure(&ck[k], &o, &binding, ncpus, &results[nres++]);
-
+    }
+    for (int k = 0; k < nck; k++)
+        measure(&ck[k], &o, &binding, ncpus, &results[nres++]);
+    if (o.peers & PEER_PROGRAM) {
         /* the drop-in: an unmodified program, separate processes */
         struct result *g = &results[nres], *p = &results[nres + 1];
         snprintf(g->name, sizeof g->name, "peer:pthread-program");
@@ -414,7 +463,7 @@ static int cmd_barrier(int argc, char **argv)
         p->wait = "block";
         g->iterations = p->iterations = o.iterations;
         g->nruns = p->nruns = o.runs;
-        if (bench_pthread_dropin_runs(o.threads, o.iterations, o.runs, g->runs, p->runs,
+        if (bench_pthread_dropin_runs(o.threads, o.iterations, o.runs, o.unbound, g->runs, p->runs,
                                       p->resolved, sizeof p->resolved) == 0) {
             snprintf(g->resolved, sizeof g->resolved, "glibc");
             g->latency_ns = bench_protocol_summary(g->runs, o.runs);
@@ -430,6 +479,7 @@ static int cmd_barrier(int argc, char **argv)
         }
     }
 
+    bench_noise_stop();
     double pthread_ns = 0;
     for (size_t i = 0; i < nres; i++)
         if (!strcmp(results[i].name, "peer:pthread"))
@@ -448,11 +498,15 @@ static int cmd_barrier(int argc, char **argv)
         print_json(stdout, results, nres, &o);
     } else {
         char words[160];
-        printf("barrier latency, %u %s on %u cores (%s, %s), %u runs of %llu iterations:\n"
+        char busy[64] = "an otherwise idle machine";
+        if (o.noise)
+            snprintf(busy, sizeof busy, "%u busy neighbour process%s", o.noise,
+                     o.noise == 1 ? "" : "es");
+        printf("barrier latency, %u %s on %u cores (%s, %s, %s), %u runs of %llu iterations:\n"
                "the slowest participant's mean per run; of the runs, %s\n\n",
                o.threads, o.processes ? "processes" : "threads", ncpus,
                o.threads > ncpus ? "oversubscribed" : "one per core",
-               o.unbound ? "unbound" : "bound round robin", o.runs,
+               o.unbound ? "unbound" : "bound round robin", busy, o.runs,
                (unsigned long long)o.iterations, bench_protocol_words(o.runs, words, sizeof words));
         printf("  %-24s %-28s %-8s %12s %10s %8s %10s\n", "algorithm", "resolved", "wait",
                "latency ns", "vs pthread", "iters", "median ns");

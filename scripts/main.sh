@@ -3,8 +3,10 @@
 # topology and groups, tune auto for this machine (topsync-tune), and run
 # the thread barrier benchmark (the paper's
 # protocol, topsync against pthread, OpenMP and Concurrency Kit in the same
-# process) with one thread per core and oversubscribed, then the MPI_Barrier
-# comparison against Open MPI and MPICH, then the RCL benchmark (the RCL
+# process) with one thread per core and oversubscribed, and where users run
+# it (bound and idle, unbound, unbound beside busy processes), then the MPI_Barrier
+# comparison against Open MPI and MPICH and programs that need MPI's
+# progress inside it, then the RCL benchmark (the RCL
 # papers' protocol against mutex, TTAS, CK MCS, CK cohort and flat
 # combining, with its round trip against the cache-line floor), then the
 # machine model: its prediction against this machine's measured barriers,
@@ -49,6 +51,9 @@ python3 scripts/barrier_report.py out/bench-barrier-*.json > out/bench-barrier-s
 } >> out/bench-barrier-summary.md
 cat out/bench-barrier-summary.md
 echo
+echo "== Where users run: bound/idle, unbound/idle, unbound/busy (scripts/conditions.sh) =="
+scripts/conditions.sh build | tee out/bench-conditions.md
+echo
 echo "== MPI_Barrier: topsync against Open MPI and MPICH (scripts/mpi_compare.sh) =="
 scripts/mpi_compare.sh build > out/mpi-compare.log 2>&1 || { tail -20 out/mpi-compare.log; exit 1; }
 grep -E '^## |Default' out/mpi/summary.md
@@ -68,6 +73,11 @@ if [ -n "$matrix_cases" ]; then
     cat out/mpi-matrix.md
     echo
 fi
+echo "== Programs that need MPI's progress inside MPI_Barrier (scripts/mpi_progress.sh) =="
+RUNS=3 scripts/mpi_progress.sh build > out/mpi-progress.md 2> out/mpi-progress.log ||
+    { tail -20 out/mpi-progress.log; exit 1; }
+cat out/mpi-progress.md out/mpi-progress.log
+echo
 echo "== What the MPI path adds to a barrier, every MPI installed (scripts/mpi_path_cost.sh) =="
 RUNS=3 scripts/mpi_path_cost.sh build > out/mpi-path-cost.md 2> out/mpi-path-cost.log ||
     { tail -20 out/mpi-path-cost.log; exit 1; }

@@ -362,6 +362,27 @@ assert len(r) == 1 and r[0]["kind"] == "processes" and r[0]["bind"] == "none", r
 assert r[0]["participants"] == 2 and r[0]["latency_ns"] > 0 and r[0]["resolved"] == "dissemination", r
 PY
 
+# --peers: a list, its bad values named; --noise: its range, and the
+# header and the records say what ran beside the barrier (issue 35)
+expect_error "a comma-separated list of pthread, omp, ck, program; not 'gomp'" \
+    "$bench" barrier --threads 2 --peers pthread,gomp
+expect_error "not 'omp,'" "$bench" barrier --threads 2 --peers omp,
+expect_error "--noise" "$bench" barrier --threads 2 --noise 257
+expect_error "--noise" "$bench" barrier --threads 2 --noise -1
+json=$("$bench" barrier --threads 2 --bind none --noise 1 --algorithm dissemination --peers pthread \
+    --iterations 50 --runs 1 --json)
+python3 - "$json" <<'PY' && ok || ko "bench --noise --peers pthread JSON: $json"
+import json, sys
+r = json.loads(sys.argv[1])
+assert [x["algorithm"] for x in r] == ["dissemination", "peer:pthread"], r
+assert all(x["noise"] == 1 and x["bind"] == "none" for x in r), r
+PY
+"$bench" barrier --threads 2 --noise 1 --algorithm dissemination --peers none --iterations 50 \
+    --runs 1 | grep -q "1 busy neighbour process" && ok || ko "bench header with --noise 1"
+"$bench" barrier --threads 2 --algorithm dissemination --peers none --iterations 50 --runs 1 |
+    grep -q "an otherwise idle machine" && ok || ko "bench header without --noise"
+[ -z "$(pgrep -f 'topsync-bench barrier .*--noise')" ] && ok || ko "noise processes left behind"
+
 # topsync-tune: bad input named; a short tuning written, read back by auto
 tune=$(dirname "$bench")/topsync-tune
 expect_error "--threads '2,,8' has an empty element" "$tune" --threads 2,,8
