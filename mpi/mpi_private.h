@@ -3,6 +3,7 @@
 #ifndef TOPSYNC_MPI_PRIVATE_H
 #define TOPSYNC_MPI_PRIVATE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <mpi.h>
@@ -100,6 +101,13 @@ int ts_mpi_setup_at(void);
  * comm itself (never creates a communicator). Never NULL. */
 struct comm_state *ts_mpi_setup(MPI_Comm comm);
 void ts_mpi_state_free(struct comm_state *s);
+
+/* Eager progress (progress.c): at each MPI_Barrier's entry, note whether
+ * this thread's wait must poll the MPI without backing off (the program
+ * has an RMA window, or started nonblocking operations since this thread's
+ * previous barrier); the idle hook asks ts_mpi_progress_eager(). */
+void ts_mpi_progress_enter(void);
+bool ts_mpi_progress_eager(void);
 
 /* Print to stderr and MPI_Abort(comm). */
 void ts_mpi_fatal(MPI_Comm comm, const char *fmt, ...)

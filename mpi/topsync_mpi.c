@@ -184,9 +184,13 @@ int topsync_mpi_barrier(MPI_Comm comm)
     switch (s->mode) {
     case MODE_DEFERRED:
     case MODE_PMPI: return PMPI_Barrier(comm);
-    case MODE_NODE: node_wait(comm, s, false); return MPI_SUCCESS;
+    case MODE_NODE:
+        ts_mpi_progress_enter();
+        node_wait(comm, s, false);
+        return MPI_SUCCESS;
     case MODE_NODES: {
         int rc = MPI_SUCCESS;
+        ts_mpi_progress_enter();
         node_wait(comm, s, false);
         if (s->node_rank == 0)
             rc = PMPI_Barrier(s->leaders);

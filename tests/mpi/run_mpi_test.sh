@@ -304,6 +304,20 @@ timeout) # TOPSYNC_TIMEOUT: rank 1 dies (kill -9) or hangs (SIGSTOP) mid-run; th
     pkill -9 -f "timeout_check_$impl" 2>/dev/null
     out=$(launch 2 core TOPSYNC_TIMEOUT=soon -- "$check" 10 1 2>&1)
     [ $? -ne 0 ] && grep -q "TOPSYNC_TIMEOUT='soon' is not valid" <<<"$out" && ok || ko "bad TOPSYNC_TIMEOUT" ;;
+progress) # programs that need MPI's progress inside MPI_Barrier (issue 35):
+    # a rendezvous Irecv across the barrier, passive-target RMA before it;
+    # their data checked every iteration, natively and preloaded, np 2 bound
+    # and np 4 unbound (their speed: scripts/mpi_progress.sh)
+    progress=$(prog progress_check)
+    for pattern in irecv rma; do
+        for run in "2 core" "4 none"; do
+            set -- $run
+            out=$(launch $1 $2 -- "$progress" $pattern 100 2>&1)
+            expect_pass "$out" "$pattern np $1 $2, native"
+            out=$(launch $1 $2 LD_PRELOAD=$lib -- "$progress" $pattern 100 2>&1)
+            expect_pass "$out" "$pattern np $1 $2, preloaded"
+        done
+    done ;;
 one-mpi) # the library brings no MPI: no DT_NEEDED on one; a preloaded
     # program maps exactly one MPI library (/proc/self/maps), its own; the
     # other ABI's library refuses, naming this one; loading into a program

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Programs that need MPI's progress inside MPI_Barrier (issue 35 item 3,
+# docs/results.md): tests/mpi/progress_check.c's two patterns (a 1 MiB
+# rendezvous Irecv across the barrier; Fetch_and_op + Win_flush to rank 0
+# before it), for each MPI natively and with libtopsync-mpi preloaded,
+# RUNS interleaved pairs of jobs. A Markdown table on stdout: the medians
+# (us per iteration) and preloaded / native.
+#
+#   usage: scripts/mpi_progress.sh [BUILD_DIR]
+#   environment: MPIS (default: openmpi mpich openmpi5 mpich5 impi
+#   mpich5-abi; those missing are skipped, saying so), NP (default 2),
+#   BIND (core | none, default core), RUNS (default 5), ITERS (iterations
+#   per job, default 300); LIB_DIR: where the libtopsync-mpi-*.so are.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=$(readlink -f "${1:-build}")
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
+export OMPI_MCA_rmaps_base_oversubscribe=1
+mpis=${MPIS:-openmpi mpich openmpi5 mpich5 impi mpich5-abi}
+np=${NP:-2} bind=${BIND:-core} runs=${RUNS:-5} iters=${ITERS:-300}
+case $bind in core | none) ;; *) echo "mpi_progress: BIND=$bind: valid: core, none" >&2; exit 2 ;; esac
+matrix=${TOPSYNC_MPI_MATRIX_DIR:-/var/cache/topsync-mpis}
+libdir=$(readlink -f "${LIB_DIR:-$build/mpi}")
+. scripts/mpi_matrix.sh # abi_of, prefix_of, cc_of, median
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+echo "| MPI | pattern | np, binding | native us/iter | preloaded us/iter | preloaded / native |"
+echo "|---|---|---|---:|---:|---:|"
+for mpi in $mpis; do
+    impl=$(abi_of "$mpi") prefix=$(prefix_of "$mpi")
+    cc=$(cc_of "$mpi")
+    lib=$libdir/libtopsync-mpi-$impl.so
+    if ! command -v "$cc" >/dev/null || [ ! -e "$lib" ]; then
+        echo "mpi_progress: $mpi skipped: no $cc or no $lib (scripts/setup-mpis.sh)" >&2
+        continue
+    fi
+    I_MPI_ROOT=$prefix "$cc" -O2 -o "$tmp/progress-$mpi" tests/mpi/progress_check.c
+    if [ "$impl" = openmpi ]; then
+        launcher=(mpirun.openmpi -np "$np" --bind-to "$bind")
+        [ -n "$prefix" ] && launcher[0]=$prefix/bin/mpirun &&
+            launcher=(env OMPI_MCA_btl=self,sm OMPI_MCA_osc=^ucx OMPI_MCA_pml=ob1 "${launcher[@]}")
+        preload=(-x "LD_PRELOAD=$(readlink -f "$lib")")
+    else
+        launcher=(mpiexec.mpich -n "$np" -bind-to "$bind")
+        [ -n "$prefix" ] && launcher[0]=$prefix/bin/mpiexec
+        preload=(-genv LD_PRELOAD "$(readlink -f "$lib")")
+    fi
+    for pattern in irecv rma; do
+        : >"$tmp/native" && : >"$tmp/preloaded"
+        for k in $(seq "$runs"); do
+            for how in native preloaded; do
+                extra=()
+                [ "$how" = preloaded ] && extra=("${preload[@]}")
+                out=$(I_MPI_ROOT=$prefix timeout 600 "${launcher[@]}" "${extra[@]}" \
+                    "$tmp/progress-$mpi" "$pattern" "$iters" 2>&1) || {
+                    echo "mpi_progress: $mpi $pattern $how failed: $out" >&2
+                    exit 1
+                }
+                grep -qE '^[0-9]+ passed, 0 failed$' <<<"$out" || {
+                    echo "mpi_progress: $mpi $pattern $how: wrong results: $out" >&2
+                    exit 1
+                }
+                awk -v p="$pattern" '$1 == p {print $2}' <<<"$out" >>"$tmp/$how"
+            done
+        done
+        n=$(median <"$tmp/native") p=$(median <"$tmp/preloaded")
+        ratio=$(awk -v n="$n" -v p="$p" 'BEGIN {printf "%.2f", (n > 0 ? p / n : 0)}')
+        echo "| $mpi | $pattern | $np, $bind | $n | $p | $ratio |"
+    done
+done
