@@ -1,7 +1,6 @@
 #include "wait/wait.h"
 
 #include <limits.h>
-#include <pthread.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
@@ -213,40 +212,6 @@ static uint64_t clock_check(struct slow_clock *c, const ts_wait *p)
     if (c->deadline && (!next || c->deadline < next))
         next = c->deadline;
     return next > now ? next - now : 1;
-}
-
-/* The cost of one pause, measured once: the least of 5 timed runs of 2048
- * (a preempted run only lengthens its own figure, and a longer figure only
- * shortens the spin). */
-static double pause_ns = 0;
-static pthread_once_t pause_once = PTHREAD_ONCE_INIT;
-
-static void measure_pause(void)
-{
-    double best = 0;
-    for (int run = 0; run < 5; run++) {
-        uint64_t t0 = now_ns();
-        for (int i = 0; i < 2048; i++)
-            ts_cpu_relax();
-        double per = (double)(now_ns() - t0) / 2048.0;
-        if (per > 0 && (best == 0 || per < best))
-            best = per;
-    }
-    pause_ns = best > 0.1 ? best : 0.1;
-}
-
-double ts_wait_pause_ns(void)
-{
-    pthread_once(&pause_once, measure_pause);
-    return pause_ns;
-}
-
-uint32_t ts_wait_pauses_for_ns(uint64_t ns)
-{
-    double n = (double)ns / ts_wait_pause_ns();
-    if (n < (double)TS_ADAPTIVE_SPIN_FLOOR)
-        return TS_ADAPTIVE_SPIN_FLOOR;
-    return n > (double)(1u << 20) ? 1u << 20 : (uint32_t)n;
 }
 
 void ts_futex_wait(_Atomic uint32_t *addr, uint32_t expected, bool process_shared,

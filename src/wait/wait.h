@@ -54,8 +54,8 @@ typedef struct ts_wait {
     const unsigned char *peer_base;
     size_t peer_stride;
     unsigned npeers;
-    int (*idle)(
-        void *); /* NULL: none; TOPSYNC_IDLE_AGAIN: call again soon; other non-zero: unwind */
+    /* NULL: none; TOPSYNC_IDLE_AGAIN: call again soon; other non-zero: unwind */
+    int (*idle)(void *);
     void *idle_arg;
     /* ts_wait_all waits for one word after another (TOPSYNC_POLL=ordered)
      * instead of scanning them all (the default) */
