@@ -6,7 +6,9 @@
 # the genmc test label (GenMC 0.9, about 3 minutes the first time, cached
 # in /var/cache/topsync-genmc), TOPSYNC_SETUP_MPI_MATRIX=0 to skip the MPIs
 # from the Python package index (Open MPI 5, MPICH 5, Intel MPI, each with
-# mpi4py: scripts/setup-mpis.sh, about 150 MB in /var/cache/topsync-mpis).
+# mpi4py: scripts/setup-mpis.sh, about 150 MB in /var/cache/topsync-mpis),
+# TOPSYNC_SETUP_APPS=0 to skip the real applications of the apps label
+# (Debian's NWChem builds for MPICH and Open MPI).
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libck-dev python3
           python3-matplotlib spin clang libclang-rt-14-dev clang-format-14)
@@ -15,6 +17,11 @@ if [ "${TOPSYNC_SETUP_MPI:-1}" != 0 ]; then
     if [ "${TOPSYNC_SETUP_MPI_MATRIX:-1}" != 0 ]; then
         packages+=(python3-venv libfabric1)
     fi
+fi
+if [ "${TOPSYNC_SETUP_MPI:-1}" != 0 ] && [ "${TOPSYNC_SETUP_APPS:-1}" != 0 ]; then
+    # the apps label's real applications (tests/mpi: NWChem natively and
+    # preloaded, about 190 MB)
+    packages+=(nwchem-mpich nwchem-openmpi)
 fi
 if [ "${TOPSYNC_SETUP_NUMA_VM:-1}" != 0 ]; then
     packages+=(qemu-system-x86 busybox-static cpio file)

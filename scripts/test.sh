@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian machine: set up, build, run every
 # test but the soak and the longer emulated machines (labels unit, stress,
-# mpi, model, numa-vm, machine-vm, genmc; TOPSYNC_MACHINE_VM=all adds
+# mpi, apps, model, numa-vm, machine-vm, genmc; TOPSYNC_MACHINE_VM=all adds
 # machine-vm-more, 0 leaves both out), then the
 # unit and stress tests under AddressSanitizer + UndefinedBehaviorSanitizer,
 # the thread tests under ThreadSanitizer, and the parsers under libFuzzer
