@@ -71,8 +71,9 @@ struct options {
 /* The peers --peers selects. */
 enum { PEER_PTHREAD = 1, PEER_OMP = 2, PEER_CK = 4, PEER_PROGRAM = 8, PEER_ALL = 15 };
 
-/* "all" | "none" | a comma-separated list of pthread, omp, ck, program. */
-static int parse_peers(const char *arg, unsigned *out)
+/* "all" | "none" | a comma-separated list of pthread, omp, ck, program;
+ * -1 with *bad, *bad_len the element not known. */
+static int parse_peers(const char *arg, unsigned *out, const char **bad, int *bad_len)
 {
     static const struct {
         const char *name;
@@ -87,8 +88,11 @@ static int parse_peers(const char *arg, unsigned *out)
         while (k < sizeof known / sizeof known[0] &&
                (strlen(known[k].name) != len || strncmp(known[k].name, p, len) != 0))
             k++;
-        if (k == sizeof known / sizeof known[0])
+        if (k == sizeof known / sizeof known[0]) {
+            *bad = p;
+            *bad_len = (int)len;
             return -1;
+        }
         bits |= known[k].bit;
         p += len;
     } while (*p++ == ',');
@@ -309,15 +313,18 @@ static int cmd_barrier(int argc, char **argv)
             break;
         case O_JSON: o.json = 1; break;
         case O_OUTPUT: o.output = optarg; break;
-        case O_PEERS:
-            if (parse_peers(optarg, &o.peers) < 0) {
+        case O_PEERS: {
+            const char *bad = "";
+            int bad_len = 0;
+            if (parse_peers(optarg, &o.peers, &bad, &bad_len) < 0) {
                 fprintf(stderr,
                         "topsync-bench: --peers takes all, none or a comma-separated list of "
-                        "pthread, omp, ck, program; not '%s'\n",
-                        optarg);
+                        "pthread, omp, ck, program; not '%.*s' (in '%s')\n",
+                        bad_len, bad, optarg);
                 return 2;
             }
             break;
+        }
         case 'h':
         case O_HELP: usage(stdout); return 0;
         default: /* getopt named the option */

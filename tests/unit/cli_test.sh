@@ -366,7 +366,7 @@ PY
 # header and the records say what ran beside the barrier (issue 35)
 expect_error "a comma-separated list of pthread, omp, ck, program; not 'gomp'" \
     "$bench" barrier --threads 2 --peers pthread,gomp
-expect_error "not 'omp,'" "$bench" barrier --threads 2 --peers omp,
+expect_error "not '' (in 'omp,')" "$bench" barrier --threads 2 --peers omp,
 expect_error "--noise" "$bench" barrier --threads 2 --noise 257
 expect_error "--noise" "$bench" barrier --threads 2 --noise -1
 json=$("$bench" barrier --threads 2 --bind none --noise 1 --algorithm dissemination --peers pthread \
