@@ -20,8 +20,10 @@
  * stale value costs one barrier's polling rate, never correctness */
 static _Atomic long windows;
 static _Atomic unsigned long nonblocking_started;
-static _Thread_local unsigned long started_seen;
-static _Thread_local bool eager;
+/* initial-exec, as topsync_mpi.c's cache: read on every MPI_Barrier, which
+ * must not pay a __tls_get_addr call for them */
+static _Thread_local __attribute__((tls_model("initial-exec"))) unsigned long started_seen;
+static _Thread_local __attribute__((tls_model("initial-exec"))) bool eager;
 
 void ts_mpi_progress_enter(void)
 {
@@ -81,29 +83,17 @@ int MPI_Win_free(MPI_Win *win)
 
 /* ---- nonblocking point-to-point and persistent requests ---------------------- */
 
-int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-              MPI_Request *request)
-{
-    return count_started(PMPI_Isend(buf, count, type, dest, tag, comm, request));
-}
-
-int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-               MPI_Request *request)
-{
-    return count_started(PMPI_Issend(buf, count, type, dest, tag, comm, request));
-}
-
-int MPI_Ibsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-               MPI_Request *request)
-{
-    return count_started(PMPI_Ibsend(buf, count, type, dest, tag, comm, request));
-}
-
-int MPI_Irsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
-               MPI_Request *request)
-{
-    return count_started(PMPI_Irsend(buf, count, type, dest, tag, comm, request));
-}
+/* The four send modes share one signature: one macro defines their wrappers. */
+#define COUNTED_SEND(name)                                                             \
+    int MPI_##name(const void *buf, int count, MPI_Datatype type, int dest, int tag,   \
+                   MPI_Comm comm, MPI_Request *request)                                \
+    {                                                                                  \
+        return count_started(PMPI_##name(buf, count, type, dest, tag, comm, request)); \
+    }
+COUNTED_SEND(Isend)
+COUNTED_SEND(Issend)
+COUNTED_SEND(Ibsend)
+COUNTED_SEND(Irsend)
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
               MPI_Request *request)
