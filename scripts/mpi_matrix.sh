@@ -1,5 +1,6 @@
-# Sourced by the MPI measurement scripts (mpi_oversub.sh, mpi_path_cost.sh):
-# how an MPI of the test matrix is named, found and compiled for. An mpi is
+# Sourced by the MPI measurement scripts (mpi_oversub.sh, mpi_path_cost.sh,
+# mpi_progress.sh, nwchem_compare.sh): how an MPI of the test matrix is
+# named, found, compiled for and launched. An mpi is
 # openmpi or mpich (Debian's) or one of scripts/setup-mpis.sh's: openmpi5,
 # mpich5, impi, mpich5-abi (under $matrix, which the caller sets).
 
@@ -17,6 +18,26 @@ cc_of() {
         echo "$prefix/bin/mpicc_abi"
     else
         echo "$prefix/bin/mpicc"
+    fi
+}
+# launcher_of MPI NP BIND [VAR=VALUE ...]: sets the array `launcher` to the
+# MPI's own launcher running NP ranks bound to BIND (core | none), with each
+# VAR=VALUE set in every rank (Open MPI's -x, MPICH's -genv); the matrix's
+# Open MPI 5 with its shared-memory BTL and without its UCX one-sided
+# component, which only warns here
+launcher_of() {
+    local mpi=$1 np=$2 bind=$3 prefix e
+    shift 3
+    prefix=$(prefix_of "$mpi")
+    if [ "$(abi_of "$mpi")" = openmpi ]; then
+        launcher=(mpirun.openmpi -np "$np" --bind-to "$bind")
+        [ -n "$prefix" ] &&
+            launcher=(env OMPI_MCA_btl=self,sm OMPI_MCA_osc=^ucx "$prefix/bin/mpirun" -np "$np" --bind-to "$bind")
+        for e; do launcher+=(-x "$e"); done
+    else
+        launcher=(mpiexec.mpich -n "$np" -bind-to "$bind")
+        [ -n "$prefix" ] && launcher[0]=$prefix/bin/mpiexec
+        for e; do launcher+=(-genv "${e%%=*}" "${e#*=}"); done
     fi
 }
 # the median of the numbers on stdin, one a line

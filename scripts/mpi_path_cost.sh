@@ -21,7 +21,7 @@ mpis=${MPIS:-openmpi mpich openmpi5 mpich5 impi mpich5-abi}
 np=${NP:-2} runs=${RUNS:-5} iters=${ITERS:-100000} rounds=${ROUNDS:-7}
 matrix=${TOPSYNC_MPI_MATRIX_DIR:-/var/cache/topsync-mpis}
 libdir=$(readlink -f "${LIB_DIR:-$build/mpi}")
-. scripts/mpi_matrix.sh # abi_of, prefix_of, cc_of, median
+. scripts/mpi_matrix.sh # abi_of, prefix_of, cc_of, launcher_of, median
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -29,7 +29,7 @@ echo "| MPI | algorithm | MPI_Barrier ns | bare barrier ns | difference ns (rang
 echo "|---|---|---:|---:|---|"
 for mpi in $mpis; do
     impl=$(abi_of "$mpi") prefix=$(prefix_of "$mpi")
-    cc=$(cc_of "$mpi") launcher=()
+    cc=$(cc_of "$mpi")
     lib=$libdir/libtopsync-mpi-$impl.so
     if ! command -v "$cc" >/dev/null || [ ! -e "$lib" ]; then
         echo "mpi_path_cost: $mpi skipped: no $cc or no $lib (scripts/setup-mpis.sh)" >&2
@@ -37,14 +37,7 @@ for mpi in $mpis; do
     fi
     I_MPI_ROOT=$prefix "$cc" -O2 -Iinclude $(pkg-config --cflags hwloc) -o "$tmp/cost-$mpi" \
         scripts/mpi_path_cost.c -L"$build" -ltopsync -Wl,-rpath,"$build" -lhwloc -ldl
-    if [ "$impl" = openmpi ]; then
-        launcher=(mpirun.openmpi -np "$np" --bind-to core -x "LD_PRELOAD=$(readlink -f "$lib")")
-        [ -n "$prefix" ] && launcher[0]=$prefix/bin/mpirun &&
-            launcher=(env OMPI_MCA_btl=self,sm OMPI_MCA_osc=^ucx "${launcher[@]}")
-    else
-        launcher=(mpiexec.mpich -n "$np" -bind-to core -genv LD_PRELOAD "$(readlink -f "$lib")")
-        [ -n "$prefix" ] && launcher[0]=$prefix/bin/mpiexec
-    fi
+    launcher_of "$mpi" "$np" core "LD_PRELOAD=$(readlink -f "$lib")"
     : >"$tmp/$mpi"
     for k in $(seq "$runs"); do
         timeout 300 "${launcher[@]}" "$tmp/cost-$mpi" "$iters" "$rounds" >>"$tmp/$mpi"

@@ -21,7 +21,7 @@ np=${NP:-2} bind=${BIND:-core} runs=${RUNS:-5} iters=${ITERS:-300}
 case $bind in core | none) ;; *) echo "mpi_progress: BIND=$bind: valid: core, none" >&2; exit 2 ;; esac
 matrix=${TOPSYNC_MPI_MATRIX_DIR:-/var/cache/topsync-mpis}
 libdir=$(readlink -f "${LIB_DIR:-$build/mpi}")
-. scripts/mpi_matrix.sh # abi_of, prefix_of, cc_of, median
+. scripts/mpi_matrix.sh # abi_of, prefix_of, cc_of, launcher_of, median
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -36,23 +36,16 @@ for mpi in $mpis; do
         continue
     fi
     I_MPI_ROOT=$prefix "$cc" -O2 -o "$tmp/progress-$mpi" tests/mpi/progress_check.c
-    if [ "$impl" = openmpi ]; then
-        launcher=(mpirun.openmpi -np "$np" --bind-to "$bind")
-        [ -n "$prefix" ] && launcher[0]=$prefix/bin/mpirun &&
-            launcher=(env OMPI_MCA_btl=self,sm OMPI_MCA_osc=^ucx OMPI_MCA_pml=ob1 "${launcher[@]}")
-        preload=(-x "LD_PRELOAD=$(readlink -f "$lib")")
-    else
-        launcher=(mpiexec.mpich -n "$np" -bind-to "$bind")
-        [ -n "$prefix" ] && launcher[0]=$prefix/bin/mpiexec
-        preload=(-genv LD_PRELOAD "$(readlink -f "$lib")")
-    fi
     for pattern in irecv rma; do
         : >"$tmp/native" && : >"$tmp/preloaded"
         for k in $(seq "$runs"); do
             for how in native preloaded; do
-                extra=()
-                [ "$how" = preloaded ] && extra=("${preload[@]}")
-                out=$(I_MPI_ROOT=$prefix timeout 600 "${launcher[@]}" "${extra[@]}" \
+                if [ "$how" = preloaded ]; then
+                    launcher_of "$mpi" "$np" "$bind" "LD_PRELOAD=$(readlink -f "$lib")"
+                else
+                    launcher_of "$mpi" "$np" "$bind"
+                fi
+                out=$(I_MPI_ROOT=$prefix timeout 600 "${launcher[@]}" \
                     "$tmp/progress-$mpi" "$pattern" "$iters" 2>&1) || {
                     echo "mpi_progress: $mpi $pattern $how failed: $out" >&2
                     exit 1

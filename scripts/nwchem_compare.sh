@@ -17,6 +17,8 @@ flavours=${FLAVOURS:-mpich openmpi} np=${NP:-2} bind=${BIND:-core} runs=${RUNS:-
 case $bind in core | none) ;; *) echo "nwchem_compare: BIND=$bind: valid: core, none" >&2; exit 2 ;; esac
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
 export OMPI_MCA_rmaps_base_oversubscribe=1
+matrix=${TOPSYNC_MPI_MATRIX_DIR:-/var/cache/topsync-mpis}
+. scripts/mpi_matrix.sh # launcher_of, median
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/water.nw" <<'NW'
@@ -46,21 +48,19 @@ for flavour in $flavours; do
         echo "nwchem_compare: $flavour skipped: no $exe (apt-get install nwchem-$flavour) or no $lib" >&2
         continue
     fi
-    if [ "$flavour" = openmpi ]; then
-        launcher=(mpirun.openmpi -np "$np" --bind-to "$bind")
-        preload=(-x "LD_PRELOAD=$lib")
-    else
-        launcher=(mpiexec.mpich -n "$np" -bind-to "$bind" -genv ARMCI_USE_WIN_ALLOCATE 0)
-        preload=(-genv LD_PRELOAD "$lib")
-    fi
+    envs=()
+    [ "$flavour" = mpich ] && envs=(ARMCI_USE_WIN_ALLOCATE=0)
     : >"$tmp/native" && : >"$tmp/preloaded" && : >"$tmp/energies"
     for k in $(seq "$runs"); do
         for how in native preloaded; do
-            extra=()
-            [ "$how" = preloaded ] && extra=("${preload[@]}")
+            if [ "$how" = preloaded ]; then
+                launcher_of "$flavour" "$np" "$bind" "${envs[@]}" "LD_PRELOAD=$lib"
+            else
+                launcher_of "$flavour" "$np" "$bind" "${envs[@]}"
+            fi
             rm -rf "$tmp/run" && mkdir "$tmp/run" && cp "$tmp/water.nw" "$tmp/run/"
             start=$(date +%s.%N)
-            (cd "$tmp/run" && timeout 900 "${launcher[@]}" "${extra[@]}" "$exe" water.nw) \
+            (cd "$tmp/run" && timeout 900 "${launcher[@]}" "$exe" water.nw) \
                 >"$tmp/out" 2>&1 || { tail -20 "$tmp/out" >&2; echo "nwchem_compare: $flavour $how failed" >&2; exit 1; }
             end=$(date +%s.%N)
             awk -v a="$start" -v b="$end" 'BEGIN {printf "%.3f\n", b - a}' >>"$tmp/$how"
@@ -77,7 +77,6 @@ for flavour in $flavours; do
         echo "nwchem_compare: $flavour: the energies differ by $spread: $(sort -u "$tmp/energies" | tr '\n' ' ')" >&2
         exit 1
     fi
-    . scripts/mpi_matrix.sh # median
     n=$(median <"$tmp/native") p=$(median <"$tmp/preloaded")
     ratio=$(awk -v n="$n" -v p="$p" 'BEGIN {printf "%.2f", (n > 0 ? p / n : 0)}')
     echo "| $flavour | $np, $bind | $n | $p | $ratio | $(head -1 "$tmp/energies") | $spread |"
