@@ -33,7 +33,8 @@ int topsync_pthread_barrier_init(pthread_barrier_t *barrier, const pthread_barri
 int topsync_pthread_barrier_wait(pthread_barrier_t *barrier);
 int topsync_pthread_barrier_destroy(pthread_barrier_t *barrier);
 
-/* "topsync:ALGORITHM/WAIT" for a barrier topsync runs, "glibc" otherwise. */
+/* "topsync:ALGORITHM/WAIT" for a barrier topsync runs, "glibc" for one
+ * glibc runs, "invalid" for one never initialized or destroyed. */
 const char *topsync_pthread_barrier_implementation(pthread_barrier_t *barrier);
 
 #ifdef __cplusplus

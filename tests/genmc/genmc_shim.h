@@ -125,6 +125,35 @@ static inline int genmc_weak_here(const char *func)
 #endif /* WEAKEN_FENCES_ONLY */
 #endif /* WEAKEN_IN */
 
+/* -DSPLIT_CAS_IN=<function>: that function's compare-exchanges become a
+ * load, a compare and a store, each atomic but not the three together: the
+ * mutant of a claim whose exclusivity rests on the read-modify-write. */
+#ifdef SPLIT_CAS_IN
+#define GENMC_SPLIT_STRING_(x) #x
+#define GENMC_SPLIT_STRING(x) GENMC_SPLIT_STRING_(x)
+static inline int genmc_split_here(const char *func)
+{
+    const char *w = GENMC_SPLIT_STRING(SPLIT_CAS_IN);
+    while (*func && *func == *w) {
+        func++;
+        w++;
+    }
+    return *func == *w;
+}
+#undef atomic_compare_exchange_strong_explicit
+#define atomic_compare_exchange_strong_explicit(p, e, v, s, f)                         \
+    (genmc_split_here(__func__) ? ({                                                   \
+        __typeof__(*(e)) genmc_seen_ = __c11_atomic_load(p, memory_order_relaxed);     \
+        int genmc_equal_ = genmc_seen_ == *(e);                                        \
+        if (genmc_equal_)                                                              \
+            __c11_atomic_store(p, v, memory_order_relaxed);                            \
+        else                                                                           \
+            *(e) = genmc_seen_;                                                        \
+        genmc_equal_;                                                                  \
+    })                                                                                 \
+                                : __c11_atomic_compare_exchange_strong(p, e, v, s, f))
+#endif /* SPLIT_CAS_IN */
+
 /* The futex, as the kernel gives it: a wait compares the word and goes to
  * sleep in one step under the hash bucket's lock; it returns only after a
  * futex_wake on that same word that came after it (no spurious wake-ups,

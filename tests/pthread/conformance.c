@@ -27,18 +27,23 @@
  *  - a thread held in a signal handler inside its wait, waiting for the
  *    others to get through, does not hold them (glibc passes; with topsync
  *    under auto, not under an algorithm named by TOPSYNC_BARRIER);
- *  - with topsync: a wait or destroy after destroy is EINVAL, a barrier
- *    whose fields the program overwrote aborts with a message, and a count
- *    of 10^6 costs neither a page per participant nor its time.
+ *  - with topsync: a wait or destroy after destroy is EINVAL, and so is one
+ *    on a barrier never initialized (zero); a barrier whose fields the
+ *    program overwrote, or a copy of one, aborts with a message saying
+ *    which; a count of 10^6 costs neither a page per participant nor its
+ *    time; destroy racing a wait that is just entering, 20000 rounds: the
+ *    wait gets EINVAL or destroy EBUSY, never a use after free.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -404,6 +409,133 @@ static void test_signal_handler_in_wait(void)
 
 /* ---- topsync's handles: after destroy, overwritten, huge counts ---------- */
 
+/* Runs fn in a child with stderr on a pipe: it must abort, and its message
+ * must name the drop-in and contain needle. */
+static void expect_abort(void (*fn)(void), const char *needle)
+{
+    int pipefd[2];
+    CHECK_EQ(pipe(pipefd), 0);
+    fflush(stdout); /* the child must not print the parent's buffer again */
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(pipefd[1], 2);
+        fn();
+        _exit(0);
+    }
+    close(pipefd[1]);
+    char msg[512] = "";
+    size_t got = 0;
+    ssize_t n;
+    while (got < sizeof msg - 1 && (n = read(pipefd[0], msg + got, sizeof msg - 1 - got)) > 0)
+        got += (size_t)n;
+    msg[got] = '\0';
+    close(pipefd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+    CHECK(strstr(msg, "libtopsync-pthread") && strstr(msg, needle));
+    if (!strstr(msg, needle))
+        fprintf(stderr, "expected \"%s\" in: %s\n", needle, msg);
+}
+
+static void overwrite_first_bytes(void)
+{
+    pthread_barrier_t b;
+    pthread_barrier_init(&b, NULL, 2);
+    memset(&b, 0x5a, 8);
+    pthread_barrier_wait(&b);
+}
+
+static void zero_check_word(void)
+{
+    pthread_barrier_t b;
+    pthread_barrier_init(&b, NULL, 2);
+    memset((unsigned char *)&b + 24, 0, 8); /* glibc's barrier works on */
+    pthread_barrier_wait(&b);
+}
+
+static void wait_on_copy(void)
+{
+    pthread_barrier_t b, copy;
+    pthread_barrier_init(&b, NULL, 1);
+    memcpy(&copy, &b, sizeof b);
+    pthread_barrier_wait(&copy);
+}
+
+static void wait_on_copy_after_destroy(void)
+{
+    pthread_barrier_t b, copy;
+    pthread_barrier_init(&b, NULL, 1);
+    memcpy(&copy, &b, sizeof b);
+    pthread_barrier_destroy(&b);
+    pthread_barrier_wait(&copy);
+}
+
+/*
+ * Destroy racing a wait that is just entering (issue 37.15: the waiter had
+ * read the state pointer, destroy freed the state, the waiter's ticket then
+ * hit freed memory). A helper thread waits on a fresh barrier of count 2
+ * each round while the main thread destroys it after a varying delay:
+ * destroy returns 0 (the wait came too late and must get EINVAL) or EBUSY
+ * (the helper is inside: the main thread's own wait releases it, then
+ * destroy returns 0). The old code faulted within 2000 rounds in 6 runs of
+ * 6 (the late waiter entered an instance barrier whose segment destroy had
+ * unmapped).
+ */
+static pthread_barrier_t race_barrier;
+static _Atomic unsigned race_round, race_done;
+static _Atomic int race_rc;
+
+static void *race_helper(void *arg)
+{
+    unsigned rounds = (unsigned)(uintptr_t)arg;
+    for (unsigned r = 1; r <= rounds; r++) {
+        while (atomic_load(&race_round) != r)
+            sched_yield();
+        atomic_store(&race_rc, pthread_barrier_wait(&race_barrier));
+        atomic_store(&race_done, r);
+    }
+    return NULL;
+}
+
+static void test_destroy_racing_wait(unsigned rounds)
+{
+    pthread_t helper;
+    CHECK_EQ(pthread_create(&helper, NULL, race_helper, (void *)(uintptr_t)rounds), 0);
+    unsigned early = 0, busy = 0, bad = 0;
+    unsigned long seed = 12345;
+    for (unsigned r = 1; r <= rounds; r++) {
+        CHECK_EQ(pthread_barrier_init(&race_barrier, NULL, 2), 0);
+        atomic_store(&race_round, r);
+        seed = seed * 6364136223846793005ul + 1442695040888963407ul;
+        for (volatile unsigned spin = (unsigned)(seed >> 33) % 4096; spin; spin--)
+            ;
+        int rc = pthread_barrier_destroy(&race_barrier);
+        if (rc == EBUSY) {
+            busy++;
+            int mine = pthread_barrier_wait(&race_barrier);
+            bad += mine != 0 && mine != PTHREAD_BARRIER_SERIAL_THREAD;
+            while (atomic_load(&race_done) != r)
+                sched_yield();
+            int theirs = atomic_load(&race_rc);
+            bad += theirs != 0 && theirs != PTHREAD_BARRIER_SERIAL_THREAD;
+            bad += (mine == PTHREAD_BARRIER_SERIAL_THREAD) == (theirs == PTHREAD_BARRIER_SERIAL_THREAD);
+            bad += pthread_barrier_destroy(&race_barrier) != 0;
+        } else {
+            early += rc == 0;
+            bad += rc != 0;
+            while (atomic_load(&race_done) != r)
+                sched_yield();
+            bad += atomic_load(&race_rc) != EINVAL; /* its wait came after destroy */
+        }
+    }
+    pthread_join(helper, NULL);
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(early + busy, rounds);
+    printf("destroy racing wait: %u rounds, destroy first %u, wait first %u\n", rounds, early,
+           busy);
+}
+
 static void test_topsync_handles(void)
 {
     pthread_barrier_t b;
@@ -420,28 +552,23 @@ static void test_topsync_handles(void)
     CHECK_EQ(pthread_barrier_wait(&b), PTHREAD_BARRIER_SERIAL_THREAD);
     CHECK_EQ(pthread_barrier_destroy(&b), 0);
 
+    CHECK_STR(impl_of(&b), "invalid");
+
     /* the program writes into the barrier's first bytes (glibc's private
-     * fields): the next wait aborts, naming the drop-in */
-    int pipefd[2];
-    CHECK_EQ(pipe(pipefd), 0);
-    fflush(stdout); /* the child must not print the parent's buffer again */
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(pipefd[1], 2);
-        pthread_barrier_init(&b, NULL, 2);
-        memset(&b, 0x5a, 8);
-        pthread_barrier_wait(&b);
-        _exit(0);
-    }
-    close(pipefd[1]);
-    char msg[512] = "";
-    ssize_t got = read(pipefd[0], msg, sizeof msg - 1);
-    msg[got > 0 ? got : 0] = '\0';
-    close(pipefd[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
-    CHECK(strstr(msg, "libtopsync-pthread") && strstr(msg, "corrupted"));
+     * fields), or zeroes topsync's check word (bytes 24..31, which glibc's
+     * own barrier never uses), or copies the barrier and waits on the copy,
+     * before or after destroying the original: the next wait aborts with a
+     * message that says which */
+    expect_abort(overwrite_first_bytes, "corrupted: its state pointer");
+    expect_abort(zero_check_word, "bytes 24..31");
+    expect_abort(wait_on_copy, "is a copy of the barrier initialized at");
+    expect_abort(wait_on_copy_after_destroy, "is a copy of the barrier initialized at");
+
+    /* never initialized (static storage, zero): EINVAL, not SIGFPE */
+    static pthread_barrier_t never_initialized;
+    CHECK_EQ(pthread_barrier_wait(&never_initialized), EINVAL);
+    CHECK_EQ(pthread_barrier_destroy(&never_initialized), EINVAL);
+    CHECK_STR(impl_of(&never_initialized), "invalid");
 
     /* a count sized by an upper bound: no page per participant up front
      * (that was 800 MB for 10^5; the algorithms' own state is at most about
@@ -478,5 +605,11 @@ int main(int argc, char **argv)
     test_invalid();
     test_signal_handler_in_wait();
     test_topsync_handles();
+    pthread_barrier_t probe;
+    CHECK_EQ(pthread_barrier_init(&probe, NULL, 2), 0);
+    int ours = strncmp(impl_of(&probe), "topsync", 7) == 0;
+    CHECK_EQ(pthread_barrier_destroy(&probe), 0);
+    if (ours) /* glibc: undefined behaviour, not run */
+        test_destroy_racing_wait(20000);
     return check_summary();
 }
