@@ -203,16 +203,12 @@ int topsync_mpi_barrier(MPI_Comm comm)
 
 const char *topsync_mpi_describe(MPI_Comm comm)
 {
-    static _Thread_local char buf[160];
     ts_mpi_bind();
     struct comm_state *s = state_of(comm);
     if (s->mode == MODE_DEFERRED)
         s = setup_deferred(comm);
-    if (s->mode == MODE_PMPI)
-        snprintf(buf, sizeof buf, "mpi");
-    else
-        snprintf(buf, sizeof buf, "%s", topsync_barrier_algorithm(s->barrier));
-    return buf;
+    /* the barrier's own name: stable while the communicator lives */
+    return s->mode == MODE_PMPI ? "mpi" : topsync_barrier_algorithm(s->barrier);
 }
 
 /* ---- the entry points ---------------------------------------------------- */

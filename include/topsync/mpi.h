@@ -9,9 +9,13 @@
 #ifndef TOPSYNC_MPI_H
 #define TOPSYNC_MPI_H
 
-/* C++: the MPI's C API only. Open MPI 4 and MPICH otherwise pull in their
- * deprecated C++ bindings (MPI::Comm...), which need a library of their
- * own that a C++ consumer of topsync does not link. */
+/* C++: this header needs the MPI's C API only. Included first, it keeps
+ * Open MPI 4's and MPICH's deprecated C++ bindings (MPI::Comm...) out,
+ * since they need a library of their own (libmpi_cxx) that a C++ consumer
+ * of topsync does not otherwise link. Code that uses those bindings
+ * includes <mpi.h> before this header (and links them, e.g. with mpicxx):
+ * then these definitions come too late to change anything. Nothing here
+ * reaches the consumer's other files (the .pc files define nothing). */
 #ifndef OMPI_SKIP_MPICXX
 #define OMPI_SKIP_MPICXX 1
 #endif
@@ -37,7 +41,9 @@ int topsync_mpi_barrier(MPI_Comm comm);
 /* The algorithm comm's barrier runs ("mpi" when it passes through to
  * PMPI_Barrier); sets the communicator up if needed (collective then: a
  * communicator other than MPI_COMM_WORLD is otherwise set up only at its
- * TOPSYNC_MPI_SETUP_AT-th barrier, the second by default). */
+ * TOPSYNC_MPI_SETUP_AT-th barrier, the second by default). The string is
+ * owned by topsync and stays valid until comm is freed (MPI_Comm_free or
+ * MPI_Finalize); later calls, for comm or any other, do not change it. */
 const char *topsync_mpi_describe(MPI_Comm comm);
 
 #ifdef __cplusplus

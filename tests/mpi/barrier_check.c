@@ -192,6 +192,18 @@ int main(int argc, char **argv)
     if (describe)
         CHECK(!strcmp(describe(MPI_COMM_SELF), "mpi"), "self runs %s", describe(MPI_COMM_SELF));
 
+    /* describe's strings stay valid while their communicators live: the
+     * next call does not overwrite them (issue 37.6) */
+    if (describe) {
+        const char *world = describe(MPI_COMM_WORLD);
+        char before[160];
+        snprintf(before, sizeof before, "%s", world);
+        const char *self = describe(MPI_COMM_SELF);
+        CHECK(!strcmp(world, before), "describe(MPI_COMM_SELF) turned world's \"%s\" into \"%s\"",
+              before, world);
+        CHECK(!strcmp(self, "mpi"), "self runs %s", self);
+    }
+
     int totals[2] = {passed, failed}, sums[2];
     MPI_Reduce(totals, sums, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (world_rank == 0)
