@@ -85,8 +85,8 @@ for impl in openmpi mpich; do
     out=$(env -u LD_LIBRARY_PATH timeout 60 $launch "$tmp/pc_mpi_$impl")
     case "$out" in *"mpi consumer: "*) ;;
         *) echo "FAILED: $impl pkg-config consumer: $out" >&2; exit 1 ;; esac
-    # C++: the .pc's flags keep the MPI's C++ bindings out (MPI::Comm would
-    # need libmpi_cxx); the header alone does too
+    # C++: the header keeps the MPI's C++ bindings out (MPI::Comm would need
+    # libmpi_cxx) when it comes first
     printf '#include <topsync/mpi.h>\n#include <cstdio>\nint main(int argc, char **argv) {\n  MPI_Init(&argc, &argv);\n  MPI_Barrier(MPI_COMM_WORLD);\n  int r; MPI_Comm_rank(MPI_COMM_WORLD, &r);\n  if (!r) std::printf("mpi consumer: %%s\\n", topsync_mpi_describe(MPI_COMM_WORLD));\n  MPI_Finalize();\n}\n' \
         >"$tmp/consumer_$impl.cpp"
     g++ -o "$tmp/pc_mpi_cxx_$impl" "$tmp/consumer_$impl.cpp" \
@@ -94,6 +94,18 @@ for impl in openmpi mpich; do
     out=$(env -u LD_LIBRARY_PATH timeout 60 $launch "$tmp/pc_mpi_cxx_$impl")
     case "$out" in *"mpi consumer: "*) ;;
         *) echo "FAILED: $impl C++ pkg-config consumer: $out" >&2; exit 1 ;; esac
+    # legacy C++ (MPI::) with the .pc's flags: <mpi.h> first, then ours; the
+    # .pc defines nothing that takes the bindings away (issue 37.7)
+    if [ "$impl" = openmpi ] && pkg-config --exists ompi-cxx; then
+        printf '#include <mpi.h>\n#include <topsync/mpi.h>\n#include <cstdio>\nint main(int argc, char **argv) {\n  MPI::Init(argc, argv);\n  int r = MPI::COMM_WORLD.Get_rank();\n  MPI::COMM_WORLD.Barrier();\n  if (!r) std::printf("mpi consumer: %%s\\n", topsync_mpi_describe(MPI_COMM_WORLD));\n  MPI::Finalize();\n}\n' \
+            >"$tmp/legacy_$impl.cpp"
+        g++ -o "$tmp/pc_mpi_legacy_$impl" "$tmp/legacy_$impl.cpp" \
+            $(pkg-config --cflags --libs "topsync-mpi-$impl" ompi-cxx) -Wl,-rpath,"$(dirname "$libdir")"
+        out=$(env -u LD_LIBRARY_PATH timeout 60 $launch "$tmp/pc_mpi_legacy_$impl")
+        case "$out" in *"mpi consumer: "*) ;;
+            *) echo "FAILED: $impl legacy C++ (MPI::) pkg-config consumer: $out" >&2; exit 1 ;; esac
+        checks=$((checks + 1))
+    fi
     checks=$((checks + 3))
 done
 echo "$checks passed, 0 failed"
