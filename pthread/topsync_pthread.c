@@ -234,8 +234,23 @@ int topsync_pthread_barrier_init(pthread_barrier_t *barrier, const pthread_barri
     if (attr && pthread_barrierattr_getpshared(attr, &pshared) != 0)
         return EINVAL;
     struct ts_pthread_barrier *s = NULL;
-    if (pshared == PTHREAD_PROCESS_PRIVATE && !glibc.environment_bad &&
-        state_create(&s, count) == 0) {
+    int ours = pshared == PTHREAD_PROCESS_PRIVATE && !glibc.environment_bad;
+    if (ours && state_create(&s, count) != 0) {
+        /* said, not silent: the program keeps working on glibc's barrier,
+         * but the user asked for topsync (once: a program may make many) */
+        static atomic_flag said = ATOMIC_FLAG_INIT;
+        /* relaxed: only which thread prints is decided here */
+        if (!atomic_flag_test_and_set_explicit(&said, memory_order_relaxed)) {
+            const char *why = topsync_error_message();
+            fprintf(stderr,
+                    "libtopsync-pthread: pthread_barrier_init(count %u): %s; this barrier, "
+                    "and any other topsync cannot set up, runs on glibc's implementation "
+                    "(said once)\n",
+                    count, why && *why ? why : "out of memory");
+        }
+        ours = 0;
+    }
+    if (ours) {
         struct ts_pthread_handle *h = handle(barrier);
         memset(barrier, 0, sizeof *barrier);
         h->state = s;
