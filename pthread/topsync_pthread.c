@@ -137,8 +137,8 @@ static enum ts_handle_kind handle_kind(pthread_barrier_t *b, struct ts_pthread_b
         if (h->check == 0)
             handle_abort(b, "is corrupted: the program overwrote its bytes 24..31 (topsync's "
                             "check word) after pthread_barrier_init");
-        uintptr_t original = (uintptr_t)(h->check ^ (uint64_t)(uintptr_t)h->state ^
-                                         TS_PTHREAD_MAGIC);
+        uintptr_t original =
+            (uintptr_t)(h->check ^ (uint64_t)(uintptr_t)h->state ^ TS_PTHREAD_MAGIC);
         if (h->state && original && original % _Alignof(pthread_barrier_t) == 0) {
             char what[160];
             snprintf(what, sizeof what,
@@ -201,8 +201,8 @@ static int state_create(struct ts_pthread_barrier **out, unsigned n)
     /* a timeout then counts the threads missing instead of naming ranks */
     first->ranks_by_arrival = second->ranks_by_arrival = true;
     size_t line = first->line;
-    size_t bytes = sizeof(struct ts_pthread_barrier) + line +
-                   (size_t)2 * n * line + line /* alignment */;
+    size_t bytes =
+        sizeof(struct ts_pthread_barrier) + line + (size_t)2 * n * line + line /* alignment */;
     void *mem = calloc(1, bytes);
     if (!mem) {
         topsync_barrier_destroy(first);

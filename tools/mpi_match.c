@@ -131,8 +131,9 @@ static enum elf_read elf_read_deps(const char *path, struct elf_deps *d, int qui
         const char *name = (const char *)elf + strtab + dyn[i].d_un.d_val;
         if (!memchr(name, '\0', strsz - dyn[i].d_un.d_val))
             continue;
-        char **slot = tag == DT_NEEDED ? &d->needed[d->count++] : tag == DT_RPATH ? &d->rpath
-                                                                                  : &d->runpath;
+        char **slot = tag == DT_NEEDED  ? &d->needed[d->count++]
+                      : tag == DT_RPATH ? &d->rpath
+                                        : &d->runpath;
         free(*slot);
         *slot = strdup(name);
     }
@@ -185,7 +186,7 @@ static void dirs_add_list(struct dirs *l, const char *list, const char *origin)
         for (size_t i = 0; i < len && out < sizeof dir - 1;) {
             size_t skip = !strncmp(list + i, "${ORIGIN}", 9) ? 9
                           : !strncmp(list + i, "$ORIGIN", 7) ? 7
-                                                              : 0;
+                                                             : 0;
             if (skip) {
                 out += (size_t)snprintf(dir + out, sizeof dir - out, "%s", origin);
                 out = out < sizeof dir ? out : sizeof dir - 1;
@@ -298,10 +299,8 @@ int ts_info_mpi(const char *path, FILE *out)
                 "MPI_Barrier, preloaded or not\n",
                 path);
         return 1;
-    case ELF_BAD:
-        return 2;
-    case ELF_OK:
-        break;
+    case ELF_BAD: return 2;
+    case ELF_OK: break;
     }
     fprintf(out, "%s needs:", path);
     for (size_t i = 0; i < program.count; i++)
@@ -402,8 +401,9 @@ int ts_info_mpi(const char *path, FILE *out)
     } else {
         fprintf(out, "MPI: none among its %u dependencies, direct and indirect", nobjects);
         if (missing)
-            fprintf(out, " (%u not found as the loader searches, %s first: an MPI behind "
-                         "them is not seen; LD_LIBRARY_PATH as the program runs with helps)",
+            fprintf(out,
+                    " (%u not found as the loader searches, %s first: an MPI behind "
+                    "them is not seen; LD_LIBRARY_PATH as the program runs with helps)",
                     missing, first_missing);
         fprintf(out, "; an MPI loaded at run time (dlopen) is not seen here: run the program "
                      "with TOPSYNC_VERBOSE=1 and a libtopsync-mpi preloaded, which names the "

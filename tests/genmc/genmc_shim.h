@@ -141,16 +141,16 @@ static inline int genmc_split_here(const char *func)
     return *func == *w;
 }
 #undef atomic_compare_exchange_strong_explicit
-#define atomic_compare_exchange_strong_explicit(p, e, v, s, f)                         \
-    (genmc_split_here(__func__) ? ({                                                   \
-        __typeof__(*(e)) genmc_seen_ = __c11_atomic_load(p, memory_order_relaxed);     \
-        int genmc_equal_ = genmc_seen_ == *(e);                                        \
-        if (genmc_equal_)                                                              \
-            __c11_atomic_store(p, v, memory_order_relaxed);                            \
-        else                                                                           \
-            *(e) = genmc_seen_;                                                        \
-        genmc_equal_;                                                                  \
-    })                                                                                 \
+#define atomic_compare_exchange_strong_explicit(p, e, v, s, f)                     \
+    (genmc_split_here(__func__) ? ({                                               \
+        __typeof__(*(e)) genmc_seen_ = __c11_atomic_load(p, memory_order_relaxed); \
+        int genmc_equal_ = genmc_seen_ == *(e);                                    \
+        if (genmc_equal_)                                                          \
+            __c11_atomic_store(p, v, memory_order_relaxed);                        \
+        else                                                                       \
+            *(e) = genmc_seen_;                                                    \
+        genmc_equal_;                                                              \
+    })                                                                             \
                                 : __c11_atomic_compare_exchange_strong(p, e, v, s, f))
 #endif /* SPLIT_CAS_IN */
 

@@ -44,11 +44,12 @@ typedef union {
 #define pthread_barrier_init harness_posix_barrier_init
 #define pthread_barrier_wait harness_posix_barrier_wait
 #define pthread_barrier_destroy harness_posix_barrier_destroy
-#define pthread_barrierattr_getpshared(attr, out) ((void)(attr), *(out) = PTHREAD_PROCESS_PRIVATE, 0)
+#define pthread_barrierattr_getpshared(attr, out) \
+    ((void)(attr), *(out) = PTHREAD_PROCESS_PRIVATE, 0)
 #include <dlfcn.h>
 #include <stddef.h>
 int snprintf(char *out, size_t size, const char *format, ...); /* not in GenMC's stdio.h */
-#define dlsym(handle, name) ((void)(handle), (void *)0) /* no glibc behind it */
+#define dlsym(handle, name) ((void)(handle), (void *)0)        /* no glibc behind it */
 
 /* the free of the state: plain writes, as the allocator's next user */
 static void harness_free(void *allocation);

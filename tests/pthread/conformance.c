@@ -540,7 +540,8 @@ static void test_destroy_racing_wait(unsigned rounds)
                 sched_yield();
             int theirs = atomic_load(&race_rc);
             bad += theirs != 0 && theirs != PTHREAD_BARRIER_SERIAL_THREAD;
-            bad += (mine == PTHREAD_BARRIER_SERIAL_THREAD) == (theirs == PTHREAD_BARRIER_SERIAL_THREAD);
+            bad += (mine == PTHREAD_BARRIER_SERIAL_THREAD) ==
+                   (theirs == PTHREAD_BARRIER_SERIAL_THREAD);
             bad += pthread_barrier_destroy(&race_barrier) != 0;
         } else {
             early += rc == 0;
