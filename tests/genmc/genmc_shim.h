@@ -89,18 +89,20 @@ uint32_t ts_wait_pauses_for_ns(uint64_t ns)
 #undef sched_yield
 #define sched_yield() 0
 
-#ifdef WEAKEN_IN
+/* Whether func (a __func__) is the function a mutant option names. */
 #define GENMC_STRING_(x) #x
 #define GENMC_STRING(x) GENMC_STRING_(x)
-static inline int genmc_weak_here(const char *func)
+static inline int genmc_named(const char *func, const char *named)
 {
-    const char *w = GENMC_STRING(WEAKEN_IN);
-    while (*func && *func == *w) {
+    while (*func && *func == *named) {
         func++;
-        w++;
+        named++;
     }
-    return *func == *w;
+    return *func == *named;
 }
+
+#ifdef WEAKEN_IN
+#define genmc_weak_here(func) genmc_named(func, GENMC_STRING(WEAKEN_IN))
 #undef atomic_thread_fence
 #define atomic_thread_fence(o)            \
     do {                                  \
@@ -129,17 +131,7 @@ static inline int genmc_weak_here(const char *func)
  * load, a compare and a store, each atomic but not the three together: the
  * mutant of a claim whose exclusivity rests on the read-modify-write. */
 #ifdef SPLIT_CAS_IN
-#define GENMC_SPLIT_STRING_(x) #x
-#define GENMC_SPLIT_STRING(x) GENMC_SPLIT_STRING_(x)
-static inline int genmc_split_here(const char *func)
-{
-    const char *w = GENMC_SPLIT_STRING(SPLIT_CAS_IN);
-    while (*func && *func == *w) {
-        func++;
-        w++;
-    }
-    return *func == *w;
-}
+#define genmc_split_here(func) genmc_named(func, GENMC_STRING(SPLIT_CAS_IN))
 #undef atomic_compare_exchange_strong_explicit
 #define atomic_compare_exchange_strong_explicit(p, e, v, s, f)                     \
     (genmc_split_here(__func__) ? ({                                               \
