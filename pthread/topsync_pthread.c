@@ -312,12 +312,13 @@ int topsync_pthread_barrier_wait(pthread_barrier_t *barrier)
  * and this compare-exchange exclusive; the ordering with the threads
  * leaving comes from the gates.
  */
-static int claim_for_destroy(struct ts_pthread_handle *h, unsigned n, uint64_t *drawn)
+static int claim_for_destroy(struct ts_pthread_handle *h, const struct ts_pthread_barrier *s,
+                             uint64_t *drawn)
 {
     uint64_t tickets = atomic_load_explicit(&h->tickets, memory_order_relaxed);
     if (tickets & TS_PTHREAD_DESTROYED)
-        return EINVAL;
-    if (tickets % n != 0)
+        return EINVAL; /* the state is freed: not read */
+    if (tickets % s->n != 0)
         return EBUSY;
     *drawn = tickets;
     if (!atomic_compare_exchange_strong_explicit(&h->tickets, &tickets,
@@ -336,7 +337,7 @@ int topsync_pthread_barrier_destroy(pthread_barrier_t *barrier)
     if (kind == TS_HANDLE_GLIBC)
         return glibc.destroy ? glibc.destroy(barrier) : EINVAL;
     uint64_t tickets = 0;
-    int rc = claim_for_destroy(handle(barrier), s->n, &tickets);
+    int rc = claim_for_destroy(handle(barrier), s, &tickets);
     if (rc != 0)
         return rc;
     uint64_t episodes = tickets / s->n;
