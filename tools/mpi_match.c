@@ -230,14 +230,19 @@ static void dirs_add_conf(struct dirs *l, const char *path, int depth)
 }
 
 /* The loader's search for soname needed by an object in origin with the
- * given DT_RPATH and DT_RUNPATH (ld.so(8)): the path found, malloc'd, or
- * NULL. Only 64-bit little-endian ELF files count, as the loader skips
- * libraries of another class. */
+ * given DT_RPATH and DT_RUNPATH (ld.so(8)): the path found, malloc'd, with
+ * the library's own dependencies in *deps (read once, here), or NULL. Only
+ * 64-bit little-endian ELF files count, as the loader skips libraries of
+ * another class. */
 static char *find_library(const char *soname, const char *origin, const char *rpath,
-                          const char *runpath, const struct dirs *system)
+                          const char *runpath, const struct dirs *system, struct elf_deps *deps)
 {
-    if (strchr(soname, '/'))
-        return strdup(soname);
+    if (strchr(soname, '/')) { /* the name is the path */
+        char *found = elf_read_deps(soname, deps, 1) == ELF_OK ? strdup(soname) : NULL;
+        if (!found)
+            elf_deps_free(deps);
+        return found;
+    }
     struct dirs order = {0};
     if (rpath && !runpath)
         dirs_add_list(&order, rpath, origin);
@@ -250,10 +255,10 @@ static char *find_library(const char *soname, const char *origin, const char *rp
     for (unsigned i = 0; i < order.count && !found; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", order.dir[i], soname);
-        struct elf_deps probe;
-        if (access(path, R_OK) == 0 && elf_read_deps(path, &probe, 1) == ELF_OK) {
-            elf_deps_free(&probe);
+        if (access(path, R_OK) == 0 && elf_read_deps(path, deps, 1) == ELF_OK) {
             found = strdup(path);
+            if (!found)
+                elf_deps_free(deps);
         }
     }
     dirs_free(&order);
@@ -266,7 +271,8 @@ static char *find_library(const char *soname, const char *origin, const char *rp
 
 struct object {
     char *soname, *path;
-    int parent; /* index of the object that needs it; -1 for the program */
+    struct elf_deps deps; /* what it needs, when path was found */
+    int parent;           /* index of the object that needs it; -1 for the program */
 };
 
 /* The chain from the program to objects[i]: "a, which needs b, ..." */
@@ -335,14 +341,13 @@ int ts_info_mpi(const char *path, FILE *out)
         strcpy(program_dir, ".");
     const char *first_missing = NULL;
     for (int parent = -1; parent < (int)nobjects && found < 0; parent++) {
-        struct elf_deps own = {0};
         const struct elf_deps *deps = &program;
         char origin[4096];
         snprintf(origin, sizeof origin, "%s", program_dir);
         if (parent >= 0) {
-            if (!objects[parent].path || elf_read_deps(objects[parent].path, &own, 1) != ELF_OK)
+            if (!objects[parent].path)
                 continue;
-            deps = &own;
+            deps = &objects[parent].deps;
             snprintf(origin, sizeof origin, "%s", objects[parent].path);
             char *end = strrchr(origin, '/');
             if (end)
@@ -371,12 +376,10 @@ int ts_info_mpi(const char *path, FILE *out)
             /* the object's own RPATH/RUNPATH (glibc also tries the RPATHs
              * of the objects that loaded it, when it has no RUNPATH: not
              * followed here) */
-            o->path = find_library(soname, origin, deps->rpath, deps->runpath, &system);
+            o->path = find_library(soname, origin, deps->rpath, deps->runpath, &system, &o->deps);
             if (!o->path && missing++ == 0)
                 first_missing = o->soname;
         }
-        if (parent >= 0)
-            elf_deps_free(&own);
     }
 
     int rc;
@@ -414,6 +417,7 @@ int ts_info_mpi(const char *path, FILE *out)
     for (unsigned i = 0; i < nobjects; i++) {
         free(objects[i].soname);
         free(objects[i].path);
+        elf_deps_free(&objects[i].deps);
     }
     free(objects);
     free(program_dir);
