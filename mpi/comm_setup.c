@@ -61,12 +61,15 @@ static int check_config(char *why, size_t len)
     }
     if (ts_mpi_setup_at() == 0) {
         snprintf(why, len,
-                 "TOPSYNC_MPI_SETUP_AT='%s' is not valid; valid: a whole number from 1 to 1000000",
+                 "TOPSYNC_MPI_SETUP_AT='%s' is not valid; valid: a whole number from 1 to "
+                 "1000000, in decimal digits",
                  getenv("TOPSYNC_MPI_SETUP_AT"));
         return 1;
     }
     if (ts_mpi_node_split() == 0) {
-        snprintf(why, len, "TOPSYNC_NODE_SPLIT='%s' is not valid; valid: a whole number >= 1",
+        snprintf(why, len,
+                 "TOPSYNC_NODE_SPLIT='%s' is not valid; valid: a whole number from 1 to "
+                 "1048576, in decimal digits",
                  getenv("TOPSYNC_NODE_SPLIT"));
         return 1;
     }

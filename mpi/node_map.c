@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/env.h"
 #include "base/error.h"
 #include "mpi_private.h"
 
@@ -17,19 +18,15 @@ static int node_map_done;
 static int node_processes; /* the job's processes on this node, from MPI_Init */
 
 /* A whole number from 1 to max in variable `name`, by the rule of every
- * TOPSYNC_* variable (src/base/error.h): `unset` when unset or empty, 0 when
- * invalid. */
+ * TOPSYNC_* variable (src/base/env.h): `unset` when unset or empty, 0 when
+ * invalid (comm_setup.c reports it). */
 static int env_whole_number(const char *name, int unset, long max)
 {
     const char *v = ts_getenv(name);
+    long k;
     if (!v)
         return unset;
-    char *end;
-    errno = 0;
-    long k = strtol(v, &end, 10);
-    if (errno || *end || end == v || ts_env_leading_space(v) || k < 1 || k > max)
-        return 0;
-    return (int)k;
+    return ts_env_parse_whole(v, 1, max, &k) ? (int)k : 0;
 }
 
 int ts_mpi_node_split(void)
@@ -39,9 +36,7 @@ int ts_mpi_node_split(void)
 
 int ts_mpi_setup_at(void)
 {
-    /* written without a sign, as its message says ("a whole number") */
-    const char *v = ts_getenv("TOPSYNC_MPI_SETUP_AT");
-    return v && *v == '+' ? 0 : env_whole_number("TOPSYNC_MPI_SETUP_AT", 2, 1000000);
+    return env_whole_number("TOPSYNC_MPI_SETUP_AT", 2, 1000000);
 }
 
 int ts_mpi_verbose(void)

@@ -17,6 +17,7 @@
 
 #include "barrier/barrier_private.h"
 #include "barrier/setup.h"
+#include "base/env.h"
 #include "base/error.h"
 #include "base/keywords.h"
 #include "topology/topology_private.h"
@@ -198,58 +199,39 @@ void ts_barrier_wait_settings(ts_wait *w, const struct resolved *r, bool process
 /* TOPSYNC_SPIN: spin iterations before yielding or sleeping; -1 if unset. */
 int ts_barrier_spin_from_env(long *out)
 {
-    const char *v = ts_getenv("TOPSYNC_SPIN");
     *out = -1;
-    if (!v)
-        return 0;
-    char *end;
-    errno = 0;
-    long n = strtol(v, &end, 10);
-    if (errno || *end || end == v || ts_env_leading_space(v) || n < 0 || n > 100000000)
-        return ts_fail(EINVAL,
-                       "TOPSYNC_SPIN='%s' is not valid; valid: a whole number of "
-                       "iterations from 0 to 100000000",
-                       v);
-    *out = n;
-    return 0;
+    return ts_env_whole("TOPSYNC_SPIN", 0, 100000000, "iterations", out) < 0 ? -EINVAL : 0;
 }
 
 /* TOPSYNC_POLL: how a leader waits for its members (ts_wait_all): scan
  * (the default) or ordered; *ordered is false when unset. */
 int ts_barrier_poll_from_env(bool *ordered)
 {
+    static const ts_keyword_t words[] = {
+        {"scan", 0, false},
+        {"ordered", 1, false},
+        {NULL, 0, false},
+    };
     const char *v = ts_getenv("TOPSYNC_POLL");
     *ordered = false;
-    if (!v || !strcmp(v, "scan"))
+    if (!v)
         return 0;
-    if (!strcmp(v, "ordered")) {
-        *ordered = true;
-        return 0;
-    }
-    return ts_fail(EINVAL,
-                   "TOPSYNC_POLL='%s' is not valid; valid: scan (read every member "
-                   "on each pass, the default), ordered (wait for one member after "
-                   "another)",
-                   v);
+    int value;
+    if (ts_keyword_parse(words, "TOPSYNC_POLL value", v, &value) < 0)
+        return ts_fail(EINVAL,
+                       "TOPSYNC_POLL='%s' is not valid; valid: scan (read every member "
+                       "on each pass, the default), ordered (wait for one member after "
+                       "another)",
+                       v);
+    *ordered = value == 1;
+    return 0;
 }
 
 /* TOPSYNC_TIMEOUT: seconds (0: none); *out is 0 when unset. */
 int ts_barrier_timeout_from_env(double *out)
 {
-    const char *v = ts_getenv("TOPSYNC_TIMEOUT");
     *out = 0;
-    if (!v)
-        return 0;
-    char *end;
-    errno = 0;
-    double t = strtod(v, &end);
-    if (errno || *end || end == v || ts_env_leading_space(v) || !(t >= 0 && t <= 1e6))
-        return ts_fail(EINVAL,
-                       "TOPSYNC_TIMEOUT='%s' is not valid; valid: a number of seconds "
-                       "from 0 (no timeout) to 1000000, e.g. 30 or 0.5",
-                       v);
-    *out = t;
-    return 0;
+    return ts_env_seconds("TOPSYNC_TIMEOUT", 1e6, out) < 0 ? -EINVAL : 0;
 }
 
 int ts_barrier_environment_check(void)

@@ -10,6 +10,7 @@
 #include <topsync/rcl.h>
 
 #include "barrier/barrier_private.h"
+#include "base/env.h"
 #include "base/error.h"
 #include "select/auto.h"
 

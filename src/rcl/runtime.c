@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/env.h"
 #include "base/error.h"
 #include "rcl/rcl_private.h"
 

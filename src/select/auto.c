@@ -16,7 +16,9 @@
 
 #include <topsync/tune.h>
 
+#include "base/env.h"
 #include "base/error.h"
+#include "base/keywords.h"
 #include "model/model_private.h"
 #include "tune/tune_private.h"
 
@@ -31,37 +33,52 @@ static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 /* ---------------------------------------------------------------------- */
 /* TOPSYNC_AUTO.                                                            */
 
-static int parse_steps(const char *v, unsigned *steps)
+/* 0, or -1 with `why` saying what is wrong (an unknown or repeated word,
+ * an empty item). Words are case-insensitive, as every TOPSYNC_* word. */
+static int parse_steps(const char *v, unsigned *steps, char *why, size_t len)
 {
+    static const ts_keyword_t words[] = {
+        {"tuning", STEP_TUNING, false},
+        {"model", STEP_MODEL, false},
+        {"rules", STEP_RULES, false},
+        {NULL, 0, false},
+    };
+    unsigned seen = 0;
     *steps = STEP_RULES;
-    char buf[64];
-    if (strlen(v) >= sizeof buf)
-        return -1;
-    strcpy(buf, v);
-    char *save, *w = strtok_r(buf, ",", &save);
-    if (!w || v[0] == ',' || v[strlen(v) - 1] == ',' || strstr(v, ",,"))
-        return -1;
-    for (; w; w = strtok_r(NULL, ",", &save)) {
-        if (!strcmp(w, "tuning"))
-            *steps |= STEP_TUNING;
-        else if (!strcmp(w, "model"))
-            *steps |= STEP_MODEL;
-        else if (strcmp(w, "rules"))
+    for (const char *p = v;; p++) {
+        size_t n = strcspn(p, ",");
+        const ts_keyword_t *w = ts_keyword_find_n(words, p, n);
+        if (!n) {
+            snprintf(why, len, "an empty item");
             return -1;
+        }
+        if (!w) {
+            snprintf(why, len, "unknown step '%.*s'", (int)n, p);
+            return -1;
+        }
+        if (seen & (unsigned)w->value) {
+            snprintf(why, len, "step '%.*s' given twice", (int)n, p);
+            return -1;
+        }
+        seen |= (unsigned)w->value;
+        *steps |= (unsigned)w->value;
+        p += n;
+        if (!*p)
+            return 0;
     }
-    return 0;
 }
 
 int ts_auto_steps_check(void)
 {
     const char *v = ts_getenv("TOPSYNC_AUTO");
     unsigned steps;
-    if (v && parse_steps(v, &steps) < 0)
+    char why[128];
+    if (v && parse_steps(v, &steps, why, sizeof why) < 0)
         return ts_fail(EINVAL,
-                       "TOPSYNC_AUTO='%s' is not valid; valid: a comma-separated list of "
-                       "tuning, model, rules (e.g. 'model,rules'; the rules always "
-                       "remain as the last resort)",
-                       v);
+                       "TOPSYNC_AUTO='%s' is not valid (%s); valid: a comma-separated list of "
+                       "tuning, model, rules, each at most once (e.g. 'model,rules'; the rules "
+                       "always remain as the last resort)",
+                       v, why);
     return 0;
 }
 
@@ -71,7 +88,8 @@ static unsigned auto_steps(void)
     unsigned steps;
     if (!v)
         return STEP_TUNING | STEP_MODEL | STEP_RULES;
-    if (parse_steps(v, &steps) < 0)
+    char why[128];
+    if (parse_steps(v, &steps, why, sizeof why) < 0)
         return STEP_RULES; /* topsync_barrier_create refused it already */
     return steps;
 }

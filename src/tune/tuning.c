@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/env.h"
 #include "base/error.h"
 #include "base/file.h"
 #include "base/json.h"

@@ -7,6 +7,7 @@
 
 #include <topsync/wait.h>
 
+#include "base/env.h"
 #include "base/error.h"
 #include "base/keywords.h"
 #include "wait/wait.h"

@@ -162,6 +162,43 @@ static void test_environment(void)
         CHECK_EQ(topsync_environment_check(), -EINVAL);
         unsetenv(every[i]);
     }
+    /* the same words and numbers everywhere (issue 37 item 12): words in
+     * any case; numbers in decimal digits only, seconds with a fraction */
+    struct {
+        const char *name, *value;
+        int rc;
+    } parsed[] = {
+        {"TOPSYNC_WAIT", "SPIN", 0},          {"TOPSYNC_POLL", "SCAN", 0},
+        {"TOPSYNC_POLL", "Ordered", 0},       {"TOPSYNC_POLL", "sorted", -EINVAL},
+        {"TOPSYNC_RCL_PLACEMENT", "Pack", 0}, {"TOPSYNC_BARRIER", "MCS", 0},
+        {"TOPSYNC_TIMEOUT", "0x10", -EINVAL}, {"TOPSYNC_TIMEOUT", "1e3", -EINVAL},
+        {"TOPSYNC_TIMEOUT", "inf", -EINVAL},  {"TOPSYNC_TIMEOUT", "nan", -EINVAL},
+        {"TOPSYNC_TIMEOUT", "-0", -EINVAL},   {"TOPSYNC_TIMEOUT", ".", -EINVAL},
+        {"TOPSYNC_TIMEOUT", "0.25", 0},       {"TOPSYNC_TIMEOUT", ".5", 0},
+        {"TOPSYNC_TIMEOUT", "1000000", 0},    {"TOPSYNC_TIMEOUT", "1000000.5", -EINVAL},
+        {"TOPSYNC_SPIN", "1e3", -EINVAL},     {"TOPSYNC_SPIN", "0x10", -EINVAL},
+        {"TOPSYNC_SPIN", "+5", -EINVAL},      {"TOPSYNC_SPIN", "1000", 0},
+        {"TOPSYNC_SPIN", "0010", 0},          {"TOPSYNC_SPIN", "99999999999999999999", -EINVAL},
+    };
+    for (size_t i = 0; i < sizeof parsed / sizeof parsed[0]; i++) {
+        setenv(parsed[i].name, parsed[i].value, 1);
+        int rc = topsync_environment_check();
+        if (rc != parsed[i].rc)
+            fprintf(stderr, "%s='%s': %d (%s)\n", parsed[i].name, parsed[i].value, rc,
+                    topsync_error_message());
+        CHECK_EQ(rc, parsed[i].rc);
+        if (rc < 0)
+            CHECK_MSG(parsed[i].name);
+        if (rc < 0 && strcmp(parsed[i].name, "TOPSYNC_POLL"))
+            CHECK_MSG("in decimal digits");
+        unsetenv(parsed[i].name);
+    }
+    setenv("TOPSYNC_TIMEOUT", "1e3", 1);
+    CHECK_EQ(topsync_barrier_create(&b, 2, NULL), -EINVAL);
+    CHECK_MSG("TOPSYNC_TIMEOUT='1e3' is not valid; valid: a number of seconds from 0 to 1000000, "
+              "in decimal digits with an optional fraction, e.g. 30 or 0.5");
+    unsetenv("TOPSYNC_TIMEOUT");
+
     setenv("TOPSYNC_RCL_PLACEMENT", "nearest", 1);
     CHECK_EQ(topsync_environment_check(), -EINVAL);
     CHECK_MSG("TOPSYNC_RCL_PLACEMENT: unknown RCL placement policy 'nearest'; valid: pack, "
@@ -363,12 +400,19 @@ static void test_auto_choice(void)
     /* TOPSYNC_AUTO: the steps, validated */
     setenv("TOPSYNC_AUTO", "model,guess", 1);
     CHECK_EQ(topsync_barrier_create(&b, 2, NULL), -EINVAL);
-    CHECK_MSG("TOPSYNC_AUTO='model,guess' is not valid; valid: a comma-separated list of "
-              "tuning, model, rules");
+    CHECK_MSG("TOPSYNC_AUTO='model,guess' is not valid (unknown step 'guess'); valid: a "
+              "comma-separated list of tuning, model, rules");
     CHECK_EQ(topsync_environment_check(), -EINVAL);
     setenv("TOPSYNC_AUTO", "tuning,", 1);
     CHECK_EQ(topsync_environment_check(), -EINVAL);
     setenv("TOPSYNC_AUTO", "tuning,rules", 1);
+    CHECK_EQ(topsync_environment_check(), 0);
+    /* one rule for every list (issue 37 item 12): a repeated word is
+     * refused, as in topo's level lists; words in any case */
+    setenv("TOPSYNC_AUTO", "rules,rules", 1);
+    CHECK_EQ(topsync_environment_check(), -EINVAL);
+    CHECK_MSG("(step 'rules' given twice)");
+    setenv("TOPSYNC_AUTO", "Model,RULES", 1);
     CHECK_EQ(topsync_environment_check(), 0);
     unsetenv("TOPSYNC_AUTO");
 }
