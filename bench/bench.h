@@ -54,6 +54,8 @@ int bench_parse_u64(const char *s, uint64_t *out, uint64_t min, uint64_t max);
  * (size bytes at most) and IMPL: 0, or the exit status (2: not under a known
  * MPI or a bad TOPSYNC_BENCH_MPI; 1: no path) after a message prefixed by tool.
  */
+/* The MPI benchmarks' usage, which --mpi --help prints outside mpirun too. */
+void bench_mpi_usage(FILE *f);
 int bench_mpi_sibling(const char *tool, char *path, size_t size, const char **impl);
 /* topsync-tune's race (threads, processes, MPI): the indexes of the k
  * fastest of n latencies, fastest first, leaving out failed ones (<= 0);

@@ -82,6 +82,15 @@ int bench_parse_u64(const char *s, uint64_t *out, uint64_t min, uint64_t max)
     return 0;
 }
 
+void bench_mpi_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: mpirun ... topsync-bench barrier --mpi [--algorithm NAME|all|none]\n"
+            "          [--wait POLICY] [--iterations K] [--runs R] [--budget-ms MS]\n"
+            "          [--peer-name NAME] [--label TEXT] [--json] [--output FILE]\n"
+            "       mpirun ... topsync-tune --mpi [--iterations K] [--runs R] [--output FILE]\n");
+}
+
 int bench_mpi_sibling(const char *tool, char *path, size_t size, const char **impl_out)
 {
     const char *impl = getenv("TOPSYNC_BENCH_MPI");

@@ -22,6 +22,7 @@
 #include <topsync.h>
 
 #include "bench.h"
+#include "cli_output.h"
 
 struct bounce {
     alignas(256) _Atomic uint64_t word; /* the line that moves: alone on its lines */
@@ -192,6 +193,8 @@ int bench_c2c(int argc, char **argv)
                 argv[optind]);
         return 2;
     }
+    if (output && cli_output_check("topsync-bench", output, CLI_OUTPUT_NUMBERS, NULL))
+        return 1;
     topsync_topology_t *t;
     int loaded = bench_topology_load("topsync-bench", &t);
     if (loaded)
@@ -202,22 +205,20 @@ int bench_c2c(int argc, char **argv)
     topsync_topology_destroy(t);
     if (rc < 0)
         return 1;
-    FILE *f = stdout;
-    if (output && !(f = fopen(output, "w"))) {
-        fprintf(stderr, "topsync-bench: cannot write %s: %s\n", output, strerror(errno));
+    cli_output_t out = {.f = stdout};
+    if (output && cli_output_open(&out, "topsync-bench", output, CLI_OUTPUT_NUMBERS, NULL)) {
         free(table);
         return 1;
     }
     for (unsigned i = 0; i < n; i++) {
         for (unsigned j = 0; j < n; j++)
             if (j < i)
-                fprintf(f, "%s%.6f", j ? "," : "", table[(size_t)i * n + j]);
+                fprintf(out.f, "%s%.6f", j ? "," : "", table[(size_t)i * n + j]);
             else
-                fputs(j ? "," : "", f);
-        fputc('\n', f);
+                fputs(j ? "," : "", out.f);
+        fputc('\n', out.f);
     }
-    if (f != stdout)
-        fclose(f);
     free(table);
-    return 0;
+    /* standard output is checked at exit (cli_check_stdout_at_exit) */
+    return output ? cli_output_close(&out) : 0;
 }

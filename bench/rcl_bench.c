@@ -33,7 +33,11 @@
 #include <string.h>
 
 #include "bench.h"
+#include "cli_output.h"
 #include "bench_rcl.h"
+
+/* The first line of --csv, also how an earlier --csv file is recognised. */
+#define CSV_HEADER "lock,pattern,threads,alloc,init,affinity,mops"
 
 enum pattern { SEQUENTIAL, STRIDED, RANDOM, NPATTERNS };
 static const char *const pattern_names[] = {"sequential", "strided", "random"};
@@ -600,6 +604,10 @@ int cmd_rcl(int argc, char **argv)
         return 2;
     }
 
+    if ((o.output && cli_output_check("topsync-bench", o.output, CLI_OUTPUT_JSON, NULL)) ||
+        (o.csv && cli_output_check("topsync-bench", o.csv, CLI_OUTPUT_CSV, CSV_HEADER)))
+        return 1;
+
     size_t cap = 1024, n = 0;
     struct record *recs = calloc(cap, sizeof *recs);
     char *lock_copy = strdup(o.locks), *save = NULL;
@@ -676,26 +684,24 @@ int cmd_rcl(int argc, char **argv)
     }
 
     if (o.output) {
-        FILE *f = fopen(o.output, "w");
-        if (!f) {
-            fprintf(stderr, "topsync-bench: cannot write %s: %s\n", o.output, strerror(errno));
+        cli_output_t out;
+        if (cli_output_open(&out, "topsync-bench", o.output, CLI_OUTPUT_JSON, NULL))
             return 1;
-        }
-        print_json(f, recs, n, rcl_ns, c2c_ns);
-        fclose(f);
+        print_json(out.f, recs, n, rcl_ns, c2c_ns);
+        if (cli_output_close(&out))
+            return 1;
     }
     if (o.csv) {
-        FILE *f = fopen(o.csv, "w");
-        if (!f) {
-            fprintf(stderr, "topsync-bench: cannot write %s: %s\n", o.csv, strerror(errno));
+        cli_output_t out;
+        if (cli_output_open(&out, "topsync-bench", o.csv, CLI_OUTPUT_CSV, CSV_HEADER))
             return 1;
-        }
-        fprintf(f, "lock,pattern,threads,alloc,init,affinity,mops\n");
+        fprintf(out.f, "%s\n", CSV_HEADER);
         for (size_t i = 0; i < n; i++)
-            fprintf(f, "%s,%s,%u,%s,%s,%s,%.4f\n", recs[i].lock, pattern_names[recs[i].pattern],
+            fprintf(out.f, "%s,%s,%u,%s,%s,%s,%.4f\n", recs[i].lock, pattern_names[recs[i].pattern],
                     recs[i].threads, alloc_name(recs[i].alloc_aware), init_name(recs[i].init_numa),
                     affinity_name(recs[i].affinity), recs[i].mops);
-        fclose(f);
+        if (cli_output_close(&out))
+            return 1;
     }
     if (o.json) {
         print_json(stdout, recs, n, rcl_ns, c2c_ns);

@@ -17,6 +17,7 @@
 #include <topsync/mpi.h>
 
 #include "bench.h"
+#include "cli_output.h"
 
 #define MAX_RUNS BENCH_MAX_RUNS
 
@@ -77,15 +78,6 @@ static void measure(barrier_fn fn, MPI_Comm comm, uint64_t iterations, unsigned 
         mine[r] = timed(fn, comm, k / 10 + 1, k);
     PMPI_Allreduce(mine, rec->runs, (int)runs, MPI_DOUBLE, MPI_MAX, comm);
     rec->latency_ns = bench_protocol_summary(rec->runs, runs);
-}
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: mpirun ... topsync-bench barrier --mpi [--algorithm NAME|all|none]\n"
-            "          [--wait POLICY] [--iterations K] [--runs R] [--budget-ms MS]\n"
-            "          [--peer-name NAME] [--label TEXT] [--json] [--output FILE]\n"
-            "       mpirun ... topsync-tune --mpi [--iterations K] [--runs R] [--output FILE]\n");
 }
 
 /* ---------------------------------------------------------------------- */
@@ -248,6 +240,7 @@ static int tune(const char *path, uint64_t iterations, unsigned runs, uint64_t b
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    cli_check_stdout_at_exit("topsync-bench");
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
 
@@ -328,7 +321,7 @@ int main(int argc, char **argv)
         case 'h':
         case O_HELP:
             if (rank == 0)
-                usage(stdout);
+                bench_mpi_usage(stdout);
             MPI_Finalize();
             return 0;
         default: /* getopt named the option */ bad = 2;
@@ -350,6 +343,15 @@ int main(int argc, char **argv)
         if (rank == 0)
             fprintf(stderr, "topsync-bench: %s\n", topsync_error_message());
         bad = 1;
+    }
+    /* before the measurement; every rank learns it, so that all stop */
+    if (!bad && output && rank == 0 &&
+        cli_output_check("topsync-bench", output, CLI_OUTPUT_JSON, NULL))
+        bad = 3;
+    PMPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (bad == 3) {
+        MPI_Finalize();
+        return 1;
     }
     if (bad) {
         if (rank == 0)
@@ -414,11 +416,14 @@ int main(int argc, char **argv)
         measure(PMPI_Barrier, MPI_COMM_WORLD, iterations, runs, budget_ms, r);
     }
 
+    int status = 0;
     if (rank == 0) {
         FILE *outs[2] = {json ? stdout : NULL, NULL};
-        if (output && !(outs[1] = fopen(output, "w"))) {
-            fprintf(stderr, "topsync-bench: cannot write %s: %s\n", output, strerror(errno));
-            PMPI_Abort(MPI_COMM_WORLD, 1);
+        cli_output_t out;
+        if (output) {
+            if (cli_output_open(&out, "topsync-bench", output, CLI_OUTPUT_JSON, NULL))
+                PMPI_Abort(MPI_COMM_WORLD, 1);
+            outs[1] = out.f;
         }
         for (int o = 0; o < 2; o++) {
             FILE *f = outs[o];
@@ -440,8 +445,8 @@ int main(int argc, char **argv)
             }
             fprintf(f, "]\n");
         }
-        if (outs[1])
-            fclose(outs[1]);
+        if (outs[1] && cli_output_close(&out))
+            status = 1;
         if (!json) {
             double peer = recs[nrec - 1].latency_ns;
             char words[160];
@@ -459,5 +464,5 @@ int main(int argc, char **argv)
     }
     free(recs);
     MPI_Finalize();
-    return 0;
+    return status;
 }

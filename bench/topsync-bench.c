@@ -10,12 +10,14 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <topsync.h>
 
 #include "bench.h"
+#include "cli_output.h"
 #include "bench_rcl.h"
 
 #define MAX_RUNS BENCH_MAX_RUNS
@@ -348,6 +350,9 @@ static int cmd_barrier(int argc, char **argv)
         fprintf(stderr, "topsync-bench: %s\n", topsync_error_message());
         return 2;
     }
+    /* before minutes of measuring, not after */
+    if (o.output && cli_output_check("topsync-bench", o.output, CLI_OUTPUT_JSON, NULL))
+        return 1;
 
     bench_binding binding = {NULL, NULL, o.threads};
     int loaded = bench_topology_load("topsync-bench", &binding.topo);
@@ -492,14 +497,13 @@ static int cmd_barrier(int argc, char **argv)
         if (!strcmp(results[i].name, "peer:pthread"))
             pthread_ns = results[i].latency_ns;
 
-    FILE *out_file = NULL;
-    if (o.output && !(out_file = fopen(o.output, "w"))) {
-        fprintf(stderr, "topsync-bench: cannot write %s: %s\n", o.output, strerror(errno));
-        return 1;
-    }
-    if (out_file) {
-        print_json(out_file, results, nres, &o);
-        fclose(out_file);
+    if (o.output) {
+        cli_output_t out;
+        if (cli_output_open(&out, "topsync-bench", o.output, CLI_OUTPUT_JSON, NULL))
+            return 1;
+        print_json(out.f, results, nres, &o);
+        if (cli_output_close(&out))
+            return 1;
     }
     if (o.json) {
         print_json(stdout, results, nres, &o);
@@ -568,9 +572,19 @@ static int exec_mpi(char **argv)
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--mpi"))
-            return exec_mpi(argv);
+    cli_check_stdout_at_exit("topsync-bench");
+    /* --help prints the help wherever it runs, under mpirun or not */
+    bool help = false, mpi = false;
+    for (int i = 1; i < argc; i++) {
+        help |= !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
+        mpi |= !strcmp(argv[i], "--mpi");
+    }
+    if (mpi && help) {
+        bench_mpi_usage(stdout);
+        return 0;
+    }
+    if (mpi)
+        return exec_mpi(argv);
     if (argc >= 2 && !strcmp(argv[1], "--version")) {
         printf("topsync-bench (topsync) %s\n", topsync_version());
         return 0;

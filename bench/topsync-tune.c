@@ -16,6 +16,7 @@
 #include <topsync.h>
 
 #include "bench.h"
+#include "cli_output.h"
 
 #define MAX_COUNTS 16
 
@@ -208,6 +209,7 @@ static int exec_mpi(const struct tune_options *o, const char *path)
 
 int main(int argc, char **argv)
 {
+    cli_check_stdout_at_exit("topsync-tune");
     struct tune_options o = {.bind = "auto", .iterations = 1000, .runs = 5, .c2c = 1};
     int mpi = 0;
     const char *local_option = NULL; /* one that --mpi cannot take */

@@ -17,6 +17,7 @@
 #include "base/json_escape.h"
 #include "mpi_match.h"
 #include "segment.h"
+#include "cli_output.h"
 
 /* Where shm_open's segments live (glibc) */
 #define TOPSYNC_SHM_DIR "/dev/shm"
@@ -169,6 +170,7 @@ static void print_ranges(const unsigned *m, unsigned n)
 
 int main(int argc, char **argv)
 {
+    cli_check_stdout_at_exit("topsync-info");
     const char *synthetic = NULL, *xml = NULL, *levels_arg = "all";
     const char *map_arg = "core", *bind_arg = "core";
     unsigned np = 0, rank = 0;

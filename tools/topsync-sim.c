@@ -15,6 +15,8 @@
 
 #include <topsync.h>
 
+#include "cli_output.h"
+
 #define MAX_ALGORITHMS 64
 #define MAX_NP 8192u
 
@@ -230,6 +232,12 @@ static int cmd_barrier(struct machine *m, unsigned np, const char *map_arg, cons
         free_machine(m);
         return 1;
     }
+    if (output && cli_output_check("topsync-sim", output, CLI_OUTPUT_JSON, NULL)) {
+        free(sets);
+        free(recs);
+        free_machine(m);
+        return 1;
+    }
     int status = 0;
     size_t done = 0;
     for (size_t i = 0; i < n; i++) {
@@ -245,14 +253,15 @@ static int cmd_barrier(struct machine *m, unsigned np, const char *map_arg, cons
         }
         done++;
     }
-    FILE *out = NULL;
-    if (output && !(out = fopen(output, "w"))) {
-        fprintf(stderr, "topsync-sim: cannot write %s: %s\n", output, strerror(errno));
-        status = 1;
-    }
-    if (out) {
-        print_json(out, recs, done, np, map_arg, (unsigned long long)so->seed, m);
-        fclose(out);
+    if (output) {
+        cli_output_t out;
+        if (cli_output_open(&out, "topsync-sim", output, CLI_OUTPUT_JSON, NULL)) {
+            status = 1;
+        } else {
+            print_json(out.f, recs, done, np, map_arg, (unsigned long long)so->seed, m);
+            if (cli_output_close(&out))
+                status = 1;
+        }
     }
     if (json) {
         print_json(stdout, recs, done, np, map_arg, (unsigned long long)so->seed, m);
@@ -397,6 +406,7 @@ static int cmd_table(struct machine *m)
 
 int main(int argc, char **argv)
 {
+    cli_check_stdout_at_exit("topsync-sim");
     if (argc >= 2 && !strcmp(argv[1], "--version")) {
         printf("topsync-sim (topsync) %s\n", topsync_version());
         return 0;
