@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,122 @@ static bool xml_type_known(const char *v, size_t len)
     return false;
 }
 
+/*
+ * The attributes hwloc writes on each element: its 2.x DTD (hwloc2.dtd),
+ * its 1.x DTD (online_cpuset, os_level, huge_page_*, relative_depth,
+ * latency_base, value) and what the 46 real machines' files hold. With
+ * hwloc-plugins installed hwloc reads through libxml2, which resolves what
+ * this scan does not model (a namespaced "x:type" reaches hwloc as
+ * "type", DTD defaults add attributes): a name outside this list is
+ * refused, and so, with each allowed at most once, is an element with
+ * 131072 attributes that libxml2 takes a minute over (issue 37 items 1, 3).
+ */
+struct xml_attributes {
+    const char *element;
+    const char *const *names;
+};
+static const char *const object_attributes[] = {"type",
+                                                "subtype",
+                                                "os_index",
+                                                "id",
+                                                "gp_index",
+                                                "name",
+                                                "local_memory",
+                                                "cache_size",
+                                                "cache_linesize",
+                                                "cache_associativity",
+                                                "cache_type",
+                                                "cpuset",
+                                                "complete_cpuset",
+                                                "allowed_cpuset",
+                                                "online_cpuset",
+                                                "nodeset",
+                                                "complete_nodeset",
+                                                "allowed_nodeset",
+                                                "depth",
+                                                "kind",
+                                                "subkind",
+                                                "dont_merge",
+                                                "bridge_type",
+                                                "bridge_pci",
+                                                "pci_busid",
+                                                "pci_type",
+                                                "pci_link_speed",
+                                                "osdev_type",
+                                                "os_level",
+                                                "huge_page_size_kB",
+                                                "huge_page_free",
+                                                NULL};
+static const char *const topology_attributes[] = {"version", NULL};
+static const char *const name_value[] = {"name", "value", NULL};
+static const char *const page_type_attributes[] = {"size", "count", NULL};
+static const char *const distances2_attributes[] = {"type", "nbobjs", "indexing",
+                                                    "kind", "name",   NULL};
+static const char *const distances2hetero_attributes[] = {"nbobjs", "kind", "name", NULL};
+static const char *const distances_attributes[] = {"nbobjs", "relative_depth", "latency_base",
+                                                   NULL};
+static const char *const value_only[] = {"value", NULL};
+static const char *const length_only[] = {"length", NULL};
+static const char *const userdata_attributes[] = {"name", "length", "encoding", NULL};
+static const char *const memattr_attributes[] = {"name", "flags", NULL};
+static const char *const memattr_value_attributes[] = {
+    "target_obj_gp_index",    "target_obj_type",    "value", "initiator_cpuset",
+    "initiator_obj_gp_index", "initiator_obj_type", NULL};
+static const char *const cpukind_attributes[] = {"cpuset", "forced_efficiency", NULL};
+static const struct xml_attributes xml_allowed[] = {
+    {"topology", topology_attributes},
+    {"object", object_attributes},
+    {"page_type", page_type_attributes},
+    {"info", name_value},
+    {"distances", distances_attributes},
+    {"latency", value_only},
+    {"distances2", distances2_attributes},
+    {"distances2hetero", distances2hetero_attributes},
+    {"indexes", length_only},
+    {"u64values", length_only},
+    {"userdata", userdata_attributes},
+    {"memattr", memattr_attributes},
+    {"memattr_value", memattr_value_attributes},
+    {"cpukind", cpukind_attributes},
+    {"support", name_value},
+};
+
+/* The index of attribute `attr` among those hwloc writes on `element`, or -1. */
+static int xml_attribute_index(const char *element, const char *attr, size_t len)
+{
+    for (size_t e = 0; e < sizeof xml_allowed / sizeof xml_allowed[0]; e++) {
+        if (strcmp(xml_allowed[e].element, element))
+            continue;
+        for (int k = 0; xml_allowed[e].names[k]; k++)
+            if (strlen(xml_allowed[e].names[k]) == len &&
+                !strncmp(xml_allowed[e].names[k], attr, len))
+                return k;
+        return -1;
+    }
+    return -1;
+}
+
+/* Attributes whose value is free text, where hwloc escapes with &amp; and
+ * the like; anywhere else an entity or character reference is a value
+ * libxml2 would decode and this scan would not (version="&#50;.0"). */
+static bool xml_text_attribute(const char *attr, size_t len)
+{
+    return (len == 4 && !strncmp(attr, "name", 4)) || (len == 5 && !strncmp(attr, "value", 5)) ||
+           (len == 7 && !strncmp(attr, "subtype", 7));
+}
+
+/* os_index of a PU or NUMANode: decimal, and small enough that hwloc's
+ * bitmaps indexed by it stay small (os_index="4294967295" took 1.6 GB and
+ * 14 s; Linux's NR_CPUS is at most 8192). */
+#define XML_MAX_OS_INDEX 1048575u
+
+/* Elements whose content is text (the others hold only elements). */
+static bool xml_text_content(const char *element)
+{
+    return !strcmp(element, "indexes") || !strcmp(element, "u64values") ||
+           !strcmp(element, "userdata");
+}
+
 /* One scan of the text, each byte visited a bounded number of times. */
 struct xml_scan {
     const char *text, *p, *name;
@@ -101,7 +218,7 @@ static int xml_malformed(const struct xml_scan *x, const char *at, const char *w
 
 static size_t xml_name_len(const char *p)
 {
-    return strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:");
+    return strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.");
 }
 
 /* Skip markup that is not an element: <?...?>, <!--...-->, <![CDATA[...]]>, <!...>. */
@@ -148,10 +265,49 @@ int ts_topology_xml_check(const char *text, const char *name)
     int any_nodeset = 0, root_object_nodeset = -1; /* -1: no object yet */
     const char *version = "1";
     size_t version_len = 1;
+    const char *from = x.p;
     while (rc == 0 && (x.p = strchr(x.p, '<')) != NULL) {
         const char *tag = x.p;
+        /* text between the tags: only blanks, but in the elements that hold
+         * text (with libxml2, hwloc stops reading an object's children at a
+         * text or comment node) */
+        if (x.depth > 0 && !xml_text_content(x.open[x.depth - 1]))
+            for (const char *c = from; c < tag; c++)
+                if (!isspace((unsigned char)*c)) {
+                    rc = ts_fail(EINVAL,
+                                 "%s: text inside <%s> at byte %zu (hwloc never writes any; "
+                                 "read through libxml2, hwloc stops reading the children there)",
+                                 name, x.open[x.depth - 1], (size_t)(c - text));
+                    goto out;
+                }
+        if ((tag[1] == '?' || tag[1] == '!') && x.depth > 0) {
+            rc = ts_fail(EINVAL,
+                         "%s: a comment or other markup inside <%s> at byte %zu (hwloc never "
+                         "writes one; read through libxml2, hwloc stops reading the children "
+                         "there)",
+                         name, x.open[x.depth - 1], (size_t)(tag - text));
+            goto out;
+        }
+        if (!strncmp(tag, "<![CDATA[", 9) ||
+            (tag[1] == '!' && strncmp(tag, "<!--", 4) && strncmp(tag, "<!DOCTYPE", 9))) {
+            rc = ts_fail(EINVAL, "%s: markup \"%.9s\" at byte %zu, which hwloc never writes", name,
+                         tag, (size_t)(tag - text));
+            goto out;
+        }
+        if (!strncmp(tag, "<!DOCTYPE", 9)) {
+            const char *end = strchr(tag, '>'), *subset = strchr(tag, '[');
+            if (subset && (!end || subset < end)) {
+                rc = ts_fail(EINVAL,
+                             "%s: a DOCTYPE with an internal subset at byte %zu (hwloc never "
+                             "writes one; libxml2 would add its attribute defaults, which this "
+                             "check cannot see)",
+                             name, (size_t)(tag - text));
+                goto out;
+            }
+        }
         if (tag[1] == '?' || tag[1] == '!') {
             rc = xml_skip_special(&x);
+            from = x.p;
             continue;
         }
         if (tag[1] == '/') { /* a closing tag: it must close the innermost open element */
@@ -167,9 +323,16 @@ int ts_topology_xml_check(const char *text, const char *name)
             else
                 x.depth--;
             x.p = close + 1;
+            from = x.p;
             continue;
         }
         size_t n = xml_name_len(tag + 1);
+        if (tag[1 + n] == ':') {
+            rc = ts_fail(EINVAL,
+                         "%s: a namespaced element name at byte %zu (hwloc never writes one)", name,
+                         (size_t)(tag - text));
+            goto out;
+        }
         const char *element = NULL;
         for (size_t k = 0; k < sizeof elements / sizeof elements[0] && !element; k++)
             if (strlen(elements[k]) == n && !strncmp(tag + 1, elements[k], n))
@@ -197,6 +360,9 @@ int ts_topology_xml_check(const char *text, const char *name)
         int is_object = !strcmp(element, "object"), is_root = !strcmp(element, "topology");
         int has[4] = {0}; /* cpuset, complete_cpuset, nodeset, complete_nodeset */
         int numa_object = 0;
+        uint64_t seen = 0; /* the allowed attributes met, by index */
+        const char *type = NULL, *os_index = NULL;
+        size_t type_len = 0, os_index_len = 0;
         /* the attributes, each once: name = "value" */
         const char *p = tag + 1 + n;
         for (;;) {
@@ -216,6 +382,22 @@ int ts_topology_xml_check(const char *text, const char *name)
             }
             const char *attr = p;
             p += alen;
+            if (*p == ':') {
+                rc = ts_fail(EINVAL,
+                             "%s: a namespaced attribute name \"%.*s:...\" at byte %zu (hwloc "
+                             "never writes one; libxml2 hands \"x:type\" to hwloc as \"type\")",
+                             name, (int)(alen < 32 ? alen : 32), attr, (size_t)(attr - text));
+                goto out;
+            }
+            int index = xml_attribute_index(element, attr, alen);
+            if (index < 0 || (seen >> index & 1)) {
+                rc = ts_fail(EINVAL, "%s: attribute \"%.*s\" on <%s> at byte %zu %s", name,
+                             (int)(alen < 32 ? alen : 32), attr, element, (size_t)(attr - text),
+                             index < 0 ? "is not one hwloc writes there"
+                                       : "given twice (hwloc writes each once)");
+                goto out;
+            }
+            seen |= (uint64_t)1 << index;
             while (isspace((unsigned char)*p))
                 p++;
             if (*p != '=') {
@@ -236,6 +418,19 @@ int ts_topology_xml_check(const char *text, const char *name)
             }
             size_t vlen = (size_t)(close - value);
             p = close + 1;
+            if (memchr(value, '&', vlen) && !xml_text_attribute(attr, alen)) {
+                rc = ts_fail(EINVAL,
+                             "%s: an entity or character reference in %.*s=\"%.*s\" at byte "
+                             "%zu (hwloc writes this value plainly; libxml2 would decode it, "
+                             "this check does not)",
+                             name, (int)(alen < 32 ? alen : 32), attr, (int)(vlen < 32 ? vlen : 32),
+                             value, (size_t)(attr - text));
+                goto out;
+            }
+            if (is_object && alen == 4 && !strncmp(attr, "type", 4))
+                type = value, type_len = vlen;
+            if (is_object && alen == 8 && !strncmp(attr, "os_index", 8))
+                os_index = value, os_index_len = vlen;
             int is_set = (alen >= 6 && !strncmp(attr + alen - 6, "cpuset", 6)) ||
                          (alen >= 7 && !strncmp(attr + alen - 7, "nodeset", 7));
             if (is_set && !xml_bitmap_ok(value, vlen)) {
@@ -267,6 +462,43 @@ int ts_topology_xml_check(const char *text, const char *name)
                 version = value;
                 version_len = vlen;
                 format = xml_format(value);
+            }
+        }
+        if (is_object && !type) {
+            rc = ts_fail(EINVAL, "%s: an object without a type at byte %zu", name,
+                         (size_t)(tag - text));
+            goto out;
+        }
+        /* the root object hwloc writes: Machine (hwloc 1.x also wrote System,
+         * and NUMANode on one-node machines: a real file here has one); any
+         * other made hwloc 2.9 crash or abort (issue 37 item 2) */
+        if (is_object && x.depth == 1 && !(type_len == 7 && !strncmp(type, "Machine", 7)) &&
+            !(format < 2 && type_len == 6 && !strncmp(type, "System", 6)) &&
+            !(format < 2 && numa_object)) {
+            rc = ts_fail(EINVAL,
+                         "%s: the root object at byte %zu is a %.*s; hwloc writes a Machine "
+                         "there (in format 1 also a System, or a NUMANode on one-node "
+                         "machines)",
+                         name, (size_t)(tag - text), (int)(type_len < 32 ? type_len : 32), type);
+            goto out;
+        }
+        /* os_index on every PU and NUMANode, as hwloc writes it */
+        if (is_object && ((type_len == 2 && !strncmp(type, "PU", 2)) || numa_object)) {
+            bool decimal = os_index && os_index_len > 0 && os_index_len <= 7;
+            unsigned long value = 0;
+            for (size_t k = 0; decimal && k < os_index_len; k++) {
+                decimal = isdigit((unsigned char)os_index[k]) != 0;
+                value = value * 10 + (unsigned long)(os_index[k] - '0');
+            }
+            if (!decimal || value > XML_MAX_OS_INDEX) {
+                rc = ts_fail(EINVAL,
+                             "%s: a %.*s at byte %zu %s (hwloc writes each one's OS index, a "
+                             "number from 0 to %u here)",
+                             name, (int)type_len, type, (size_t)(tag - text),
+                             os_index ? "with an os_index that is not a small number"
+                                      : "without an os_index",
+                             XML_MAX_OS_INDEX);
+                goto out;
             }
         }
         if (numa_object && (!has[0] || !has[2])) {
@@ -304,6 +536,7 @@ int ts_topology_xml_check(const char *text, const char *name)
         } else {
             x.p = p + 2;
         }
+        from = x.p;
     }
     if (rc == 0 && !roots)
         rc = ts_fail(EINVAL, "%s is not an hwloc XML topology (no <topology> element)", name);

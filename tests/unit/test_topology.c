@@ -310,12 +310,18 @@ static void test_xml_numa_without_nodeset(void)
     char xml[2048];
     topsync_topology_t *t = NULL;
     for (size_t i = 0; i < sizeof versions / sizeof *versions; i++) {
-        snprintf(xml, sizeof xml, fmt, versions[i], " os_indlete_nodeset=\"0x1\"");
+        snprintf(xml, sizeof xml, fmt, versions[i], " complete_nodeset=\"0x1\"");
         CHECK_EQ(topsync_topology_load_xml_buffer(&t, xml, strlen(xml)), -EINVAL);
         CHECK_MSG("a NUMANode object without a cpuset at byte");
         CHECK(t == NULL);
+        /* the fuzzer's own input: its mangled attribute is one hwloc never
+         * writes (issue 37 item 3), refused before the NUMANode check */
+        snprintf(xml, sizeof xml, fmt, versions[i], " os_indlete_nodeset=\"0x1\"");
+        CHECK_EQ(topsync_topology_load_xml_buffer(&t, xml, strlen(xml)), -EINVAL);
+        CHECK_MSG("attribute \"os_indlete_nodeset\" on <object> at byte");
+        CHECK(t == NULL);
         snprintf(xml, sizeof xml, fmt, versions[i],
-                 " cpuset=\"0x3\" complete_cpuset=\"0x3\" os_indlete_nodeset=\"0x1\"");
+                 " cpuset=\"0x3\" complete_cpuset=\"0x3\" complete_nodeset=\"0x1\"");
         CHECK_EQ(topsync_topology_load_xml_buffer(&t, xml, strlen(xml)), -EINVAL);
         CHECK_MSG("a NUMANode object without a nodeset at byte");
         CHECK(t == NULL);
@@ -348,6 +354,99 @@ static void test_xml_numa_without_nodeset(void)
     if (t)
         CHECK_EQ(topsync_topology_ncores(t), 2);
     topsync_topology_destroy(t);
+}
+
+/* What libxml2 (hwloc-plugins) hands hwloc differently from the text this
+ * check reads, and roots and os_index values hwloc never writes: each
+ * crashed, aborted or took gigabytes before (issue 37 items 1-3); each is
+ * refused with its own message, and the forms hwloc writes still load. */
+static void test_xml_libxml2_forms(void)
+{
+    static const char good[] =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n"
+        "<!-- a comment before the root, as some tools write -->\n"
+        "<topology version=\"2.0\">\n"
+        "  <object type=\"Machine\" os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" "
+        "nodeset=\"0x1\" complete_nodeset=\"0x1\">\n"
+        "    <info name=\"Vendor\" value=\"A &amp; B &#50;\"/>\n"
+        "    <object type=\"Package\" os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" "
+        "nodeset=\"0x1\" complete_nodeset=\"0x1\">\n"
+        "      <object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" "
+        "nodeset=\"0x1\" complete_nodeset=\"0x1\"/>\n"
+        "      <object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\"/>\n"
+        "      <object type=\"PU\" os_index=\"1\" cpuset=\"0x2\" complete_cpuset=\"0x2\"/>\n"
+        "    </object>\n  </object>\n</topology>\n";
+    topsync_topology_t *t = NULL;
+    CHECK_EQ(topsync_topology_load_xml_buffer(&t, good, strlen(good)), 0);
+    if (t)
+        CHECK_EQ(topsync_topology_ncores(t), 2);
+    topsync_topology_destroy(t);
+    struct {
+        const char *from, *to, *message;
+    } bad[] = {
+        /* item 1: libxml2 resolves these; SIGSEGV with a format-1 NUMANode
+         * that reaches hwloc without a cpuset */
+        {"<topology version=\"2.0\">", "<topology xmlns:x=\"urn:x\">", "namespaced attribute"},
+        {"<object type=\"NUMANode\"", "<object x:type=\"NUMANode\"", "namespaced attribute"},
+        {"version=\"2.0\"", "version=\"&#50;.0\"", "an entity or character reference"},
+        {"<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">",
+         "<!DOCTYPE topology [<!ATTLIST topology version CDATA \"2.0\">]>", "internal subset"},
+        {"<info name", "<!-- here --><info name", "a comment or other markup inside <object>"},
+        {"<info name", "text<info name", "text inside <object>"},
+        {"<info name", "<![CDATA[x]]><info name", "a comment or other markup inside <object>"},
+        /* item 2: roots hwloc never writes (SIGSEGV, SIGABRT) */
+        {"<object type=\"Machine\"", "<object type=\"NUMANode\"", "the root object"},
+        {"<object type=\"Machine\"", "<object type=\"MemCache\"", "the root object"},
+        {"<object type=\"Machine\"", "<object type=\"L2Cache\"", "the root object"},
+        {"<object type=\"Machine\"", "<object type=\"Package\"", "the root object"},
+        /* item 3: os_index missing or huge (1.6 GB, 14 s), unknown and
+         * repeated attributes (libxml2 took a minute over 131072) */
+        {"<object type=\"PU\" os_index=\"0\"", "<object type=\"PU\"", "PU at byte"},
+        {"<object type=\"PU\" os_index=\"0\"", "<object type=\"PU\" os_index=\"4294967295\"",
+         "with an os_index that is not a small number"},
+        {"<object type=\"PU\" os_index=\"0\"", "<object type=\"PU\" os_index=\"0x0\"",
+         "not a small number"},
+        {"<object type=\"NUMANode\" os_index=\"0\"", "<object type=\"NUMANode\"",
+         "NUMANode at byte"},
+        {"<object type=\"PU\" os_index=\"0\"", "<object type=\"PU\" os_index=\"0\" a0=\"1\"",
+         "attribute \"a0\" on <object>"},
+        {"<object type=\"PU\" os_index=\"0\"", "<object type=\"PU\" os_index=\"0\" os_index=\"0\"",
+         "given twice"},
+        {"<object type=\"Package\"", "<object", "an object without a type"},
+    };
+    char xml[4096];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *at = strstr(good, bad[i].from);
+        CHECK(at != NULL);
+        if (!at)
+            continue;
+        snprintf(xml, sizeof xml, "%.*s%s%s", (int)(at - good), good, bad[i].to,
+                 at + strlen(bad[i].from));
+        t = NULL;
+        int rc = topsync_topology_load_xml_buffer(&t, xml, strlen(xml));
+        if (rc != -EINVAL || !strstr(topsync_error_message(), bad[i].message))
+            fprintf(stderr, "case %zu (%s): rc %d, '%s'\n", i, bad[i].to, rc,
+                    topsync_error_message());
+        CHECK_EQ(rc, -EINVAL);
+        CHECK_MSG(bad[i].message);
+        CHECK(t == NULL);
+    }
+    /* 131072 attributes on one element: refused at the first, at once */
+    size_t big = 131072 * 12 + sizeof good;
+    char *many = malloc(big);
+    CHECK(many != NULL);
+    if (many) {
+        const char *at = strstr(good, "<object type=\"PU\" os_index=\"0\"");
+        size_t used = (size_t)snprintf(many, big, "%.*s<object type=\"PU\" os_index=\"0\"",
+                                       (int)(at - good), good);
+        for (unsigned k = 0; k < 131072; k++)
+            used += (size_t)snprintf(many + used, big - used, " a%u=\"1\"", k);
+        snprintf(many + used, big - used, "%s", at + strlen("<object type=\"PU\" os_index=\"0\""));
+        t = NULL;
+        CHECK_EQ(topsync_topology_load_xml_buffer(&t, many, strlen(many)), -EINVAL);
+        CHECK_MSG("attribute \"a0\" on <object>");
+        free(many);
+    }
 }
 
 /* A bitmap hwloc 2.9 aborts on (hwloc_bitmap_sscanf's assertion, the
@@ -394,6 +493,7 @@ int main(void)
     test_xml_bitmaps();
     test_xml_v1_root_nodeset();
     test_xml_numa_without_nodeset();
+    test_xml_libxml2_forms();
     test_active_levels();
     test_counts_and_units();
     test_this_machine();
