@@ -216,14 +216,14 @@ int ts_barrier_poll_from_env(bool *ordered)
     *ordered = false;
     if (!v)
         return 0;
-    int value;
-    if (ts_keyword_parse(words, "TOPSYNC_POLL value", v, &value) < 0)
+    const ts_keyword_t *w = ts_keyword_find(words, v);
+    if (!w)
         return ts_fail(EINVAL,
                        "TOPSYNC_POLL='%s' is not valid; valid: scan (read every member "
                        "on each pass, the default), ordered (wait for one member after "
                        "another)",
                        v);
-    *ordered = value == 1;
+    *ordered = w->value == 1;
     return 0;
 }
 

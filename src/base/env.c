@@ -60,65 +60,46 @@ static unsigned distance(const char *a, size_t la, const char *b)
     return row[lb];
 }
 
-int ts_env_unknown(char *buf, unsigned long size)
+/* NULL when the first len bytes of `name` are a known variable; else the
+ * closest known one when it is plausibly a typo of it, or "" when none is. */
+static const char *unknown_variable(const char *name, size_t len)
 {
-    int count = 0;
-    size_t used = 0;
-    if (size)
-        buf[0] = '\0';
+    const char *closest = "";
+    unsigned best = 99;
+    for (const char *const *k = known_variables; *k; k++) {
+        if (strlen(*k) == len && !strncmp(*k, name, len))
+            return NULL;
+        unsigned d = distance(name, len, *k);
+        if (d < best) {
+            best = d;
+            closest = *k;
+        }
+    }
+    return best <= 2 || best * 4 <= len - 8 ? closest : "";
+}
+
+/* One line per TOPSYNC_* variable of the environment that nothing reads,
+ * each prefixed, so that grep finds them. */
+static void warn_unknown(void)
+{
     for (char **e = environ; e && *e; e++) {
         if (strncmp(*e, "TOPSYNC_", 8))
             continue;
         const char *eq = strchr(*e, '=');
-        size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
-        const char *closest = NULL;
-        unsigned best = 99;
-        bool known = false;
-        for (const char *const *k = known_variables; *k; k++) {
-            if (strlen(*k) == len && !strncmp(*k, *e, len)) {
-                known = true;
-                break;
-            }
-            unsigned d = distance(*e, len, *k);
-            if (d < best) {
-                best = d;
-                closest = *k;
-            }
-        }
-        if (known)
+        int len = (int)(eq ? (size_t)(eq - *e) : strlen(*e));
+        const char *closest = unknown_variable(*e, (size_t)len);
+        if (!closest)
             continue;
-        count++;
-        /* a suggestion only when it is plausibly a typo of that name */
-        bool suggest = closest && (best <= 2 || best * 4 <= len - 8);
-        int w = snprintf(buf + used, size > used ? size - used : 0, "%s%.*s\t%s",
-                         count > 1 ? "\n" : "", (int)len, *e, suggest ? closest : "");
-        if (w > 0)
-            used += (size_t)w;
-    }
-    return count;
-}
-
-static void warn_unknown(void)
-{
-    char list[2048];
-    int n = ts_env_unknown(list, sizeof list);
-    if (n == 0)
-        return;
-    /* one line per variable, each prefixed, so that grep finds them */
-    char *save, *line = strtok_r(list, "\n", &save);
-    for (; line; line = strtok_r(NULL, "\n", &save)) {
-        char *suggestion = strchr(line, '\t');
-        *suggestion++ = '\0';
-        if (*suggestion)
+        if (*closest)
             fprintf(stderr,
-                    "topsync: warning: %s is not a variable topsync reads, ignored; did you "
+                    "topsync: warning: %.*s is not a variable topsync reads, ignored; did you "
                     "mean %s?\n",
-                    line, suggestion);
+                    len, *e, closest);
         else
             fprintf(stderr,
-                    "topsync: warning: %s is not a variable topsync reads, ignored "
+                    "topsync: warning: %.*s is not a variable topsync reads, ignored "
                     "(README \"Configuration\" lists them)\n",
-                    line);
+                    len, *e);
     }
 }
 
@@ -146,25 +127,19 @@ bool ts_env_parse_whole(const char *v, long min, long max, long *out)
     return true;
 }
 
-bool ts_env_parse_decimal(const char *v, double max, double *out)
+/* Digits with an optional fraction, from 0 to max. */
+static bool parse_decimal(const char *v, double max, double *out)
 {
+    /* by hand, not strtod: a program's LC_NUMERIC may want ',' */
     const char *p = v;
     size_t digits = 0, fraction = 0;
-    for (; *p >= '0' && *p <= '9'; p++)
-        digits++;
-    if (*p == '.')
-        for (p++; *p >= '0' && *p <= '9'; p++)
-            fraction++;
-    if (*p || (digits == 0 && fraction == 0) || digits > 15)
-        return false;
-    /* by hand, not strtod: a program's LC_NUMERIC may want ',' */
     double t = 0, scale = 1;
-    for (p = v; *p >= '0' && *p <= '9'; p++)
+    for (; *p >= '0' && *p <= '9'; p++, digits++)
         t = t * 10 + (*p - '0');
     if (*p == '.')
-        for (p++; *p >= '0' && *p <= '9'; p++)
+        for (p++; *p >= '0' && *p <= '9'; p++, fraction++)
             t += (*p - '0') * (scale /= 10);
-    if (!(t <= max))
+    if (*p || (digits == 0 && fraction == 0) || digits > 15 || !(t <= max))
         return false;
     *out = t;
     return true;
@@ -188,7 +163,7 @@ int ts_env_seconds(const char *name, double max, double *out)
     const char *v = ts_getenv(name);
     if (!v)
         return 0;
-    if (!ts_env_parse_decimal(v, max, out))
+    if (!parse_decimal(v, max, out))
         return ts_fail(EINVAL,
                        "%s='%s' is not valid; valid: a number of seconds from 0 to %.0f, "
                        "in decimal digits with an optional fraction, e.g. 30 or 0.5",

@@ -24,13 +24,7 @@ int ts_env_whole(const char *name, long min, long max, const char *unit, long *o
 /* The same for seconds: digits with an optional fraction ("30", "0.5"). */
 int ts_env_seconds(const char *name, double max, double *out);
 
-/* The strict forms behind both, for a value already in hand. */
+/* The strict form behind ts_env_whole, for a value already in hand. */
 bool ts_env_parse_whole(const char *v, long min, long max, long *out);
-bool ts_env_parse_decimal(const char *v, double max, double *out);
-
-/* TOPSYNC_* names in `environ` that topsync does not read, one per line
- * "NAME<tab>CLOSEST" (CLOSEST empty when no known name is near), into
- * buf; the count. ts_getenv prints them as warnings. */
-int ts_env_unknown(char *buf, unsigned long size);
 
 #endif

@@ -201,6 +201,13 @@ out=$(TOPSYNC_BARIER=mcs TOPSYNC_XYZZY=1 "$info" --np 2 --explain 2>&1 >/dev/nul
 grep -qx "topsync: warning: TOPSYNC_BARIER is not a variable topsync reads, ignored; did you mean TOPSYNC_BARRIER?" <<<"$out" &&
     grep -q "TOPSYNC_XYZZY is not a variable topsync reads, ignored (README" <<<"$out" &&
     [ "$(grep -c TOPSYNC_BARIER <<<"$out")" = 1 ] && ok || ko "unknown variable warning: '$out'"
+# 200 of them: a line each (the first version kept them in a 2 KB buffer
+# and crashed once it was full)
+many=$(for i in $(seq 1 200); do printf 'TOPSYNC_BARRIER_NUMBER_%03d=1 ' "$i"; done)
+out=$(env $many "$info" --np 2 --explain 2>&1 >/dev/null)
+rc=$?
+[ $rc -eq 0 ] && [ "$(grep -c "is not a variable topsync reads" <<<"$out")" = 200 ] && ok ||
+    ko "200 unknown variables: rc $rc, $(grep -c . <<<"$out") lines"
 out=$("$info" --np 2 --explain 2>&1 >/dev/null)
 [ -z "$out" ] && ok || ko "warning without any unknown variable: '$out'"
 expect_error "unexpected argument 'extra'" "$bench" rcl extra
