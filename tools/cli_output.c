@@ -52,36 +52,51 @@ static int earlier_output(int fd, cli_output_kind_t kind, const char *header)
     return 0;
 }
 
-/* The checks of cli_output_open that create nothing. */
+/* The checks of cli_output_open that create nothing: -1 after the message
+ * (refused), 0 for a new or replaceable file, 1 for a device or FIFO
+ * (/dev/stdout), which is written in place. */
 static int may_replace(const char *tool, const char *path, cli_output_kind_t kind,
                        const char *header)
 {
     struct stat st;
-    if (stat(path, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "%s: cannot write %s: a directory\n", tool, path);
-            return 1;
-        }
-        if (!S_ISREG(st.st_mode))
-            return 0; /* /dev/stdout, a FIFO: written directly */
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        int same = fd >= 0 && earlier_output(fd, kind, header);
-        if (fd >= 0)
-            close(fd);
-        if (!same) {
-            fprintf(stderr,
-                    "%s: %s exists and is not a %s; not overwritten (remove it or choose "
-                    "another name)\n",
-                    tool, path, kind_name(kind));
-            return 1;
-        }
+    if (stat(path, &st) < 0)
+        return 0;
+    if (S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "%s: cannot write %s: a directory\n", tool, path);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode))
+        return 1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int same = fd >= 0 && earlier_output(fd, kind, header);
+    if (fd >= 0)
+        close(fd);
+    if (!same) {
+        fprintf(stderr,
+                "%s: %s exists and is not a %s; not overwritten (remove it or choose "
+                "another name)\n",
+                tool, path, kind_name(kind));
+        return -1;
     }
     return 0;
 }
 
+/* Flush (and sync) then close f: 0, or the errno of the first step that
+ * failed (EIO when an earlier write failed without one). */
+static int close_checked(FILE *f, int sync)
+{
+    errno = 0;
+    int err = fflush(f) != 0 || ferror(f) || (sync && fsync(fileno(f)) != 0) ? errno : 0;
+    if (ferror(f) && !err)
+        err = EIO;
+    if (fclose(f) != 0 && !err)
+        err = errno ? errno : EIO;
+    return err;
+}
+
 int cli_output_check(const char *tool, const char *path, cli_output_kind_t kind, const char *header)
 {
-    if (may_replace(tool, path, kind, header))
+    if (may_replace(tool, path, kind, header) < 0)
         return 1;
     char dir[4096];
     int w = snprintf(dir, sizeof dir, "%s", path);
@@ -109,12 +124,10 @@ int cli_output_open(cli_output_t *out, const char *tool, const char *path, cli_o
     out->f = NULL;
     out->tool = tool;
     out->path = path;
-    out->direct = 0;
-    if (may_replace(tool, path, kind, header))
+    out->direct = may_replace(tool, path, kind, header);
+    if (out->direct < 0)
         return 1;
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        out->direct = 1;
+    if (out->direct) {
         if (!(out->f = fopen(path, "w"))) {
             fprintf(stderr, "%s: cannot write %s: %s\n", tool, path, strerror(errno));
             return 1;
@@ -145,53 +158,27 @@ int cli_output_open(cli_output_t *out, const char *tool, const char *path, cli_o
 
 int cli_output_close(cli_output_t *out)
 {
-    errno = 0;
-    int bad = fflush(out->f) != 0 || ferror(out->f) || (!out->direct && fsync(fileno(out->f)) != 0);
-    int err = errno;
-    if (fclose(out->f) != 0 && !bad) {
-        bad = 1;
-        err = errno;
-    }
+    int err = close_checked(out->f, !out->direct);
     out->f = NULL;
-    if (!bad && !out->direct && rename(out->tmp, out->path) < 0) {
-        bad = 1;
-        err = errno;
-    }
-    if (bad) {
+    if (!err && !out->direct && rename(out->tmp, out->path) < 0)
+        err = errno ? errno : EIO;
+    if (err) {
         if (!out->direct)
             unlink(out->tmp);
-        fprintf(stderr, "%s: cannot write %s: %s%s\n", out->tool, out->path,
-                err ? strerror(err) : "write error",
+        fprintf(stderr, "%s: cannot write %s: %s%s\n", out->tool, out->path, strerror(err),
                 out->direct ? "" : "; any earlier file of that name is left as it was");
         return 1;
     }
     return 0;
 }
 
-void cli_output_abandon(cli_output_t *out)
-{
-    if (out->f) {
-        fclose(out->f);
-        out->f = NULL;
-        if (!out->direct)
-            unlink(out->tmp);
-    }
-}
-
 static const char *stdout_tool = "topsync";
 
 static void check_stdout(void)
 {
-    errno = 0;
-    int bad = fflush(stdout) != 0 || ferror(stdout);
-    int err = errno;
-    if (fclose(stdout) != 0 && !bad) {
-        bad = 1;
-        err = errno;
-    }
-    if (bad) {
-        fprintf(stderr, "%s: error writing standard output: %s\n", stdout_tool,
-                err ? strerror(err) : "write error");
+    int err = close_checked(stdout, 0);
+    if (err) {
+        fprintf(stderr, "%s: error writing standard output: %s\n", stdout_tool, strerror(err));
         /* exit() is running this handler: _exit is the way to change the
          * status (as coreutils' close_stdout does) */
         _exit(1);

@@ -45,9 +45,6 @@ int cli_output_check(const char *tool, const char *path, cli_output_kind_t kind,
  * naming the error (ENOSPC, EFBIG, EIO ...) with `path` left as it was. */
 int cli_output_close(cli_output_t *out);
 
-/* Remove the new file without touching `path` (a failure after open). */
-void cli_output_abandon(cli_output_t *out);
-
 /* At exit, flush and close standard output; on an error (a full disk
  * under "> F", /dev/full, a closed pipe) print "<tool>: error writing
  * standard output: ..." and end with status 1 instead of 0. Call once,
