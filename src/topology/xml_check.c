@@ -25,6 +25,13 @@
  * same bytes it checked.
  */
 
+/* Whether the len bytes at s are exactly `word` (names and values in the
+ * text are not NUL-terminated). */
+static bool xml_is(const char *s, size_t len, const char *word)
+{
+    return strlen(word) == len && !strncmp(s, word, len);
+}
+
 /*
  * A cpuset or nodeset value as hwloc writes it: comma-separated words, the
  * first "0xf...f" or "0x" and hex digits, the others the same or empty
@@ -82,7 +89,7 @@ static bool xml_type_known(const char *v, size_t len)
         "L4Cache", "L5Cache", "L1iCache", "L2iCache", "L3iCache", "Group",   "NUMANode", "MemCache",
         "Bridge",  "PCIDev",  "OSDev",    "Misc",     "System",   "Socket",  "Cache"};
     for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
-        if (strlen(types[k]) == len && !strncmp(v, types[k], len))
+        if (xml_is(v, len, types[k]))
             return true;
     return false;
 }
@@ -174,8 +181,7 @@ static int xml_attribute_index(const char *element, const char *attr, size_t len
         if (strcmp(xml_allowed[e].element, element))
             continue;
         for (int k = 0; xml_allowed[e].names[k]; k++)
-            if (strlen(xml_allowed[e].names[k]) == len &&
-                !strncmp(xml_allowed[e].names[k], attr, len))
+            if (xml_is(attr, len, xml_allowed[e].names[k]))
                 return k;
         return -1;
     }
@@ -187,8 +193,8 @@ static int xml_attribute_index(const char *element, const char *attr, size_t len
  * libxml2 would decode and this scan would not (version="&#50;.0"). */
 static bool xml_text_attribute(const char *attr, size_t len)
 {
-    return (len == 4 && !strncmp(attr, "name", 4)) || (len == 5 && !strncmp(attr, "value", 5)) ||
-           (len == 7 && !strncmp(attr, "subtype", 7));
+    return (xml_is(attr, len, "name")) || (xml_is(attr, len, "value")) ||
+           (xml_is(attr, len, "subtype"));
 }
 
 /* os_index of a PU or NUMANode: decimal, and small enough that hwloc's
@@ -221,7 +227,8 @@ static size_t xml_name_len(const char *p)
     return strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.");
 }
 
-/* Skip markup that is not an element: <?...?>, <!--...-->, <![CDATA[...]]>, <!...>. */
+/* Skip markup that is not an element and that the scan lets through
+ * (outside <topology>): <?...?>, <!--...-->, <!DOCTYPE ...>. */
 static int xml_skip_special(struct xml_scan *x)
 {
     const char *p = x->p, *close;
@@ -229,8 +236,6 @@ static int xml_skip_special(struct xml_scan *x)
         close = strstr(p + 2, "?>"), close = close ? close + 2 : NULL;
     else if (!strncmp(p, "<!--", 4))
         close = strstr(p + 4, "-->"), close = close ? close + 3 : NULL;
-    else if (!strncmp(p, "<![CDATA[", 9))
-        close = strstr(p + 9, "]]>"), close = close ? close + 3 : NULL;
     else
         close = strchr(p, '>'), close = close ? close + 1 : NULL;
     if (!close)
@@ -288,8 +293,7 @@ int ts_topology_xml_check(const char *text, const char *name)
                          name, x.open[x.depth - 1], (size_t)(tag - text));
             goto out;
         }
-        if (!strncmp(tag, "<![CDATA[", 9) ||
-            (tag[1] == '!' && strncmp(tag, "<!--", 4) && strncmp(tag, "<!DOCTYPE", 9))) {
+        if (tag[1] == '!' && strncmp(tag, "<!--", 4) && strncmp(tag, "<!DOCTYPE", 9)) {
             rc = ts_fail(EINVAL, "%s: markup \"%.9s\" at byte %zu, which hwloc never writes", name,
                          tag, (size_t)(tag - text));
             goto out;
@@ -317,8 +321,7 @@ int ts_topology_xml_check(const char *text, const char *name)
                 close++;
             if (*close != '>')
                 rc = xml_malformed(&x, tag, "a closing tag not closed");
-            else if (x.depth == 0 || strlen(x.open[x.depth - 1]) != n ||
-                     strncmp(x.open[x.depth - 1], tag + 2, n))
+            else if (x.depth == 0 || !xml_is(tag + 2, n, x.open[x.depth - 1]))
                 rc = xml_malformed(&x, tag, "a closing tag that matches no open element");
             else
                 x.depth--;
@@ -335,7 +338,7 @@ int ts_topology_xml_check(const char *text, const char *name)
         }
         const char *element = NULL;
         for (size_t k = 0; k < sizeof elements / sizeof elements[0] && !element; k++)
-            if (strlen(elements[k]) == n && !strncmp(tag + 1, elements[k], n))
+            if (xml_is(tag + 1, n, elements[k]))
                 element = elements[k];
         if (!element) {
             if (n == 0) {
@@ -427,9 +430,7 @@ int ts_topology_xml_check(const char *text, const char *name)
                              value, (size_t)(attr - text));
                 goto out;
             }
-            if (is_object && alen == 4 && !strncmp(attr, "type", 4))
-                type = value, type_len = vlen;
-            if (is_object && alen == 8 && !strncmp(attr, "os_index", 8))
+            if (is_object && xml_is(attr, alen, "os_index"))
                 os_index = value, os_index_len = vlen;
             int is_set = (alen >= 6 && !strncmp(attr + alen - 6, "cpuset", 6)) ||
                          (alen >= 7 && !strncmp(attr + alen - 7, "nodeset", 7));
@@ -445,8 +446,10 @@ int ts_topology_xml_check(const char *text, const char *name)
             static const char *const sets[] = {"cpuset", "complete_cpuset", "nodeset",
                                                "complete_nodeset"};
             for (int k = 0; k < 4; k++)
-                has[k] |= strlen(sets[k]) == alen && !strncmp(attr, sets[k], alen);
-            if (is_object && alen == 4 && !strncmp(attr, "type", 4)) {
+                has[k] |= xml_is(attr, alen, sets[k]);
+            if (is_object && xml_is(attr, alen, "type")) {
+                type = value;
+                type_len = vlen;
                 if (!xml_type_known(value, vlen)) {
                     rc = ts_fail(EINVAL,
                                  "%s: an object of type \"%.*s\" at byte %zu, not a type "
@@ -455,10 +458,10 @@ int ts_topology_xml_check(const char *text, const char *name)
                                  name, (int)(vlen < 32 ? vlen : 32), value, (size_t)(tag - text));
                     goto out;
                 }
-                if (vlen == 8 && !strncmp(value, "NUMANode", 8))
+                if (xml_is(value, vlen, "NUMANode"))
                     numa = numa_object = 1;
             }
-            if (is_root && x.depth == 0 && alen == 7 && !strncmp(attr, "version", 7) && vlen) {
+            if (is_root && x.depth == 0 && xml_is(attr, alen, "version") && vlen) {
                 version = value;
                 version_len = vlen;
                 format = xml_format(value);
@@ -472,9 +475,8 @@ int ts_topology_xml_check(const char *text, const char *name)
         /* the root object hwloc writes: Machine (hwloc 1.x also wrote System,
          * and NUMANode on one-node machines: a real file here has one); any
          * other made hwloc 2.9 crash or abort (issue 37 item 2) */
-        if (is_object && x.depth == 1 && !(type_len == 7 && !strncmp(type, "Machine", 7)) &&
-            !(format < 2 && type_len == 6 && !strncmp(type, "System", 6)) &&
-            !(format < 2 && numa_object)) {
+        if (is_object && x.depth == 1 && !(xml_is(type, type_len, "Machine")) &&
+            !(format < 2 && xml_is(type, type_len, "System")) && !(format < 2 && numa_object)) {
             rc = ts_fail(EINVAL,
                          "%s: the root object at byte %zu is a %.*s; hwloc writes a Machine "
                          "there (in format 1 also a System, or a NUMANode on one-node "
@@ -483,7 +485,7 @@ int ts_topology_xml_check(const char *text, const char *name)
             goto out;
         }
         /* os_index on every PU and NUMANode, as hwloc writes it */
-        if (is_object && ((type_len == 2 && !strncmp(type, "PU", 2)) || numa_object)) {
+        if (is_object && ((xml_is(type, type_len, "PU")) || numa_object)) {
             bool decimal = os_index && os_index_len > 0 && os_index_len <= 7;
             unsigned long value = 0;
             for (size_t k = 0; decimal && k < os_index_len; k++) {
