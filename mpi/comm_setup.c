@@ -349,7 +349,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
             fprintf(stderr, "topsync-mpi (rank %d): %s\n", rank, config_error);
             fflush(stderr);
         }
-        PMPI_Barrier(comm);
+        TS_MPI_OWN(Barrier)(comm);
         ts_mpi_fatal(comm, "invalid configuration, aborting");
     }
     int want_verbose = ts_mpi_verbose();

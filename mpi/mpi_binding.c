@@ -122,8 +122,7 @@ static void note_definer(struct mpi_list *mpis, const void *sym)
 }
 
 /* Before MPI_Init there is no MPI_Abort: the message, then exit status 1. */
-static void refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void refuse(const char *fmt, ...)
+void ts_mpi_refuse(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -155,17 +154,19 @@ static void bind_once(void)
 
     const char *mine = ts_mpi_abis[OUR_ABI].library;
     if (mpis.count == 0)
-        refuse("%s is loaded into a process with no MPI library (no PMPI_Init): load it into an "
-               "MPI program",
-               mine);
+        ts_mpi_refuse(
+            "%s is loaded into a process with no MPI library (no PMPI_Init): load it into an "
+            "MPI program",
+            mine);
     if (mpis.count > 1) {
         char both[8192 - 512] = "";
         for (size_t j = 0; j < mpis.count; j++)
             snprintf(both + strlen(both), sizeof both - strlen(both), "%s%s", j ? " and " : "",
                      mpis.at[j].fname);
-        refuse("two MPI libraries are loaded into this process: %s. One program, one MPI: check "
-               "LD_LIBRARY_PATH and LD_PRELOAD (%s adds none)",
-               both, mine);
+        ts_mpi_refuse(
+            "two MPI libraries are loaded into this process: %s. One program, one MPI: check "
+            "LD_LIBRARY_PATH and LD_PRELOAD (%s adds none)",
+            both, mine);
     }
     void *mpi = mpis.at[0].handle;
     snprintf(library_path, sizeof library_path, "%s", mpis.at[0].fname);
@@ -194,14 +195,14 @@ static void bind_once(void)
         else
             snprintf(which, sizeof which, "%s (soname %s): use %s", ts_mpi_abis[abi].what, soname,
                      ts_mpi_abis[abi].library);
-        refuse("%s serves %s, but this process's MPI is %s, %s", mine, ts_mpi_abis[OUR_ABI].what,
-               library_path, which);
+        ts_mpi_refuse("%s serves %s, but this process's MPI is %s, %s", mine,
+                      ts_mpi_abis[OUR_ABI].what, library_path, which);
     }
     /* mpi4py and other dlopen()ers load the MPI with RTLD_LOCAL: our calls
      * into it could not resolve. Promote it to the global scope. */
     if (!dlsym(RTLD_DEFAULT, "PMPI_Init") &&
         !dlopen(library_path, RTLD_LAZY | RTLD_NOLOAD | RTLD_GLOBAL))
-        refuse("cannot make %s's symbols global (%s)", library_path, dlerror());
+        ts_mpi_refuse("cannot make %s's symbols global (%s)", library_path, dlerror());
 #ifdef OMPI_MAJOR_VERSION
     /* Open MPI's predefined handles are the addresses of its objects: taken
      * here rather than by load-time relocations, which would need the MPI
@@ -215,7 +216,8 @@ static void bind_once(void)
     void *addr[sizeof names / sizeof names[0]];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!(addr[i] = dlsym(RTLD_DEFAULT, names[i])))
-            refuse("%s has no %s: not the Open MPI ABI %s serves", library_path, names[i], mine);
+            ts_mpi_refuse("%s has no %s: not the Open MPI ABI %s serves", library_path, names[i],
+                          mine);
     ts_ompi = (struct ts_ompi_handles){
         .comm_world = addr[0],
         .comm_null = addr[1],
@@ -227,6 +229,7 @@ static void bind_once(void)
         .info_null = addr[7],
     };
 #endif
+    ts_mpi_chain_resolve(mpi);
 }
 
 static pthread_once_t bound = PTHREAD_ONCE_INIT;

@@ -19,6 +19,73 @@ void ts_mpi_bind(void);
 /* The MPI library's path as loaded ("" before ts_mpi_bind). */
 const char *ts_mpi_library(void);
 
+/* Refuse to run (before MPI_Init there is no MPI_Abort): the message on
+ * stderr, then exit status 1. */
+void ts_mpi_refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* ---- PMPI tools (tool_chain.c) ----
+ * Served: libtopsync-mpi defines PMPI_X as well as MPI_X and does its work
+ * in PMPI_X, calling the MPI's own through TS_MPI_OWN(X). Passed: only
+ * MPI_X is defined; it runs the tool's MPI_X, if any, instead of PMPI_X.
+ * MPI_X of both asks ts_mpi_tool_enter(TS_MPI_FN_X) for a tool loaded after
+ * libtopsync-mpi, calls it and then ts_mpi_tool_leave(TS_MPI_FN_X). */
+/* clang-format off */
+#define TS_MPI_SERVED(X)                                                                    \
+    X(Barrier)                                                                              \
+    X(Win_create) X(Win_allocate) X(Win_allocate_shared) X(Win_create_dynamic) X(Win_free)  \
+    X(Isend) X(Issend) X(Ibsend) X(Irsend) X(Irecv) X(Imrecv) X(Start) X(Startall)          \
+    X(Ibarrier) X(Ibcast) X(Ireduce) X(Iallreduce)
+/* clang-format on */
+#define TS_MPI_PASSED(X) X(Init) X(Init_thread)
+/* The Fortran barrier's manglings: served (pmpi_X defined too) and passed
+ * like the C one, told apart from an MPI's by its pmpi_ name. */
+#define TS_MPI_FORTRAN(X) \
+    X(mpi_barrier) X(mpi_barrier_) X(mpi_barrier__) X(MPI_BARRIER) X(mpi_barrier_f08_)
+#define TS_MPI_FN_ENUM(name) TS_MPI_FN_##name,
+#define TS_MPI_FN_PLUS_ONE(name) +1
+enum ts_mpi_fn {
+    TS_MPI_SERVED(TS_MPI_FN_ENUM) TS_MPI_PASSED(TS_MPI_FN_ENUM) TS_MPI_FORTRAN(TS_MPI_FN_ENUM)
+        TS_MPI_FN_COUNT
+};
+enum { TS_MPI_FN_SERVED_COUNT = 0 TS_MPI_SERVED(TS_MPI_FN_PLUS_ONE) };
+typedef void (*ts_mpi_fnptr)(void);
+/* The MPI's own PMPI_X of each served X (set by ts_mpi_bind). */
+extern ts_mpi_fnptr ts_mpi_own_fn[TS_MPI_FN_COUNT];
+#define TS_MPI_OWN(name) ((__typeof__(&PMPI_##name))ts_mpi_own_fn[TS_MPI_FN_##name])
+/* At ts_mpi_bind: the MPI's own PMPI_X in `mpi` (a handle on the MPI
+ * library) and the tools' MPI_X loaded after libtopsync-mpi. */
+void ts_mpi_chain_resolve(void *mpi);
+/* TOPSYNC_VERBOSE: one line per function passed through a tool. */
+void ts_mpi_chain_report(void);
+/* A served PMPI_X calls ts_mpi_bind before TS_MPI_OWN: with a tool loaded
+ * first, it may be the process's first call into libtopsync-mpi. The
+ * tables are written inside ts_mpi_bind's pthread_once, which orders them
+ * before every return from it (POSIX's guarantee for pthread_once). */
+extern ts_mpi_fnptr ts_mpi_tool_fn[TS_MPI_FN_COUNT];
+ts_mpi_fnptr ts_mpi_tool_claim(enum ts_mpi_fn fn);
+void ts_mpi_tool_leave(enum ts_mpi_fn fn);
+/* The tool's MPI_X for this call (NULL: no tool, or this thread is inside
+ * that tool's MPI_X already); binds first. Non-NULL: call it, then leave. */
+static inline ts_mpi_fnptr ts_mpi_tool_enter(enum ts_mpi_fn fn)
+{
+    ts_mpi_bind();
+    if (__builtin_expect(!ts_mpi_tool_fn[fn], 1))
+        return NULL;
+    return ts_mpi_tool_claim(fn);
+}
+/* rc = MPI_X's call: the tool's MPI_X loaded after us, else PMPI_X (ours
+ * for a served X, the MPI's for a passed one). */
+#define TS_MPI_CALL(rc, name, args)                               \
+    do {                                                          \
+        ts_mpi_fnptr tool_ = ts_mpi_tool_enter(TS_MPI_FN_##name); \
+        if (!tool_) {                                             \
+            (rc) = PMPI_##name args;                              \
+        } else {                                                  \
+            (rc) = ((__typeof__(&PMPI_##name))tool_)args;         \
+            ts_mpi_tool_leave(TS_MPI_FN_##name);                  \
+        }                                                         \
+    } while (0)
+
 #ifdef OMPI_MAJOR_VERSION
 /* Open MPI's predefined handles are addresses of objects in libmpi: read at
  * ts_mpi_bind from the library itself, so that libtopsync-mpi needs no

@@ -55,8 +55,10 @@ void ts_mpi_node_map_init(int provided)
         split = 1; /* reported at the first set-up, on every rank */
     int wrank, srank, ssize, prank;
     PMPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    if (wrank == 0 && ts_mpi_verbose())
+    if (wrank == 0 && ts_mpi_verbose()) {
         fprintf(stderr, "topsync-mpi: MPI library %s\n", ts_mpi_library());
+        ts_mpi_chain_report();
+    }
     MPI_Comm shared, pseudo;
     if (PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, wrank, MPI_INFO_NULL, &shared) !=
         MPI_SUCCESS)

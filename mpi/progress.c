@@ -51,92 +51,75 @@ static inline int count_window(int rc, long delta)
     return rc;
 }
 
+/*
+ * Each counted function twice (tool_chain.c): PMPI_X counts and calls the
+ * MPI's own PMPI_X; MPI_X passes through a PMPI tool loaded after us, else
+ * calls our PMPI_X. A tool before us calls our PMPI_X itself.
+ * COUNTED(name, count_call, params, args): count_call wraps the MPI's return.
+ */
+#define COUNTED(name, counted, params, args)   \
+    int PMPI_##name params                     \
+    {                                          \
+        ts_mpi_bind();                         \
+        return counted(TS_MPI_OWN(name) args); \
+    }                                          \
+    int MPI_##name params                      \
+    {                                          \
+        int rc;                                \
+        TS_MPI_CALL(rc, name, args);           \
+        return rc;                             \
+    }
+#define OPENS_WINDOW(rc) count_window(rc, 1)
+#define FREES_WINDOW(rc) count_window(rc, -1)
+
 /* ---- windows --------------------------------------------------------------- */
 
-int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                   MPI_Win *win)
-{
-    return count_window(PMPI_Win_create(base, size, disp_unit, info, comm, win), 1);
-}
-
-int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
-                     MPI_Win *win)
-{
-    return count_window(PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win), 1);
-}
-
-int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                            void *baseptr, MPI_Win *win)
-{
-    return count_window(PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win), 1);
-}
-
-int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
-{
-    return count_window(PMPI_Win_create_dynamic(info, comm, win), 1);
-}
-
-int MPI_Win_free(MPI_Win *win)
-{
-    return count_window(PMPI_Win_free(win), -1);
-}
+COUNTED(Win_create, OPENS_WINDOW,
+        (void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win),
+        (base, size, disp_unit, info, comm, win))
+COUNTED(Win_allocate, OPENS_WINDOW,
+        (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win),
+        (size, disp_unit, info, comm, baseptr, win))
+COUNTED(Win_allocate_shared, OPENS_WINDOW,
+        (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win),
+        (size, disp_unit, info, comm, baseptr, win))
+COUNTED(Win_create_dynamic, OPENS_WINDOW, (MPI_Info info, MPI_Comm comm, MPI_Win *win),
+        (info, comm, win))
+COUNTED(Win_free, FREES_WINDOW, (MPI_Win * win), (win))
 
 /* ---- nonblocking point-to-point and persistent requests ---------------------- */
 
-/* The four send modes share one signature: one macro defines their wrappers. */
-#define COUNTED_SEND(name)                                                             \
-    int MPI_##name(const void *buf, int count, MPI_Datatype type, int dest, int tag,   \
-                   MPI_Comm comm, MPI_Request *request)                                \
-    {                                                                                  \
-        return count_started(PMPI_##name(buf, count, type, dest, tag, comm, request)); \
-    }
+/* The four send modes share one signature. */
+#define COUNTED_SEND(name)                                                                    \
+    COUNTED(name, count_started,                                                              \
+            (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, \
+             MPI_Request *request),                                                           \
+            (buf, count, type, dest, tag, comm, request))
 COUNTED_SEND(Isend)
 COUNTED_SEND(Issend)
 COUNTED_SEND(Ibsend)
 COUNTED_SEND(Irsend)
-
-int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-              MPI_Request *request)
-{
-    return count_started(PMPI_Irecv(buf, count, type, source, tag, comm, request));
-}
-
-int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request)
-{
-    return count_started(PMPI_Imrecv(buf, count, type, message, request));
-}
-
-int MPI_Start(MPI_Request *request)
-{
-    return count_started(PMPI_Start(request));
-}
-
-int MPI_Startall(int count, MPI_Request requests[])
-{
-    return count_started(PMPI_Startall(count, requests));
-}
+COUNTED(Irecv, count_started,
+        (void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+         MPI_Request *request),
+        (buf, count, type, source, tag, comm, request))
+COUNTED(Imrecv, count_started,
+        (void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request),
+        (buf, count, type, message, request))
+COUNTED(Start, count_started, (MPI_Request * request), (request))
+COUNTED(Startall, count_started, (int count, MPI_Request requests[]), (count, requests))
 
 /* ---- nonblocking collectives (the ones a barrier is likely to overlap) ------- */
 
-int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
-{
-    return count_started(PMPI_Ibarrier(comm, request));
-}
-
-int MPI_Ibcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
-               MPI_Request *request)
-{
-    return count_started(PMPI_Ibcast(buf, count, type, root, comm, request));
-}
-
-int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                int root, MPI_Comm comm, MPI_Request *request)
-{
-    return count_started(PMPI_Ireduce(sendbuf, recvbuf, count, type, op, root, comm, request));
-}
-
-int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                   MPI_Comm comm, MPI_Request *request)
-{
-    return count_started(PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, request));
-}
+COUNTED(Ibarrier, count_started, (MPI_Comm comm, MPI_Request *request), (comm, request))
+COUNTED(Ibcast, count_started,
+        (void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *request),
+        (buf, count, type, root, comm, request))
+COUNTED(Ireduce, count_started,
+        (const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+         MPI_Comm comm, MPI_Request *request),
+        (sendbuf, recvbuf, count, type, op, root, comm, request))
+COUNTED(Iallreduce, count_started,
+        (const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+         MPI_Request *request),
+        (sendbuf, recvbuf, count, type, op, comm, request))

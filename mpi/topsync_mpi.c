@@ -164,7 +164,7 @@ int topsync_mpi_barrier(MPI_Comm comm)
         PMPI_Initialized(&initialized);
         PMPI_Finalized(&finalized);
         if (!initialized || finalized || comm == MPI_COMM_NULL)
-            return PMPI_Barrier(comm); /* let the MPI report the error */
+            return TS_MPI_OWN(Barrier)(comm); /* let the MPI report the error */
         s = state_of(comm);
         cache.comm = comm;
         cache.state = s;
@@ -175,7 +175,7 @@ int topsync_mpi_barrier(MPI_Comm comm)
          * collectives on one communicator */
         if (s->deferred_barriers > 0) {
             s->deferred_barriers--;
-            return PMPI_Barrier(comm);
+            return TS_MPI_OWN(Barrier)(comm);
         }
         /* replacing the state bumps the generation (delete_state()): the
          * cache, ours included, looks the new one up on the next call */
@@ -183,7 +183,7 @@ int topsync_mpi_barrier(MPI_Comm comm)
     }
     switch (s->mode) {
     case MODE_DEFERRED:
-    case MODE_PMPI: return PMPI_Barrier(comm);
+    case MODE_PMPI: return TS_MPI_OWN(Barrier)(comm);
     case MODE_NODE:
         ts_mpi_progress_enter();
         node_wait(comm, s, false);
@@ -193,12 +193,12 @@ int topsync_mpi_barrier(MPI_Comm comm)
         ts_mpi_progress_enter();
         node_wait(comm, s, false);
         if (s->node_rank == 0)
-            rc = PMPI_Barrier(s->leaders);
+            rc = TS_MPI_OWN(Barrier)(s->leaders);
         node_wait(comm, s, true);
         return rc;
     }
     }
-    return PMPI_Barrier(comm);
+    return TS_MPI_OWN(Barrier)(comm);
 }
 
 const char *topsync_mpi_describe(MPI_Comm comm)
@@ -214,11 +214,13 @@ const char *topsync_mpi_describe(MPI_Comm comm)
 /* ---- the entry points ---------------------------------------------------- */
 
 /* MPI_Init and MPI_Init_thread: the one place where communicators may be
- * made (node_map.c). */
+ * made (node_map.c). Passed through a PMPI tool loaded after us
+ * (tool_chain.c), which then sees MPI_Init as it expects. */
 int MPI_Init(int *argc, char ***argv)
 {
     ts_mpi_bind(); /* refuses a process whose MPI we cannot serve */
-    int rc = PMPI_Init(argc, argv);
+    int rc;
+    TS_MPI_CALL(rc, Init, (argc, argv));
     if (rc == MPI_SUCCESS) {
         int provided = MPI_THREAD_SINGLE;
         PMPI_Query_thread(&provided);
@@ -231,7 +233,8 @@ int MPI_Init(int *argc, char ***argv)
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     ts_mpi_bind(); /* refuses a process whose MPI we cannot serve */
-    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    int rc;
+    TS_MPI_CALL(rc, Init_thread, (argc, argv, required, provided));
     if (rc == MPI_SUCCESS) {
         ts_mpi_node_map_init(*provided);
         make_keyval();
@@ -239,47 +242,72 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     return rc;
 }
 
-int MPI_Barrier(MPI_Comm comm)
+/* topsync's barrier is PMPI_Barrier, so that a PMPI tool loaded before us
+ * (its MPI_Barrier calls PMPI_Barrier) still reaches it; MPI_Barrier passes
+ * through a tool loaded after us (tool_chain.c). */
+int PMPI_Barrier(MPI_Comm comm)
 {
     return topsync_mpi_barrier(comm);
 }
 
+int MPI_Barrier(MPI_Comm comm)
+{
+    ts_mpi_fnptr tool = ts_mpi_tool_enter(TS_MPI_FN_Barrier);
+    if (__builtin_expect(!tool, 1))
+        return topsync_mpi_barrier(comm);
+    int rc = ((__typeof__(&PMPI_Barrier))tool)(comm);
+    ts_mpi_tool_leave(TS_MPI_FN_Barrier);
+    return rc;
+}
+
 #ifndef MPI_ABI_VERSION
 /* Fortran mpif.h / `use mpi` bindings (all the manglings both MPIs export).
- * The MPI-5 standard ABI's C header has no MPI_Fint: its library serves C. */
-static void fortran_barrier(MPI_Fint *comm, MPI_Fint *ierr)
+ * The MPI-5 standard ABI's C header has no MPI_Fint: its library serves C.
+ * Each mangling passes through a tool's (tool_chain.c) and has its pmpi_
+ * twin, which serves: a Fortran tool loaded first calls that. */
+typedef void fortran_barrier_fn(MPI_Fint *comm, MPI_Fint *ierr);
+static void fortran_serve(MPI_Fint *comm, MPI_Fint *ierr)
 {
     int rc = topsync_mpi_barrier(MPI_Comm_f2c(*comm));
     if (ierr)
         *ierr = (MPI_Fint)rc;
 }
 
-void mpi_barrier(MPI_Fint *comm, MPI_Fint *ierr);
-void mpi_barrier_(MPI_Fint *comm, MPI_Fint *ierr);
-void mpi_barrier__(MPI_Fint *comm, MPI_Fint *ierr);
-void MPI_BARRIER(MPI_Fint *comm, MPI_Fint *ierr);
-void mpi_barrier(MPI_Fint *comm, MPI_Fint *ierr)
+static void fortran_barrier(enum ts_mpi_fn fn, MPI_Fint *comm, MPI_Fint *ierr)
 {
-    fortran_barrier(comm, ierr);
-}
-void mpi_barrier_(MPI_Fint *comm, MPI_Fint *ierr)
-{
-    fortran_barrier(comm, ierr);
-}
-void mpi_barrier__(MPI_Fint *comm, MPI_Fint *ierr)
-{
-    fortran_barrier(comm, ierr);
-}
-void MPI_BARRIER(MPI_Fint *comm, MPI_Fint *ierr)
-{
-    fortran_barrier(comm, ierr);
+    ts_mpi_fnptr tool = ts_mpi_tool_enter(fn);
+    if (!tool) {
+        fortran_serve(comm, ierr);
+        return;
+    }
+    ((fortran_barrier_fn *)tool)(comm, ierr);
+    ts_mpi_tool_leave(fn);
 }
 
-/* `use mpi_f08`: TYPE(MPI_Comm) is one INTEGER passed by reference, ierror
- * is OPTIONAL (NULL when absent). Both MPIs name it mpi_barrier_f08_. */
-void mpi_barrier_f08_(MPI_Fint *comm, MPI_Fint *ierr);
-void mpi_barrier_f08_(MPI_Fint *comm, MPI_Fint *ierr)
+/* `use mpi_f08` (mpi_barrier_f08_): TYPE(MPI_Comm) is one INTEGER passed
+ * by reference, ierror is OPTIONAL (NULL when absent); both MPIs name it so. */
+#define FORTRAN_BARRIER(name)                          \
+    fortran_barrier_fn name, p##name;                  \
+    void name(MPI_Fint *comm, MPI_Fint *ierr)          \
+    {                                                  \
+        fortran_barrier(TS_MPI_FN_##name, comm, ierr); \
+    }                                                  \
+    void p##name(MPI_Fint *comm, MPI_Fint *ierr)       \
+    {                                                  \
+        fortran_serve(comm, ierr);                     \
+    }
+FORTRAN_BARRIER(mpi_barrier)
+FORTRAN_BARRIER(mpi_barrier_)
+FORTRAN_BARRIER(mpi_barrier__)
+FORTRAN_BARRIER(mpi_barrier_f08_)
+/* MPI_BARRIER's profiling twin is PMPI_BARRIER, not pMPI_BARRIER */
+fortran_barrier_fn MPI_BARRIER, PMPI_BARRIER;
+void MPI_BARRIER(MPI_Fint *comm, MPI_Fint *ierr)
 {
-    fortran_barrier(comm, ierr);
+    fortran_barrier(TS_MPI_FN_MPI_BARRIER, comm, ierr);
+}
+void PMPI_BARRIER(MPI_Fint *comm, MPI_Fint *ierr)
+{
+    fortran_serve(comm, ierr);
 }
 #endif

@@ -304,6 +304,64 @@ timeout) # TOPSYNC_TIMEOUT: rank 1 dies (kill -9) or hangs (SIGSTOP) mid-run; th
     pkill -9 -f "timeout_check_$impl" 2>/dev/null
     out=$(launch 2 core TOPSYNC_TIMEOUT=soon -- "$check" 10 1 2>&1)
     [ $? -ne 0 ] && grep -q "TOPSYNC_TIMEOUT='soon' is not valid" <<<"$out" && ok || ko "bad TOPSYNC_TIMEOUT" ;;
+tools) # a PMPI tool (count_tool.c, as profilers are written: MPI_X counts and
+    # calls PMPI_X) preloaded before and after libtopsync-mpi, and with the
+    # program linked with it: the tool sees every call (exact counts), topsync
+    # serves MPI_Barrier (its verbose line); np 2 bound and np 4 unbound
+    if [ "$mpi" = debian ]; then
+        tool=$bindir/libcount_tool_$impl.so
+    else
+        tool=$tmp/libcount_tool.so
+        "${mpicc[@]}" -shared -fPIC -o "$tool" "$srcdir/count_tool.c" "${mpicc_libs[@]}" \
+            >"$tmp/tool.log" 2>&1 || ko "$mpi: count_tool.c does not build: $(cat "$tmp/tool.log")"
+    fi
+    prog=$(prog tool_check) rounds=200
+    for run in "2 core" "4 none"; do
+        set -- $run
+        np=$1 bind=$2
+        for order in tool-first topsync-first; do
+            if [ $order = tool-first ]; then preload=$tool:$lib; else preload=$lib:$tool; fi
+            out=$(launch $np $bind LD_PRELOAD=$preload TOPSYNC_VERBOSE=1 -- "$prog" $rounds 2>&1)
+            expect_pass "$out" "tools $order np $np"
+            seen=$(grep -c "^count_tool: rank [0-9]*: init 1 barrier $rounds isend $rounds irecv $rounds win_create 1 win_free 1$" <<<"$out")
+            [ "$seen" = $np ] && ok ||
+                ko "tools $order np $np: the tool did not see every call on every rank ($seen of $np): $(grep count_tool <<<"$out")"
+            grep -q "^topsync-mpi: comm of $np ranks" <<<"$out" && ok ||
+                ko "tools $order np $np: topsync did not serve MPI_Barrier (no verbose line): $(tail -3 <<<"$out")"
+            if [ $order = topsync-first ]; then
+                grep -q "^topsync-mpi: MPI_Barrier passes through .*count_tool" <<<"$out" && ok ||
+                    ko "tools $order: the verbose output does not name the tool"
+            fi
+        done
+    done
+    # the program linked with libtopsync-mpi (it comes before the MPI), the
+    # tool preloaded: the tool-first order
+    if [ "$mpi" = debian ]; then
+        linked=$tmp/tool_check_linked
+        cc -o "$linked" "$srcdir/tool_check.c" -I"$srcdir/../../include" $(pkg-config --cflags $([ $impl = openmpi ] && echo ompi-c || echo mpich)) \
+            -L"$libdir" -ltopsync-mpi-$impl -Wl,-rpath,"$libdir" $(pkg-config --libs $([ $impl = openmpi ] && echo ompi-c || echo mpich)) \
+            2>"$tmp/linked.log" || ko "tool_check linked does not build: $(cat "$tmp/linked.log")"
+        out=$(launch 2 core LD_PRELOAD=$tool TOPSYNC_VERBOSE=1 -- "$linked" $rounds 2>&1)
+        expect_pass "$out" "tools linked"
+        seen=$(grep -c "^count_tool: rank [0-9]*: init 1 barrier $rounds " <<<"$out")
+        [ "$seen" = 2 ] && ok || ko "tools linked: the tool missed calls: $(grep count_tool <<<"$out")"
+        grep -q "^topsync-mpi: comm of 2 ranks" <<<"$out" && ok || ko "tools linked: topsync did not serve"
+        # Fortran: a tool of the gfortran mangling, both orders
+        if fortran barrier_f.f90 "$tmp/barrier_f" plain 2>"$tmp/err" &&
+           cc -shared -fPIC -o "$tmp/libcount_tool_f.so" "$srcdir/count_tool_f.c" \
+              $(pkg-config --cflags $([ $impl = openmpi ] && echo ompi-c || echo mpich)) 2>>"$tmp/err"; then
+            for preload in "$tmp/libcount_tool_f.so:$lib" "$lib:$tmp/libcount_tool_f.so"; do
+                out=$(launch 2 core LD_PRELOAD=$preload TOPSYNC_VERBOSE=1 -- "$tmp/barrier_f" 2>&1)
+                expect_pass "$out" "Fortran tool $preload"
+                [ "$(grep -c "^count_tool_f: barrier 1000$" <<<"$out")" = 2 ] && ok ||
+                    ko "Fortran tool $preload: the tool missed calls: $(grep count_tool_f <<<"$out")"
+                grep -q "^topsync-mpi: comm of 2 ranks" <<<"$out" && ok ||
+                    ko "Fortran tool $preload: topsync did not serve"
+            done
+        else
+            ko "the Fortran tool check does not build: $(cat "$tmp/err")"
+        fi
+    fi ;;
 progress) # programs that need MPI's progress inside MPI_Barrier (issue 35):
     # a rendezvous Irecv across the barrier, passive-target RMA before it;
     # their data checked every iteration, natively and preloaded, np 2 bound
