@@ -350,6 +350,15 @@ def plot(fig6_pred, fwd, docs_dir):
                    label=f"map-by {m}, K={hi_k}")
         for x, y0, y1 in zip(xs, lows, highs):
             ax.plot([x, x], [y0, y1], color=dots.get_facecolor()[0], lw=0.6)
+        if i == 0:  # each point named once (the mappings' points of one algorithm sit together)
+            for a, x, y in zip(FIG6, xs, highs):
+                ax.annotate(PAPER_NAME.get(a, a), (x, y), fontsize=6, xytext=(3, 3),
+                            textcoords="offset points")
+        every_y = [y for k in (lo_k, hi_k) for a in FIG6 for y in [fig6_pred[k][m][a][0] / 1000]]
+        y_lo = min(every_y) if i == 0 else min(y_lo, min(every_y))
+        y_hi = max(every_y) if i == 0 else max(y_hi, max(every_y))
+    # both ends of every K range on the chart (K = 1 is the highest)
+    ax.set_ylim(min(0.1, y_lo / 1.5), max(100, y_hi * 1.5))
     lo, hi = 0.1, 100
     ax.plot([lo, hi], [lo, hi], "k--", lw=0.8, label="predicted = published")
     ax.set_xscale("log")

@@ -19,6 +19,8 @@ bench=$build/bench/topsync-bench
 nps=${NPS:-2 4 8}
 maps=${MAPS:-core numa socket}
 cores=$("$build/tools/topsync-info" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["cores"])')
+# the machine, for the report's labels (oversubscription, equal mappings)
+"$build/tools/topsync-info" --json > "$out/machine.info"
 
 for impl in openmpi mpich; do
     [ -x "$build/bench/topsync-bench-mpi-$impl" ] || { echo "skip $impl (not built)"; continue; }

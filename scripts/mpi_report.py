@@ -52,7 +52,30 @@ def main(out_dir):
         plt = None
         print("matplotlib missing (Debian python3-matplotlib): no PNG plots")
 
-    md = ["# MPI_Barrier on this machine", ""]
+    machine = {}
+    try:
+        with open(os.path.join(out_dir, "machine.info")) as f:
+            machine = json.load(f)  # topsync-info --json, written by mpi_compare.sh
+    except (OSError, ValueError):
+        pass
+    cpus = machine.get("cores") or len(os.sched_getaffinity(0))
+    # map-by numa and socket differ from map-by core only where a NUMA node
+    # or a package holds some cores but not all
+    one_unit = "one unit holds every core"
+    dropped = {d["level"]: d["reason"] for d in machine.get("dropped_levels", [])}
+    mappings_equal = all(one_unit in dropped.get(level, "") for level in ("NUMANode", "Package"))
+    md = ["# MPI_Barrier on this machine", "",
+          "peer:mpi is the MPI's own MPI_Barrier as it selects it by default. "
+          "peer:ompi-tuned-N is Open MPI's coll/tuned barrier algorithm N forced "
+          "(--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_barrier_algorithm N): "
+          "1 linear, 2 double ring, 3 recursive doubling, 4 Bruck, 5 two proc, 6 tree; "
+          "5 exists for 2 ranks only, so it has no row at np 4 and 8. "
+          f"Ranks are bound to cores; np above {cpus} runs more ranks than this machine's "
+          f"{cpus} CPUs (oversubscribed), where every barrier waits for descheduled ranks.", ""]
+    if mappings_equal:
+        md += ["On this machine (one package, one NUMA node: topsync-info) map-by core, numa "
+               "and socket place the ranks identically: the spread over the mappings (CV) is "
+               "run-to-run variation, not the robustness the paper's Fig. 6 measures.", ""]
     configs = sorted({(r["mpi"], r["np"]) for r in rows})
     for mpi, np_ in configs:
         sub = [r for r in rows if r["mpi"] == mpi and r["np"] == np_]
@@ -61,7 +84,9 @@ def main(out_dir):
                       key=lambda a: (a.startswith("peer:"), a))
         lat = {(r["algorithm"], r["mapping"]): r["latency_ns"] for r in sub}
         resolved = {r["algorithm"]: r["resolved"] for r in sub if r["resolved"]}
-        md += [f"## {mpi}, np = {np_}", "",
+        where = (f"{np_} ranks on {cpus} CPUs: oversubscribed {np_ / cpus:g}x" if np_ > cpus
+                 else f"{np_} ranks on {cpus} CPUs, one per core")
+        md += [f"## {mpi}, np = {np_} ({where})", "",
                "| algorithm | " + " | ".join(f"map-by {m} (us)" for m in maps) +
                " | mean (us) | CV | vs peer:mpi |",
                "|---|" + "---:|" * (len(maps) + 3)]
@@ -98,7 +123,9 @@ def main(out_dir):
             ax.set_xticklabels(names, rotation=45, ha="right", fontsize=8)
             ax.set_ylabel("MPI_Barrier latency (us)")
             ax.set_yscale("log")
-            ax.set_title(f"{mpi}, np = {np_}, map-by {m} (blue: topsync, red: the MPI's own)")
+            ax.set_title(f"{mpi}, np = {np_} on {cpus} CPUs"
+                         f"{' (oversubscribed)' if np_ > cpus else ''}, map-by {m} "
+                         f"(blue: topsync, red: the MPI's own)", fontsize=9)
             fig.tight_layout()
             fig.savefig(os.path.join(out_dir, f"bar-{mpi}-np{np_}-{m}.png"), dpi=110)
             plt.close(fig)
@@ -111,7 +138,9 @@ def main(out_dir):
         t.auto_set_font_size(False)
         t.set_fontsize(8)
         t.scale(1, 1.2)
-        ax.set_title(f"{mpi}, np = {np_}: latency per mapping and coefficient of variation")
+        ax.set_title(f"{mpi}, np = {np_} on {cpus} CPUs: latency per mapping and coefficient of "
+                     f"variation" + (" (the mappings place ranks identically here)"
+                                     if mappings_equal else ""), fontsize=9)
         fig.tight_layout()
         fig.savefig(os.path.join(out_dir, f"fig6-{mpi}-np{np_}.png"), dpi=110)
         plt.close(fig)

@@ -12,11 +12,24 @@ against threads, one line per lock (RCL in its best configuration and in
 the papers' baseline configuration).
 """
 import json
+import os
+import subprocess
 import sys
 
 
 def key(r):
     return (r["lock"], r["pattern"], r["threads"], r["alloc"], r["init"], r.get("affinity", "none"))
+
+
+def numa_node_count():
+    """NUMA nodes of this machine, as hwloc sees them (hwloc-calc, Debian's
+    hwloc package); 0 when it cannot tell."""
+    try:
+        out = subprocess.run(["hwloc-calc", "--number-of", "numanode", "machine:0"],
+                             capture_output=True, text=True, timeout=60)
+        return int(out.stdout.strip()) if out.returncode == 0 else 0
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return 0
 
 
 def main(path, prefix=None):
@@ -46,7 +59,18 @@ def main(path, prefix=None):
         for lock in locks:
             print(f"| {lock} | " + " | ".join(cell(best(lock, p, t)) for t in threads) + " |")
 
+    cpus = len(os.sched_getaffinity(0))  # the report runs where the benchmark ran
+    numa_nodes = numa_node_count()
+    print(f"\nRCL's server thread takes a core of its own: with {cpus} CPUs here, RCL's "
+          f"clients share the other {cpus - 1}, while the other locks' threads use all {cpus}; "
+          f"thread counts are clients (worker threads), the server not counted.")
+
     print("\n### RCL configurations (ratio of medians, same run)\n")
+    if numa_nodes == 1:
+        print("This machine has one NUMA node: RCL-aware and default allocation, and NUMA "
+              "and default initialization, place memory identically here, so their ratios "
+              "are run-to-run noise, not an effect of the placement (the papers measure it "
+              "on 4-8 nodes).\n")
     print("| pattern | threads | rcl-aware / default alloc | numa / default init "
           "| hierarchical / no affinity |")
     print("|---|---|---|---|---|")
@@ -69,7 +93,11 @@ def main(path, prefix=None):
     if metric and metric.get("rcl") and metric.get("c2c"):
         print(f"\nround trip, one client, empty critical section: RCL {metric['rcl']:.1f} ns, "
               f"cache line core to core {metric['c2c']:.1f} ns "
-              f"({metric['rcl'] / metric['c2c']:.2f}x the floor)")
+              f"({metric['rcl'] / metric['c2c']:.2f}x the floor). The floor is one cache "
+              f"line bounced between the same two cores, measured in the same run; an RCL "
+              f"request and its completion are the same two line transfers, so a ratio near "
+              f"1 (below it too) means RCL adds nothing measurable: the two medians differ "
+              f"by run-to-run variation (0.79x-1.27x over five runs, docs/results.md).")
 
     if not prefix:
         return
@@ -91,7 +119,8 @@ def main(path, prefix=None):
         ax.set_ylabel("Mops/s (best configuration)")
         ax.set_yscale("log")
         ax.set_xticks(threads)
-        ax.set_title(f"RCL protocol, {p} access")
+        ax.set_title(f"RCL protocol, {p} access, {cpus} CPUs\n(RCL's server takes 1 of "
+                     f"them; its clients share the other {cpus - 1})", fontsize=9)
         ax.legend(fontsize=7)
         fig.tight_layout()
         fig.savefig(f"{prefix}-{p}.png", dpi=100)
