@@ -48,9 +48,17 @@ int bench_check_list(const char *option, const char *list);
 /* A decimal count in [min, max] (no sign, nothing after it): 0, else -1. */
 int bench_parse_u64(const char *s, uint64_t *out, uint64_t min, uint64_t max);
 /*
+ * A helper program of the tools (topsync-bench-mpi-IMPL,
+ * topsync-bench-pthread-loop): beside this executable (the build tree),
+ * else in ../libexec/topsync from it (an installed prefix, moved or not),
+ * else in the configured libexec directory. Writes its path: 0, or -1 when
+ * none is executable (path then holds the last place tried).
+ */
+int bench_find_helper(const char *name, char *path, size_t size);
+/*
  * --mpi: this process was started by mpirun/mpiexec; the MPI benchmark built
  * for the MPI that started it (its handles are not ABI-compatible with the
- * other's) is topsync-bench-mpi-IMPL beside this executable. Writes its path
+ * other's) is the helper topsync-bench-mpi-IMPL (bench_find_helper). Writes its path
  * (size bytes at most) and IMPL: 0, or the exit status (2: not under a known
  * MPI or a bad TOPSYNC_BENCH_MPI; 1: no path) after a message prefixed by tool.
  */

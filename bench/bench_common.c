@@ -91,6 +91,32 @@ void bench_mpi_usage(FILE *f)
             "       mpirun ... topsync-tune --mpi [--iterations K] [--runs R] [--output FILE]\n");
 }
 
+int bench_find_helper(const char *name, char *path, size_t size)
+{
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    char *slash = NULL;
+    if (len > 0) {
+        self[len] = '\0';
+        slash = strrchr(self, '/');
+    }
+    if (slash) {
+        slash[1] = '\0';
+        static const char *const relative[] = {"", "../libexec/topsync/"};
+        for (size_t i = 0; i < sizeof relative / sizeof relative[0]; i++) {
+            snprintf(path, size, "%s%s%s", self, relative[i], name);
+            if (access(path, X_OK) == 0)
+                return 0;
+        }
+    }
+#ifdef TOPSYNC_HELPER_DIR
+    snprintf(path, size, "%s/%s", TOPSYNC_HELPER_DIR, name);
+    if (access(path, X_OK) == 0)
+        return 0;
+#endif
+    return -1;
+}
+
 int bench_mpi_sibling(const char *tool, char *path, size_t size, const char **impl_out)
 {
     const char *impl = getenv("TOPSYNC_BENCH_MPI");
@@ -111,19 +137,13 @@ int bench_mpi_sibling(const char *tool, char *path, size_t size, const char **im
         fprintf(stderr, "%s: TOPSYNC_BENCH_MPI='%s'; valid: openmpi, mpich\n", tool, impl);
         return 2;
     }
-    static const char prefix[] = "topsync-bench-mpi-";
-    ssize_t len = readlink("/proc/self/exe", path, size);
-    char *slash = NULL;
-    if (len > 0 && (size_t)len < size) {
-        path[len] = '\0';
-        slash = strrchr(path, '/');
-    }
-    /* the directory, the prefix, impl and the terminating NUL must fit */
-    if (!slash || (size_t)(slash + 1 - path) + sizeof prefix + strlen(impl) > size) {
-        fprintf(stderr, "%s: cannot find my own executable\n", tool);
+    char name[64];
+    snprintf(name, sizeof name, "topsync-bench-mpi-%s", impl);
+    if (bench_find_helper(name, path, size) < 0) {
+        fprintf(stderr, "%s: %s not found (looked beside %s and in its libexec/topsync)\n", tool,
+                name, tool);
         return 1;
     }
-    snprintf(slash + 1, size - (size_t)(slash + 1 - path), "%s%s", prefix, impl);
     *impl_out = impl;
     return 0;
 }

@@ -109,9 +109,9 @@ int bench_pthread_dropin_runs(unsigned threads, uint64_t iterations, unsigned ru
     char dir[4096], loop[4200], shim_buf[4200];
     if (self_dir(dir, sizeof dir) < 0)
         return -1;
-    snprintf(loop, sizeof loop, "%stopsync-bench-pthread-loop", dir);
-    if (access(loop, X_OK) != 0) {
-        fprintf(stderr, "topsync-bench: %s not found: no drop-in rows\n", loop);
+    if (bench_find_helper("topsync-bench-pthread-loop", loop, sizeof loop) < 0) {
+        fprintf(stderr, "topsync-bench: topsync-bench-pthread-loop not found (beside topsync-bench "
+                        "or in its libexec/topsync): no drop-in rows\n");
         return -1;
     }
     const char *shim = find_shim(dir, shim_buf, sizeof shim_buf);

@@ -43,11 +43,79 @@ TOPSYNC_TUNING="$tmp/tuning.json" env -u LD_LIBRARY_PATH "$tmp/prefix/bin/topsyn
 # (a sanitized library cannot be preloaded into an unsanitized program)
 if [ -z "$sanitize" ]; then
     pthread_lib=$(ls "$tmp/prefix"/lib*/libtopsync-pthread.so.0 | head -1)
-    out=$(env -u LD_LIBRARY_PATH LD_PRELOAD="$pthread_lib" "$tmp/prefix/bin/topsync-bench-pthread-loop" 2 100 1)
+    out=$(env -u LD_LIBRARY_PATH LD_PRELOAD="$pthread_lib" "$tmp/prefix/libexec/topsync/topsync-bench-pthread-loop" 2 100 1)
     case "$out" in
         *"implementation: topsync:"*) ;;
         *) echo "FAILED: the installed libtopsync-pthread did not bind: $out" >&2; exit 1 ;;
     esac
+fi
+# bin/ holds the four tools only; their helpers are in libexec/topsync, where
+# the installed topsync-bench finds them (the drop-in's pthread program)
+bins=$(cd "$tmp/prefix/bin" && ls | tr '\n' ' ')
+case "$bins" in "topsync-bench topsync-info topsync-sim topsync-tune ") ;;
+    *) echo "FAILED: bin/ holds more than the four tools: $bins" >&2; exit 1 ;; esac
+[ -x "$tmp/prefix/libexec/topsync/topsync-bench-pthread-loop" ] ||
+    { echo "FAILED: no libexec/topsync/topsync-bench-pthread-loop" >&2; exit 1; }
+for page in man7/topsync.7 man1/topsync-info.1 man1/topsync-bench.1 man1/topsync-sim.1 man1/topsync-tune.1; do
+    [ -s "$tmp/prefix/share/man/$page" ] || { echo "FAILED: share/man/$page not installed" >&2; exit 1; }
+done
+MANPATH="$tmp/prefix/share/man" man -w topsync >/dev/null 2>&1 || ! command -v man >/dev/null ||
+    { echo "FAILED: man does not find topsync(7) in the installed prefix" >&2; exit 1; }
+if [ -z "$sanitize" ]; then
+    out=$(env -u LD_LIBRARY_PATH "$tmp/prefix/bin/topsync-bench" barrier --threads 2 --algorithm auto \
+          --peers program --iterations 50 --runs 1 2>&1)
+    grep -q "preload:pthread-program" <<<"$out" ||
+        { echo "FAILED: the installed topsync-bench did not run its libexec helper: $out" >&2; exit 1; }
+fi
+# libtopsync-pthread for consumers: pkg-config topsync-pthread and
+# find_package(topsync COMPONENTS pthread), each linked before libc
+cat >"$tmp/pthread_consumer.c" <<'CEOF'
+#include <pthread.h>
+#include <stdio.h>
+#include <topsync/pthread.h>
+int main(void)
+{
+    pthread_barrier_t b;
+    if (pthread_barrier_init(&b, NULL, 1) != 0 || pthread_barrier_wait(&b) != PTHREAD_BARRIER_SERIAL_THREAD)
+        return 1;
+    printf("pthread consumer: %s\n", topsync_pthread_barrier_implementation(&b));
+    return pthread_barrier_destroy(&b);
+}
+CEOF
+if [ -z "$sanitize" ]; then
+    cc -o "$tmp/pc_pthread" "$tmp/pthread_consumer.c" $(pkg-config --cflags --libs topsync-pthread) \
+        -Wl,-rpath,"$(dirname "$libdir")"
+    out=$(env -u LD_LIBRARY_PATH "$tmp/pc_pthread")
+    case "$out" in "pthread consumer: topsync:"*) ;;
+        *) echo "FAILED: pkg-config topsync-pthread consumer: $out" >&2; exit 1 ;; esac
+    mkdir -p "$tmp/cm_pthread"
+    cp "$tmp/pthread_consumer.c" "$tmp/cm_pthread/main.c"
+    printf 'cmake_minimum_required(VERSION 3.18)\nproject(c C)\nfind_package(topsync 0.1 REQUIRED COMPONENTS pthread)\nadd_executable(c main.c)\ntarget_link_libraries(c PRIVATE topsync::topsync-pthread)\n' \
+        >"$tmp/cm_pthread/CMakeLists.txt"
+    cmake -S "$tmp/cm_pthread" -B "$tmp/cm_pthread/b" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+    cmake --build "$tmp/cm_pthread/b" >/dev/null
+    out=$(env -u LD_LIBRARY_PATH "$tmp/cm_pthread/b/c")
+    case "$out" in "pthread consumer: topsync:"*) ;;
+        *) echo "FAILED: find_package COMPONENTS pthread consumer: $out" >&2; exit 1 ;; esac
+fi
+# components that do not exist, or are not installed, are named in the error
+mkdir -p "$tmp/cm_bad"
+printf 'cmake_minimum_required(VERSION 3.18)\nproject(c C)\nfind_package(topsync 0.1 REQUIRED COMPONENTS ${COMP})\n' \
+    >"$tmp/cm_bad/CMakeLists.txt"
+out=$(cmake -S "$tmp/cm_bad" -B "$tmp/cm_bad/b1" -DCOMP=bogus -DCMAKE_PREFIX_PATH="$tmp/prefix" 2>&1) &&
+    { echo "FAILED: find_package COMPONENTS bogus succeeded" >&2; exit 1; }
+grep -q "topsync has no component 'bogus'; valid: openmpi, mpich, abi, pthread" <<<"$out" ||
+    { echo "FAILED: COMPONENTS bogus: no message naming the valid ones: $out" >&2; exit 1; }
+if [ -f "$libdir/topsync-mpi-abi.pc" ]; then
+    cmake -S "$tmp/cm_bad" -B "$tmp/cm_bad/b2" -DCOMP=abi -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null ||
+        { echo "FAILED: find_package COMPONENTS abi with libtopsync-mpi-abi installed" >&2; exit 1; }
+    pkg-config --libs topsync-mpi-abi | grep -q -- "-ltopsync-mpi-abi" ||
+        { echo "FAILED: topsync-mpi-abi.pc" >&2; exit 1; }
+else
+    out=$(cmake -S "$tmp/cm_bad" -B "$tmp/cm_bad/b2" -DCOMP=abi -DCMAKE_PREFIX_PATH="$tmp/prefix" 2>&1) &&
+        { echo "FAILED: find_package COMPONENTS abi succeeded without the library" >&2; exit 1; }
+    grep -q "libtopsync-mpi-abi is not installed" <<<"$out" ||
+        { echo "FAILED: COMPONENTS abi: no message saying why: $out" >&2; exit 1; }
 fi
 # The static library keeps its internals local: a program with a symbol of
 # the same name as one of them (ts_fail) links and runs.
@@ -65,7 +133,7 @@ if nm -g --defined-only "$(dirname "$libdir")/libtopsync.a" | grep -E ' [A-Z] ' 
 fi
 # The MPI libraries: find_package(topsync COMPONENTS IMPL) and pkg-config
 # topsync-mpi-IMPL, each built and run under its launcher.
-checks=6
+checks=11
 for impl in openmpi mpich; do
     [ -f "$libdir/topsync-mpi-$impl.pc" ] || continue
     [ -z "$sanitize" ] || continue # sanitized MPI programs: the mpi label covers them
