@@ -6,7 +6,8 @@ reference deal for C).
 
 usage: machine_test.py MACHINE BUILD_DIR OUT [PARTICIPANTS EPISODES [PLAN]]
 guest_checks.sh's plan: TOPSYNC_MACHINE_VM_PLAN (full, quick or detect)
-when set, else PLAN, else quick. Prints PASS/FAIL lines; exit 0 when every check passed.
+when set, else PLAN, else quick. Prints PASS/FAIL lines; exit 0 when every check passed,
+77 (skipped) when none failed but the guest was too slow to finish one (TOO SLOW).
 """
 import json
 import os
@@ -101,7 +102,11 @@ def main(argv):
     rc = machine_vm.main(["machine_vm.py", name, out, "--",
                           os.path.join(HERE, "guest_checks.sh"), build, out,
                           str(participants), str(episodes), plan])
-    failed = rc != 0
+    # 77: no check failed, but one ran out of time while the guest slowed
+    # down (guest_checks.sh: TOO SLOW lines): skipped unless the topology
+    # comparison below fails
+    too_slow = rc == 77
+    failed = rc not in (0, 77)
     if rc == 125:
         return 1
     np = m.sockets * m.cores
@@ -123,6 +128,10 @@ def main(argv):
         else:
             print("PASS: topology, np %d map-by %s: levels %s, %d groups as expected"
                   % (np, map_by, " ".join(got["active_levels"]), len(got["groups"])))
+    if not failed and too_slow:
+        print("machine %s: SKIPPED: the host was too busy for the guest to finish every check "
+              "(the TOO SLOW lines above); no check failed" % name)
+        return 77
     print("machine %s: %s" % (name, "FAIL" if failed else "all checks passed"))
     return 1 if failed else 0
 
