@@ -20,6 +20,7 @@
 #include "base/error.h"
 #include "base/keywords.h"
 #include "model/model_private.h"
+#include "select/model_error.h"
 #include "tune/tune_private.h"
 
 enum { STEP_TUNING = 1, STEP_MODEL = 2, STEP_RULES = 4 };
@@ -211,6 +212,20 @@ struct model_memo {
 static struct model_memo memo[32];
 static unsigned memo_next;
 
+/* Remember the model step's answer for key ("" algorithm: the rules decide,
+ * explain says why); the oldest of the 32 entries goes. */
+static void memo_store(const char *key, const char *algorithm, const char *explain)
+{
+    if (!key[0])
+        return;
+    pthread_mutex_lock(&cache_lock);
+    struct model_memo *slot = &memo[memo_next++ % 32];
+    snprintf(slot->key, sizeof slot->key, "%s", key);
+    snprintf(slot->algorithm, sizeof slot->algorithm, "%s", algorithm);
+    snprintf(slot->explain, sizeof slot->explain, "%s", explain);
+    pthread_mutex_unlock(&cache_lock);
+}
+
 /* Every participant on a core of its own: what the model can predict. */
 static bool bound_one_per_core(const struct ts_auto_request *req)
 {
@@ -304,6 +319,22 @@ static double regret(const struct model_run *mr, unsigned c)
     return worst;
 }
 
+/* One candidate's predicted latency (ns; -1: the simulation failed) with
+ * K outstanding misses per core. */
+static double simulate(const struct ts_auto_request *req, const topsync_model_t *m,
+                       const char *name, unsigned k)
+{
+    topsync_sim_options_t so;
+    topsync_sim_options_init(&so);
+    so.episodes = MODEL_EPISODES;
+    so.warmup = MODEL_WARMUP;
+    so.seed = 1;
+    so.wait = req->wait;
+    so.mlp = k;
+    topsync_sim_result_t r;
+    return topsync_sim_barrier(m, req->n, req->cpusets, name, &so, &r) < 0 ? -1 : r.latency_ns;
+}
+
 /* Simulate every candidate at every K (the extremes first, stopping as
  * soon as no candidate can be within the margin); the most robust one. */
 static int model_robust(const struct ts_auto_request *req, const topsync_model_t *m,
@@ -316,22 +347,12 @@ static int model_robust(const struct ts_auto_request *req, const topsync_model_t
     else
         for (unsigned k = 0; k < TOPSYNC_MODEL_MLP_RANGE_N; k++)
             mr->ks[mr->nk++] = range[k];
-    topsync_sim_options_t so;
-    topsync_sim_options_init(&so);
-    so.episodes = MODEL_EPISODES;
-    so.warmup = MODEL_WARMUP;
-    so.seed = 1;
-    so.wait = req->wait;
     int chosen = -1;
     for (unsigned step = 0; step < mr->nk; step++) {
         unsigned k = step == 0 ? 0 : step == 1 ? mr->nk - 1 : step - 1;
-        so.mlp = mr->ks[k];
         mr->best[k] = INFINITY;
         for (unsigned c = 0; c < mr->nc; c++) {
-            topsync_sim_result_t r;
-            mr->lat[c][k] = topsync_sim_barrier(m, req->n, req->cpusets, names[c], &so, &r) < 0
-                                ? -1
-                                : r.latency_ns;
+            mr->lat[c][k] = simulate(req, m, names[c], mr->ks[k]);
             if (mr->lat[c][k] >= 0 && mr->lat[c][k] < mr->best[k])
                 mr->best[k] = mr->lat[c][k];
         }
@@ -350,6 +371,9 @@ static int model_robust(const struct ts_auto_request *req, const topsync_model_t
     }
     return chosen;
 }
+
+/* The rules' algorithm for req (rules_step's choice, without its words). */
+static const char *rules_choice(const struct ts_auto_request *req);
 
 /* "K=1: combining-tree, K=16: topo:numa/global": the best at each K done. */
 static size_t describe_bests(const struct model_run *mr, char names[][96], char *buf, size_t len,
@@ -410,12 +434,42 @@ static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice 
     mr.nc = ts_tuning_candidates_of(req->groups, names, TOPSYNC_TUNING_MAX_CANDIDATES);
     double worst = INFINITY;
     int chosen = model_robust(req, m, names, &mr, &worst);
-    topsync_model_destroy(own);
     bool robust = chosen >= 0 && worst <= 1 + MODEL_MARGIN;
+    /* The rules' choice is overruled only by a predicted margin beyond the
+     * model's measured error on such a ratio (TS_MODEL_RATIO_ERROR) */
+    const char *rules = rules_choice(req);
+    double margin = INFINITY; /* rules' latency / the choice's, worst over K */
+    unsigned margin_k = 0;    /* the K index of that worst margin */
+    double rules_at_margin = -1;
+    if (robust && strcmp(names[chosen], rules) != 0)
+        for (unsigned k = 0; k < mr.nk; k++) {
+            if (!mr.done[k])
+                continue;
+            double lr = simulate(req, m, rules, mr.ks[k]);
+            if (lr >= 0 && mr.lat[chosen][k] > 0 && lr / mr.lat[chosen][k] < margin) {
+                margin = lr / mr.lat[chosen][k];
+                margin_k = k;
+                rules_at_margin = lr;
+            }
+        }
+    bool overrules = margin > TS_MODEL_RATIO_ERROR;
+    topsync_model_destroy(own);
     char explain[sizeof out->explain];
     size_t used = 0;
     if (chosen < 0)
         return false;
+    if (robust && !overrules) {
+        used = append(explain, sizeof explain, used,
+                      "model (%s): predicted %s fastest, but at K = %u only %.2fx faster than "
+                      "the rules' %s (%.0f against %.0f ns), within the model's error on the "
+                      "ratio of two barriers (%.2fx on the barrier paper's Fig. 4 and 6, "
+                      "docs/model.md): ",
+                      source, names[chosen], mr.ks[margin_k], margin, rules,
+                      mr.lat[chosen][margin_k], rules_at_margin, TS_MODEL_RATIO_ERROR);
+        snprintf(note, note_len, "%s", explain); /* the rules decide; the note says why */
+        memo_store(key, "", explain);
+        return false;
+    }
     unsigned k0 = 0; /* the figures shown: the first K (1, or the model's) */
     if (robust) {
         snprintf(out->algorithm, sizeof out->algorithm, "%s", names[chosen]);
@@ -453,14 +507,7 @@ static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice 
                       MODEL_MARGIN * 100, names[chosen], (worst - 1) * 100);
     }
     snprintf(robust ? out->explain : note, robust ? sizeof out->explain : note_len, "%s", explain);
-    if (key[0]) {
-        pthread_mutex_lock(&cache_lock);
-        struct model_memo *slot = &memo[memo_next++ % 32];
-        snprintf(slot->key, sizeof slot->key, "%s", key);
-        snprintf(slot->algorithm, sizeof slot->algorithm, "%s", robust ? out->algorithm : "");
-        snprintf(slot->explain, sizeof slot->explain, "%s", explain);
-        pthread_mutex_unlock(&cache_lock);
-    }
+    memo_store(key, robust ? out->algorithm : "", explain);
     return robust;
 }
 
@@ -476,6 +523,15 @@ static bool groups_below_top(const topsync_groups_t *g)
             return true;
     }
     return false;
+}
+
+static const char *rules_choice(const struct ts_auto_request *req)
+{
+    if (req->oversubscribed)
+        return "sense-reversing";
+    if (req->groups && topsync_groups_hierarchical(req->groups) && groups_below_top(req->groups))
+        return "topo";
+    return "dissemination";
 }
 
 static void rules_step(const struct ts_auto_request *req, struct ts_auto_choice *out)
