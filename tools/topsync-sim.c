@@ -43,6 +43,8 @@ static void usage(FILE *f)
         "  --scale X             multiply every latency by X\n"
         "  --mlp K               misses a core keeps outstanding at once, 1 to %u (default:\n"
         "                        not known, simulated as 1; docs/model.md section 4)\n"
+        "  --home-service-ns NS  a line's home (its NUMA node) serves one miss or exclusive\n"
+        "                        request at a time, each taking NS (default 0: not modelled)\n"
         "\n"
         "barrier:\n"
         "  --np N                virtual participants, 1 to %u, each on its own PU\n"
@@ -439,6 +441,7 @@ int main(int argc, char **argv)
         O_LEVELS,
         O_SCALE,
         O_MLP,
+        O_HOME,
         O_NP,
         O_MAP,
         O_ALG,
@@ -458,6 +461,7 @@ int main(int argc, char **argv)
                                              {"level-ns", required_argument, 0, O_LEVELS},
                                              {"scale", required_argument, 0, O_SCALE},
                                              {"mlp", required_argument, 0, O_MLP},
+                                             {"home-service-ns", required_argument, 0, O_HOME},
                                              {"np", required_argument, 0, O_NP},
                                              {"map-by", required_argument, 0, O_MAP},
                                              {"algorithm", required_argument, 0, O_ALG},
@@ -516,6 +520,15 @@ int main(int argc, char **argv)
                 return 2;
             }
             m.options.mlp = (unsigned)v;
+            break;
+        case O_HOME:
+            if (parse_double(optarg, &m.options.home_service_ns, 0, 1e6)) {
+                fprintf(stderr,
+                        "topsync-sim: --home-service-ns takes ns from 0 (not modelled) to "
+                        "1e6, not '%s'\n",
+                        optarg);
+                return 2;
+            }
             break;
         case O_NP:
             if (parse_u64(optarg, &v, 1, MAX_NP)) {
@@ -597,7 +610,7 @@ int main(int argc, char **argv)
     unsigned machine_opts = 1u << (O_TOPO - O_TOPO) | 1u << (O_XML - O_TOPO) |
                             1u << (O_C2C - O_TOPO) | 1u << (O_CROSS - O_TOPO) |
                             1u << (O_LEVELS - O_TOPO) | 1u << (O_SCALE - O_TOPO) |
-                            1u << (O_MLP - O_TOPO);
+                            1u << (O_MLP - O_TOPO) | 1u << (O_HOME - O_TOPO);
     unsigned allowed = !strcmp(cmd, "levels")  ? machine_opts | 1u << (O_JSON - O_TOPO)
                        : !strcmp(cmd, "table") ? machine_opts
                                                : ~0u;

@@ -98,6 +98,16 @@ typedef struct topsync_model_options {
      * TOPSYNC_MODEL_MLP_RANGE. K = 1 is the model before K existed.
      */
     unsigned mlp;
+    /*
+     * The home's service time (docs/model.md, "The cost model"): a line's
+     * home (the NUMA node of its first toucher, else its package, else the
+     * machine) serves the misses and exclusive requests for its lines one
+     * at a time, each occupying it this many ns. 0: not modelled (every
+     * home serves any number at once: the model before it existed). For
+     * this machine, topsync-bench c2c --mlp measures an upper bound: the ns
+     * per line of independent misses.
+     */
+    double home_service_ns;
 } topsync_model_options_t;
 
 #define TOPSYNC_MODEL_MAX_MLP 64u
@@ -134,6 +144,9 @@ int topsync_model_pair_level(const topsync_model_t *model, unsigned os_a, unsign
 
 /* The model's memory-level parallelism K; 0 when it is not known. */
 unsigned topsync_model_mlp(const topsync_model_t *model);
+
+/* The model's home service time in ns; 0 when it is not modelled. */
+double topsync_model_home_service_ns(const topsync_model_t *model);
 
 /* One line on where the latencies come from, e.g. "c2c table FILE (64 CPUs,
  * per package; 152 ns across packages)" or "derived from levels (...)". */

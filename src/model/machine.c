@@ -391,6 +391,8 @@ int topsync_model_create(topsync_model_t **out, const topsync_topology_t *t,
                        "known) or 1 to %u outstanding misses",
                        opts->mlp, TOPSYNC_MODEL_MAX_MLP);
     int rc = check_ns("cross_package_ns", opts->cross_package_ns);
+    if (rc == 0)
+        rc = check_ns("home_service_ns", opts->home_service_ns);
     for (int l = 0; l < TOPSYNC_MODEL_NLEVELS && rc == 0; l++)
         rc = check_ns(level_names[l], opts->level_ns[l]);
     if (rc < 0)
@@ -402,6 +404,7 @@ int topsync_model_create(topsync_model_t **out, const topsync_topology_t *t,
     m->topology = t;
     m->pu_limit = t->pu_limit;
     m->mlp = opts->mlp;
+    m->home_service_ps = (ts_ps)llround(opts->home_service_ns * scale * 1000);
     m->table_index = malloc(m->pu_limit * sizeof *m->table_index);
     m->package = calloc(m->pu_limit, sizeof *m->package);
     if (!m->table_index || !m->package) {
@@ -467,6 +470,11 @@ int topsync_model_create(topsync_model_t **out, const topsync_topology_t *t,
         snprintf(m->description + len, sizeof m->description - len, ", %u outstanding misses",
                  m->mlp);
     }
+    if (m->home_service_ps) {
+        size_t len = strlen(m->description);
+        snprintf(m->description + len, sizeof m->description - len,
+                 ", a home serves one request per %.2f ns", (double)m->home_service_ps / 1000);
+    }
     *out = m;
     return 0;
 }
@@ -476,6 +484,11 @@ double topsync_model_latency_ns(const topsync_model_t *m, unsigned a, unsigned b
     if (!m || !ts_model_has_pu(m, a) || !ts_model_has_pu(m, b))
         return -1;
     return (double)ts_model_ps(m, a, b) / 1000.0;
+}
+
+double topsync_model_home_service_ns(const topsync_model_t *m)
+{
+    return m ? (double)m->home_service_ps / 1000 : 0;
 }
 
 unsigned topsync_model_mlp(const topsync_model_t *m)

@@ -28,7 +28,8 @@ struct topsync_model {
     int *unit[TOPSYNC_MODEL_MACHINE];                         /* [level][pu_limit] */
     topsync_model_level_t *unit_class[TOPSYNC_MODEL_MACHINE]; /* [level][pu_limit] */
     ts_ps level_ps[TOPSYNC_MODEL_NLEVELS];                    /* derived tables */
-    unsigned mlp; /* outstanding misses per core; 0: not known */
+    unsigned mlp;          /* outstanding misses per core; 0: not known */
+    ts_ps home_service_ps; /* one request's occupancy of a home; 0: none */
     char description[512];
 };
 

@@ -64,6 +64,7 @@ struct sharer {
 
 struct line {
     uint32_t gen;
+    unsigned home;     /* where its requests are served (sim.home_busy) */
     int owner;         /* rank of the last writer (initially the first toucher) */
     ts_ps owner_ready; /* when its copy is complete */
     ts_ps busy_until;  /* the last exclusive request served ends here */
@@ -79,6 +80,8 @@ struct sim {
     unsigned heap_n;
     struct line *lines;
     size_t nlines;
+    ts_ps home_service; /* a request's occupancy of its line's home; 0: none */
+    ts_ps *home_busy;   /* [n]: when each home (by its first participant) is next free */
     unsigned line_shift;
     unsigned mlp;
     ts_ps *outstanding_pool; /* every participant's outstanding[] */
@@ -318,6 +321,17 @@ static void leave_outstanding(struct sim *s, struct proc *p, ts_ps arrival)
     retire_arrived(p);
 }
 
+/* A request for l reaching its home at `at`: served once the home is free,
+ * one at a time (docs/model.md, "The cost model"). When it is served. */
+static ts_ps home_request(struct sim *s, const struct line *l, ts_ps at)
+{
+    if (!s->home_service)
+        return at;
+    ts_ps start = max_ps(at, s->home_busy[l->home]);
+    s->home_busy[l->home] = start + s->home_service;
+    return start;
+}
+
 static void read_line(struct sim *s, struct proc *p, size_t index, bool overlap)
 {
     struct line *l = &s->lines[index];
@@ -327,6 +341,7 @@ static void read_line(struct sim *s, struct proc *p, size_t index, bool overlap)
         p->clock = max_ps(now, c->ready);
         return;
     }
+    now = home_request(s, l, now);
     ts_ps best = max_ps(now, l->owner_ready) + latency(s, (unsigned)l->owner, p->rank);
     for (uint32_t k = 0; k < l->nsharers; k++) {
         ts_ps at = max_ps(now, l->sharers[k].ready) + latency(s, l->sharers[k].rank, p->rank);
@@ -354,6 +369,7 @@ static void write_line(struct sim *s, struct proc *p, size_t index, bool rmw)
         start = max_ps(start, p->stores_done);
     ts_ps cost = 0;
     if (!exclusive) {
+        start = home_request(s, l, start);
         if (l->owner != (int)p->rank)
             cost = latency(s, (unsigned)l->owner, p->rank);
         for (uint32_t k = 0; k < l->nsharers; k++)
@@ -578,6 +594,7 @@ static void proc_main(void)
 
 static void free_sim(struct sim *s)
 {
+    free(s->home_busy);
     if (s->procs)
         for (unsigned r = 0; r < s->cfg->n; r++) {
             if (s->procs[r].stack_map) {
@@ -633,6 +650,22 @@ static int start_procs(struct sim *s)
     return 0;
 }
 
+/* The home of lines first touched by participant r: the lowest participant
+ * on the same NUMA node as r (else package, else the machine), so homes are
+ * numbered by participants and need no count of nodes. */
+static unsigned home_of(const struct sim *s, unsigned r)
+{
+    const topsync_model_t *m = s->cfg->model;
+    const unsigned *pu = s->cfg->pu;
+    const int *unit = m->unit[TOPSYNC_MODEL_NUMA][pu[r]] >= 0      ? m->unit[TOPSYNC_MODEL_NUMA]
+                      : m->unit[TOPSYNC_MODEL_PACKAGE][pu[r]] >= 0 ? m->unit[TOPSYNC_MODEL_PACKAGE]
+                                                                   : NULL;
+    for (unsigned q = 0; q < r; q++)
+        if (!unit || unit[pu[q]] == unit[pu[r]])
+            return q;
+    return r;
+}
+
 int ts_sim_run(const struct ts_sim_config *c, struct ts_sim_stats *stats)
 {
     if (current)
@@ -658,10 +691,25 @@ int ts_sim_run(const struct ts_sim_config *c, struct ts_sim_stats *stats)
         free_sim(&s);
         return ts_fail(ENOMEM, "simulation: out of memory for %u participants", c->n);
     }
+    s.home_service = c->model ? c->model->home_service_ps : 0;
+    if (s.home_service && !(s.home_busy = calloc(c->n, sizeof *s.home_busy))) {
+        free_sim(&s);
+        return ts_fail(ENOMEM, "simulation: out of memory for %u participants", c->n);
+    }
+    unsigned *rank_home = s.home_service ? malloc(c->n * sizeof *rank_home) : NULL;
+    if (s.home_service && !rank_home) {
+        free_sim(&s);
+        return ts_fail(ENOMEM, "simulation: out of memory for %u participants", c->n);
+    }
+    for (unsigned r = 0; rank_home && r < c->n; r++)
+        rank_home[r] = home_of(&s, r);
     for (size_t k = 0; k < s.nlines; k++) {
         unsigned owner = c->first_touch(k, c->arg);
         s.lines[k].owner = (int)(owner < c->n ? owner : 0);
+        if (rank_home)
+            s.lines[k].home = rank_home[s.lines[k].owner];
     }
+    free(rank_home);
     int rc = start_procs(&s);
     if (rc < 0) {
         free_sim(&s);

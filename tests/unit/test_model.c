@@ -360,6 +360,60 @@ static void test_mlp(void)
     drop(&mc);
 }
 
+/* The home's service time (docs/model.md, "The cost model"): 0 is the
+ * model without it, to the bit; a positive one serialises the misses that
+ * reach one home, so a root scanning 16 lines of one node pays 15 of them. */
+static void test_home_service(void)
+{
+    const char *c2c = write_table("home.csv", 32, uniform_table);
+    struct machine plain = {synthetic("pack:1 numa:2 core:16 pu:1"), NULL, NULL, 0};
+    plain.model = model_of(plain.topo, c2c, 0);
+    place(&plain, 32, TOPSYNC_MAP_BY_CORE);
+    CHECK(topsync_model_home_service_ns(plain.model) == 0);
+    struct machine zero = {synthetic("pack:1 numa:2 core:16 pu:1"), NULL, NULL, 0};
+    struct machine homed = {synthetic("pack:1 numa:2 core:16 pu:1"), NULL, NULL, 0};
+    topsync_model_options_t o;
+    topsync_model_options_init(&o);
+    o.c2c_path = c2c;
+    CHECK_EQ(topsync_model_create(&zero.model, zero.topo, &o), 0);
+    o.home_service_ns = 5;
+    CHECK_EQ(topsync_model_create(&homed.model, homed.topo, &o), 0);
+    CHECK(topsync_model_home_service_ns(homed.model) == 5);
+    CHECK(strstr(topsync_model_describe(homed.model), "a home serves one request per 5.00 ns"));
+    place(&zero, 32, TOPSYNC_MAP_BY_CORE);
+    place(&homed, 32, TOPSYNC_MAP_BY_CORE);
+    for (size_t a = 0; a < NALG; a++) {
+        double p = predict_mlp(&plain, algorithms[a], 16);
+        CHECK(predict_mlp(&zero, algorithms[a], 16) == p);
+        double h = predict_mlp(&homed, algorithms[a], 16);
+        if (!(h >= p))
+            fprintf(stderr, "%s: no home %.1f ns, home %.1f ns\n", algorithms[a], p, h);
+        CHECK(h >= p);
+    }
+    double scan = predict_mlp(&plain, "sense-reversing-counter", 16);
+    double served = predict_mlp(&homed, "sense-reversing-counter", 16);
+    if (!(served >= scan + 15 * 5))
+        fprintf(stderr, "flat counter: %.1f ns without a home, %.1f with\n", scan, served);
+    CHECK(served >= scan + 15 * 5);
+    /* the invariant is checked with homes too */
+    topsync_sim_options_t so;
+    topsync_sim_options_init(&so);
+    so.episodes = 20;
+    so.fault = TOPSYNC_SIM_FAULT_SKIP_WAIT;
+    so.fault_rank = 3;
+    topsync_sim_result_t r;
+    CHECK_EQ(simulate(&homed, "topo", &so, &r), -EPROTO);
+    /* bad values */
+    topsync_model_t *bad = (topsync_model_t *)1;
+    o.home_service_ns = -1;
+    CHECK_EQ(topsync_model_create(&bad, homed.topo, &o), -EINVAL);
+    CHECK(bad == NULL);
+    CHECK_MSG("model: home_service_ns -1 is not valid");
+    drop(&plain);
+    drop(&zero);
+    drop(&homed);
+}
+
 static void test_determinism_and_scale(void)
 {
     struct machine one = {synthetic("pack:2 numa:2 l3:1 core:8 pu:1"), NULL, NULL, 0};
@@ -519,6 +573,7 @@ int main(void)
     test_levels();
     test_determinism_and_scale();
     test_mlp();
+    test_home_service();
     test_uniform_table();
     test_faults();
     test_errors();
