@@ -165,6 +165,21 @@ double bench_process_run(const topsync_barrier_options_t *options, unsigned n, u
 int bench_c2c_table(topsync_topology_t *topology, uint64_t iterations, unsigned runs,
                     double **table, unsigned *n);
 
+/* The memory-level parallelism of cross-core misses (c2c.c, issue 36): a
+ * reader CPU fetching `lines` lines just written by another CPU, as a
+ * chain of dependent loads and as independent loads; ns per line, the
+ * median over rounds of each. mlp = dependent / independent: how many such
+ * misses the reader's core keeps in flight (docs/model.md, section 4). */
+typedef struct bench_mlp {
+    unsigned reader, writer; /* OS CPU numbers */
+    unsigned lines, rounds;
+    double dependent_ns, independent_ns;
+    double mlp;
+} bench_mlp;
+
+/* 0, or -1 after a message. */
+int bench_c2c_mlp(topsync_topology_t *topology, unsigned lines, unsigned rounds, bench_mlp *out);
+
 /* topsync-bench c2c (c2c.c): this machine's core-to-core latency table. */
 int bench_c2c(int argc, char **argv);
 

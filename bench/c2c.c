@@ -94,14 +94,177 @@ static double measure_pair(hwloc_topology_t topo, unsigned a, unsigned b, uint64
     return (double)(t1 - t0) / (2.0 * (double)round_trips);
 }
 
+/* ---------------------------------------------------------------------- */
+/* --mlp: how many cross-core misses one core keeps in flight.               */
+
+enum { MLP_STRIDE = 256 }; /* bytes per line slot: past adjacent-line prefetch pairs */
+
+struct mlp_run {
+    alignas(256) _Atomic uint64_t round; /* the writer's: round r's lines are written */
+    char pad0[256 - sizeof(uint64_t)];
+    alignas(256) _Atomic uint64_t done; /* the reader's: round r is read */
+    char pad1[256 - sizeof(uint64_t)];
+    unsigned char *slots; /* lines x MLP_STRIDE; slot i's first word: the chain's next */
+    uint32_t *next;       /* the chain: a random cyclic permutation */
+    unsigned lines;
+    uint64_t rounds;
+    hwloc_topology_t topo;
+    unsigned writer;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of n samples (sorted in place); -1 when there are none. */
+static double median_sorting(double *v, unsigned n)
+{
+    if (n == 0)
+        return -1;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static _Atomic uint64_t *slot_word(const struct mlp_run *m, unsigned i)
+{
+    return (_Atomic uint64_t *)(m->slots + (size_t)i * MLP_STRIDE);
+}
+
+/* The writer: each round, a fresh value in every line (invalidating the
+ * reader's copies), then the round number. */
+static void *mlp_writer(void *arg)
+{
+    struct mlp_run *m = arg;
+    pin(m->topo, m->writer);
+    for (uint64_t r = 1; r <= m->rounds; r++) {
+        /* acquire: pairs with the reader's release of `done`; its reads of
+         * round r - 1 are over before these stores invalidate the lines */
+        while (atomic_load_explicit(&m->done, memory_order_acquire) != r - 1)
+            ;
+        for (unsigned i = 0; i < m->lines; i++)
+            /* relaxed: published by the release store of `round` below */
+            atomic_store_explicit(slot_word(m, i), ((uint64_t)r << 32) | m->next[i],
+                                  memory_order_relaxed);
+        /* release: pairs with the reader's acquire load of `round` */
+        atomic_store_explicit(&m->round, r, memory_order_release);
+    }
+    return NULL;
+}
+
+int bench_c2c_mlp(topsync_topology_t *t, unsigned lines, unsigned rounds, bench_mlp *out)
+{
+    hwloc_topology_t topo = topsync_topology_hwloc(t);
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    if (!set) {
+        fprintf(stderr, "topsync-bench: out of memory\n");
+        return -1;
+    }
+    if (hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) < 0 || hwloc_bitmap_iszero(set))
+        hwloc_bitmap_copy(set, hwloc_topology_get_allowed_cpuset(topo));
+    int reader = hwloc_bitmap_first(set);
+    int writer = reader < 0 ? -1 : hwloc_bitmap_next(set, reader);
+    hwloc_bitmap_free(set);
+    if (writer < 0) {
+        fprintf(stderr, "topsync-bench: c2c --mlp needs two CPUs; this process may run on one\n");
+        return -1;
+    }
+    struct mlp_run *m = aligned_alloc(256, sizeof *m);
+    unsigned char *slots = aligned_alloc(4096, ((size_t)lines * MLP_STRIDE + 4095) / 4096 * 4096);
+    uint32_t *next = malloc(lines * sizeof *next);
+    uint32_t *order = malloc(lines * sizeof *order);
+    double *dep = malloc(rounds * sizeof *dep), *indep = malloc(rounds * sizeof *indep);
+    if (!m || !slots || !next || !order || !dep || !indep) {
+        fprintf(stderr, "topsync-bench: out of memory\n");
+        free(m), free(slots), free(next), free(order), free(dep), free(indep);
+        return -1;
+    }
+    memset(m, 0, sizeof *m);
+    memset(slots, 0, (size_t)lines * MLP_STRIDE);
+    /* a random order (fixed seed): no stride for a prefetcher to follow */
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    for (unsigned i = 0; i < lines; i++)
+        order[i] = i;
+    for (unsigned i = lines - 1; i > 0; i--) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        unsigned j = (unsigned)(x % (i + 1));
+        uint32_t tmp = order[i];
+        order[i] = order[j];
+        order[j] = tmp;
+    }
+    for (unsigned k = 0; k < lines; k++) /* the chain visits the lines in that order */
+        next[order[k]] = order[(k + 1) % lines];
+    m->slots = slots;
+    m->next = next;
+    m->lines = lines;
+    m->rounds = 2 * (uint64_t)rounds;
+    m->topo = topo;
+    m->writer = (unsigned)writer;
+    pthread_t tid;
+    if (pthread_create(&tid, NULL, mlp_writer, m) != 0) {
+        fprintf(stderr, "topsync-bench: c2c --mlp: cannot start the writer thread\n");
+        free(m), free(slots), free(next), free(order), free(dep), free(indep);
+        return -1;
+    }
+    pin(topo, (unsigned)reader);
+    uint64_t sink = 0;
+    unsigned ndep = 0, nindep = 0;
+    for (uint64_t r = 1; r <= m->rounds; r++) {
+        /* acquire: pairs with the writer's release of `round`: the lines
+         * hold round r's values */
+        while (atomic_load_explicit(&m->round, memory_order_acquire) != r)
+            ;
+        uint64_t t0 = bench_now_ns();
+        if (r % 2) { /* dependent: each load's address comes from the one before */
+            uint32_t at = order[0];
+            for (unsigned k = 0; k < lines; k++)
+                at = (uint32_t)atomic_load_explicit(slot_word(m, at), memory_order_relaxed);
+            sink += at;
+        } else { /* independent: the addresses come from the reader's own array */
+            for (unsigned k = 0; k < lines; k++)
+                sink += atomic_load_explicit(slot_word(m, order[k]), memory_order_relaxed);
+        }
+        uint64_t t1 = bench_now_ns();
+        double per_line = (double)(t1 - t0) / lines;
+        if (r > 2 && r % 2) /* the first round of each kind warms the TLB and the code */
+            dep[ndep++] = per_line;
+        else if (r > 2)
+            indep[nindep++] = per_line;
+        /* release: pairs with the writer's acquire of `done` */
+        atomic_store_explicit(&m->done, r, memory_order_release);
+    }
+    pthread_join(tid, NULL);
+    hwloc_set_cpubind(topo, hwloc_topology_get_allowed_cpuset(topo), HWLOC_CPUBIND_THREAD);
+    out->reader = (unsigned)reader;
+    out->writer = (unsigned)writer;
+    out->lines = lines;
+    out->rounds = rounds;
+    out->dependent_ns = median_sorting(dep, ndep);
+    out->independent_ns = median_sorting(indep, nindep);
+    out->mlp = out->independent_ns > 0 ? out->dependent_ns / out->independent_ns : 0;
+    free(m), free(slots), free(next), free(order), free(dep), free(indep);
+    if (sink == 1) /* never: keeps the loads' values live */
+        fputc('\0', stderr);
+    return out->mlp > 0 ? 0 : -1;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: topsync-bench c2c [--iterations K] [--runs R] [--output FILE.csv]\n"
+               "       topsync-bench c2c --mlp [--lines N] [--rounds R] [--output FILE.json]\n"
                "  --iterations K  round trips per measurement (default 5000)\n"
                "  --runs R        measurements per pair, the median kept (default 5)\n"
                "  --output FILE   write the table there (default: standard output)\n"
                "The table: CSV, row i and column j < i hold the ns of one message between\n"
-               "PU OS index i and j (the format of data/c2c, read by topsync-sim --c2c).\n");
+               "PU OS index i and j (the format of data/c2c, read by topsync-sim --c2c).\n"
+               "  --mlp           instead, the memory-level parallelism of cross-core misses:\n"
+               "                  the first CPU reads N lines just written by the second, as a\n"
+               "                  chain of dependent loads and as independent loads; JSON with\n"
+               "                  ns per line of each (median of R rounds) and their ratio, the\n"
+               "                  misses one core keeps in flight (K of docs/model.md)\n"
+               "  --lines N       lines per round (2..4096, default 64)\n"
+               "  --rounds R      rounds of each kind (1..100000, default 1000)\n");
 }
 
 int bench_c2c_table(topsync_topology_t *t, uint64_t iterations, unsigned runs, double **out,
@@ -152,14 +315,39 @@ int bench_c2c_table(topsync_topology_t *t, uint64_t iterations, unsigned runs, d
     return 0;
 }
 
+/* topsync-bench c2c --mlp: measure, print the JSON (to output or stdout). */
+static int c2c_mlp_report(topsync_topology_t *t, unsigned lines, unsigned rounds,
+                          const char *output)
+{
+    bench_mlp r;
+    int rc = bench_c2c_mlp(t, lines, rounds, &r);
+    topsync_topology_destroy(t);
+    if (rc < 0)
+        return 1;
+    cli_output_t out = {.f = stdout};
+    if (output && cli_output_open(&out, "topsync-bench", output, CLI_OUTPUT_JSON, NULL))
+        return 1;
+    fprintf(out.f,
+            "{\"reader_cpu\": %u, \"writer_cpu\": %u, \"lines\": %u, \"rounds\": %u, "
+            "\"dependent_ns_per_line\": %.3f, \"independent_ns_per_line\": %.3f, "
+            "\"mlp\": %.2f}\n",
+            r.reader, r.writer, r.lines, r.rounds, r.dependent_ns, r.independent_ns, r.mlp);
+    return output ? cli_output_close(&out) : 0;
+}
+
 int bench_c2c(int argc, char **argv)
 {
-    uint64_t iterations = 5000, runs = 5;
+    uint64_t iterations = 5000, runs = 5, lines = 64, rounds = 1000;
     const char *output = NULL;
-    enum { O_ITER = 256, O_RUNS, O_OUT, O_HELP };
+    int mlp = 0;
+    const char *table_option = NULL, *mlp_option = NULL; /* given, for the mix check */
+    enum { O_ITER = 256, O_RUNS, O_OUT, O_HELP, O_MLP, O_LINES, O_ROUNDS };
     static const struct option longopts[] = {{"iterations", required_argument, 0, O_ITER},
                                              {"runs", required_argument, 0, O_RUNS},
                                              {"output", required_argument, 0, O_OUT},
+                                             {"mlp", no_argument, 0, O_MLP},
+                                             {"lines", required_argument, 0, O_LINES},
+                                             {"rounds", required_argument, 0, O_ROUNDS},
                                              {"help", no_argument, 0, O_HELP},
                                              {0, 0, 0, 0}};
     int c;
@@ -172,6 +360,7 @@ int bench_c2c(int argc, char **argv)
                         optarg);
                 return 2;
             }
+            table_option = "--iterations";
             break;
         case O_RUNS:
             if (bench_parse_u64(optarg, &runs, 1, BENCH_MAX_RUNS)) {
@@ -179,6 +368,22 @@ int bench_c2c(int argc, char **argv)
                         optarg);
                 return 2;
             }
+            table_option = "--runs";
+            break;
+        case O_MLP: mlp = 1; break;
+        case O_LINES:
+            if (bench_parse_u64(optarg, &lines, 2, 4096)) {
+                fprintf(stderr, "topsync-bench: --lines takes 2..4096, not '%s'\n", optarg);
+                return 2;
+            }
+            mlp_option = "--lines";
+            break;
+        case O_ROUNDS:
+            if (bench_parse_u64(optarg, &rounds, 1, 100000)) {
+                fprintf(stderr, "topsync-bench: --rounds takes 1..100000, not '%s'\n", optarg);
+                return 2;
+            }
+            mlp_option = "--rounds";
             break;
         case O_OUT: output = optarg; break;
         case 'h':
@@ -193,12 +398,26 @@ int bench_c2c(int argc, char **argv)
                 argv[optind]);
         return 2;
     }
-    if (output && cli_output_check("topsync-bench", output, CLI_OUTPUT_NUMBERS, NULL))
+    if (mlp && table_option) {
+        fprintf(stderr,
+                "topsync-bench: %s is for the latency table, not --mlp (which takes "
+                "--lines and --rounds)\n",
+                table_option);
+        return 2;
+    }
+    if (!mlp && mlp_option) {
+        fprintf(stderr, "topsync-bench: %s goes with --mlp\n", mlp_option);
+        return 2;
+    }
+    cli_output_kind_t kind = mlp ? CLI_OUTPUT_JSON : CLI_OUTPUT_NUMBERS;
+    if (output && cli_output_check("topsync-bench", output, kind, NULL))
         return 1;
     topsync_topology_t *t;
     int loaded = bench_topology_load("topsync-bench", &t);
     if (loaded)
         return loaded;
+    if (mlp)
+        return c2c_mlp_report(t, (unsigned)lines, (unsigned)rounds, output);
     double *table;
     unsigned n;
     int rc = bench_c2c_table(t, iterations, (unsigned)runs, &table, &n);

@@ -45,6 +45,7 @@ static void usage(FILE *f)
             "  --runs R          timed runs per candidate; the mean of those but the\n"
             "                    smallest and largest (the plain mean below 3) (default 5)\n"
             "  --no-c2c          do not measure and store this machine's core-to-core table\n"
+            "                    and miss overlap (topsync-bench c2c --mlp)\n"
             "  --output FILE     the tuning file (default: TOPSYNC_TUNING, else\n"
             "                    $XDG_CACHE_HOME/topsync/tuning-FINGERPRINT.json)\n"
             "  --mpi             under mpirun: tune MPI_Barrier of this job's ranks\n"
@@ -358,6 +359,15 @@ int main(int argc, char **argv)
             else
                 printf("core-to-core table: %u CPUs measured\n", n);
             free(table);
+        }
+        bench_mlp overlap;
+        if (bench_c2c_mlp(t, 64, 1000, &overlap) == 0) {
+            if (topsync_tuning_set_mlp(tu, overlap.mlp, overlap.independent_ns) < 0)
+                fprintf(stderr, "topsync-tune: %s\n", topsync_error_message());
+            else
+                printf("miss overlap: %.1f misses in flight (%.1f ns per line dependent, %.2f "
+                       "independent)\n",
+                       overlap.mlp, overlap.dependent_ns, overlap.independent_ns);
         }
     }
     int status = 0;

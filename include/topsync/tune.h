@@ -100,6 +100,19 @@ int topsync_tuning_set_c2c(topsync_tuning_t *tuning, unsigned n, const double *n
 const double *topsync_tuning_c2c(const topsync_tuning_t *tuning, unsigned *n);
 
 /*
+ * Keep the machine's measured miss overlap with the file (topsync-bench c2c
+ * --mlp): mlp, how many misses on lines just written by another core one
+ * core keeps in flight (dependent / independent ns per line, > 0 up to
+ * TOPSYNC_MODEL_MAX_MLP), and interval_ns, the ns per line of independent
+ * misses. auto's model of the machine then simulates K = mlp rounded, and
+ * a home serving one request per interval_ns (docs/model.md, section 4).
+ * -EINVAL for values out of range.
+ */
+int topsync_tuning_set_mlp(topsync_tuning_t *tuning, double mlp, double interval_ns);
+/* The kept overlap: 0 and *interval_ns 0 when none was measured. */
+double topsync_tuning_mlp(const topsync_tuning_t *tuning, double *interval_ns);
+
+/*
  * The entry for n participants of this kind, oversubscription and
  * placement; with no entry of that count, the one of the nearest tuned
  * count (the smaller on a tie). -ENOENT when no entry has that kind,

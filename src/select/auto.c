@@ -262,18 +262,34 @@ static topsync_model_t *machine_model(const topsync_topology_t *t, char *source,
     const double *c2c = tu ? topsync_tuning_c2c(tu, &n) : NULL;
     if (c2c && (table = malloc((size_t)n * n * sizeof *table)))
         memcpy(table, c2c, (size_t)n * n * sizeof *table);
+    double interval = 0, overlap = tu ? topsync_tuning_mlp(tu, &interval) : 0;
     pthread_mutex_unlock(&cache_lock);
     topsync_model_t *m = NULL;
     if (table) {
         mo.c2c_ns = table;
         mo.c2c_cpus = n;
-        if (topsync_model_create(&m, t, &mo) == 0)
-            snprintf(source, len, "measured c2c table of %s", path);
-        else
+        /* the overlap measured with the table: this machine's K and home */
+        if (overlap > 0) {
+            long k = lround(overlap);
+            mo.mlp = k < 1                             ? 1
+                     : k > (long)TOPSYNC_MODEL_MAX_MLP ? TOPSYNC_MODEL_MAX_MLP
+                                                       : (unsigned)k;
+            mo.home_service_ns = interval;
+        }
+        if (topsync_model_create(&m, t, &mo) != 0)
             m = NULL;
+        else if (mo.mlp)
+            snprintf(source, len,
+                     "measured c2c table of %s; K = %u misses in flight and a home per "
+                     "%.2f ns, measured with it",
+                     path, mo.mlp, mo.home_service_ns);
+        else
+            snprintf(source, len, "measured c2c table of %s", path);
         free(table);
         mo.c2c_ns = NULL;
         mo.c2c_cpus = 0;
+        mo.mlp = 0;
+        mo.home_service_ns = 0;
     }
     if (!m && topsync_model_create(&m, t, &mo) == 0)
         snprintf(source, len, "per-level default latencies");
@@ -409,8 +425,11 @@ static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice 
         struct stat st = {0};
         if (topsync_tuning_path(req->topology, path, sizeof path) == 0)
             stat(path, &st); /* a new file may bring a new table: a new answer */
-        snprintf(key, sizeof key, "%s/%s/%u/%d/%d/%ld.%ld", fp, placement, req->n, (int)req->wait,
-                 req->processes, (long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+        /* the file's inode and size too: a file replaced within one tick of
+         * the coarse clock the kernel stamps mtimes with keeps its mtime */
+        snprintf(key, sizeof key, "%s/%s/%u/%d/%d/%ld.%ld/%lu/%ld", fp, placement, req->n,
+                 (int)req->wait, req->processes, (long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec,
+                 (unsigned long)st.st_ino, (long)st.st_size);
         pthread_mutex_lock(&cache_lock);
         for (unsigned i = 0; i < 32; i++)
             if (!strcmp(memo[i].key, key)) {

@@ -8,6 +8,7 @@
  * prints it once and goes on without it).
  */
 #include <topsync/tune.h>
+#include <topsync/model.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +37,7 @@ struct topsync_tuning {
     unsigned nentries;
     double *c2c; /* c2c_n x c2c_n, or NULL */
     unsigned c2c_n;
+    double mlp, miss_interval_ns; /* topsync-bench c2c --mlp; 0: not measured */
 };
 
 /* ---------------------------------------------------------------------- */
@@ -304,6 +306,26 @@ const double *topsync_tuning_c2c(const topsync_tuning_t *tu, unsigned *n)
     return tu ? tu->c2c : NULL;
 }
 
+int topsync_tuning_set_mlp(topsync_tuning_t *tu, double mlp, double interval_ns)
+{
+    if (!tu || !(mlp > 0 && mlp <= TOPSYNC_MODEL_MAX_MLP) ||
+        !(interval_ns > 0 && interval_ns < 1e9))
+        return ts_fail(EINVAL,
+                       "topsync_tuning_set_mlp: overlap %g (valid: > 0 to %u) or interval %g ns "
+                       "(valid: > 0 to 1e9) out of range",
+                       mlp, TOPSYNC_MODEL_MAX_MLP, interval_ns);
+    tu->mlp = mlp;
+    tu->miss_interval_ns = interval_ns;
+    return 0;
+}
+
+double topsync_tuning_mlp(const topsync_tuning_t *tu, double *interval_ns)
+{
+    if (interval_ns)
+        *interval_ns = tu ? tu->miss_interval_ns : 0;
+    return tu ? tu->mlp : 0;
+}
+
 unsigned topsync_tuning_count(const topsync_tuning_t *tu)
 {
     return tu ? tu->nentries : 0;
@@ -480,6 +502,8 @@ int topsync_tuning_load(topsync_tuning_t **out, const char *path, const topsync_
     const ts_json *fp = ts_json_member(root, "fingerprint", TS_JSON_STRING);
     const ts_json *entries = ts_json_member(root, "entries", TS_JSON_ARRAY);
     const ts_json *c2c = ts_json_member(root, "c2c_ns", TS_JSON_ARRAY);
+    const ts_json *mlp = ts_json_member(root, "mlp", TS_JSON_NUMBER);
+    const ts_json *interval = ts_json_member(root, "miss_interval_ns", TS_JSON_NUMBER);
     const ts_json *machine = ts_json_member(root, "machine", TS_JSON_STRING);
     topsync_tuning_t *tu = NULL;
     if (!format || strcmp(format->string, FILE_FORMAT)) {
@@ -516,6 +540,9 @@ int topsync_tuning_load(topsync_tuning_t **out, const char *path, const topsync_
         char why[160];
         if (rc == 0 && c2c && read_c2c(tu, c2c, why, sizeof why) < 0)
             rc = damaged(path, why);
+        if (rc == 0 && (!mlp != !interval ||
+                        (mlp && topsync_tuning_set_mlp(tu, mlp->number, interval->number) < 0)))
+            rc = damaged(path, "\"mlp\" and \"miss_interval_ns\" go together, each > 0");
     }
     ts_json_free(root);
     if (rc < 0) {
@@ -577,6 +604,9 @@ static void write_json(FILE *f, const topsync_tuning_t *tu)
         }
         fprintf(f, "]");
     }
+    if (tu->mlp > 0)
+        fprintf(f, ",\n  \"mlp\": %.2f,\n  \"miss_interval_ns\": %.3f", tu->mlp,
+                tu->miss_interval_ns);
     fprintf(f, "\n}\n");
 }
 

@@ -360,6 +360,20 @@ rm -f "$ctable"
 expect_error "--runs takes 1..32, not '0'" "$bench" c2c --runs 0
 expect_error "--iterations takes 1..100000000, not 'x'" "$bench" c2c --iterations x
 expect_error "unexpected argument 'extra'" "$bench" c2c extra
+# the miss overlap (issue 36): dependent loads cost more per line than
+# independent ones on any out-of-order core; the JSON says both
+mjson=$("$bench" c2c --mlp --lines 32 --rounds 50)
+python3 - "$mjson" <<'PY' && ok || ko "c2c --mlp: '$mjson'"
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["lines"] == 32 and d["rounds"] == 50 and d["reader_cpu"] != d["writer_cpu"], d
+assert d["dependent_ns_per_line"] > 0 and d["independent_ns_per_line"] > 0, d
+assert abs(d["mlp"] - d["dependent_ns_per_line"] / d["independent_ns_per_line"]) < 0.01, d
+PY
+expect_error "--lines takes 2..4096, not '1'" "$bench" c2c --mlp --lines 1
+expect_error "--rounds takes 1..100000, not '0'" "$bench" c2c --mlp --rounds 0
+expect_error "--runs is for the latency table, not --mlp" "$bench" c2c --mlp --runs 3
+expect_error "--lines goes with --mlp" "$bench" c2c --lines 8
 
 # the benchmark's summary and its median say what they are (issue 22 item 14)
 bjson=$("$bench" barrier --threads 2 --iterations 100 --runs 4 --algorithm dissemination --peers none --json)
@@ -449,6 +463,7 @@ for e in d["entries"]:
     lat = [r["latency_ns"] for r in e["results"]]
     assert lat == sorted(lat) and len(lat) >= 14, e
 assert len(d["c2c_ns"]) >= 2, d.get("c2c_ns")
+assert d["mlp"] > 0 and d["miss_interval_ns"] > 0, d
 PY
 out=$(TOPSYNC_TUNING="$tfile" "$info" --explain --np 2 --processes)
 grep -q "auto: tuning file $tfile, entry 2 processes, one per CPU, placement core: " <<<"$out" && ok ||

@@ -136,6 +136,13 @@ static void test_round_trip(void)
     CHECK_EQ(topsync_tuning_count(tu), 3);
     double c2c[4] = {0, 31.5, 31.5, 0};
     CHECK_EQ(topsync_tuning_set_c2c(tu, 2, c2c), 0);
+    double interval = -1;
+    CHECK(topsync_tuning_mlp(tu, &interval) == 0 && interval == 0); /* none measured */
+    CHECK_EQ(topsync_tuning_set_mlp(tu, 0, 2.5), -EINVAL);
+    CHECK_MSG("topsync_tuning_set_mlp: overlap 0");
+    CHECK_EQ(topsync_tuning_set_mlp(tu, TOPSYNC_MODEL_MAX_MLP + 1, 2.5), -EINVAL);
+    CHECK_EQ(topsync_tuning_set_mlp(tu, 13.45, 0), -EINVAL);
+    CHECK_EQ(topsync_tuning_set_mlp(tu, 13.45, 2.188), 0);
     /* bad entries */
     e.nresults = 0;
     CHECK_EQ(topsync_tuning_put(tu, &e), -EINVAL);
@@ -174,6 +181,7 @@ static void test_round_trip(void)
     unsigned n;
     const double *table = topsync_tuning_c2c(tu, &n);
     CHECK(table && n == 2 && table[2] == 31.5 && table[1] == 31.5);
+    CHECK(topsync_tuning_mlp(tu, &interval) == 13.45 && interval == 2.188);
     topsync_tuning_destroy(tu);
 
     /* another machine: refused, naming both fingerprints */
@@ -221,6 +229,13 @@ static void test_refused(void)
     write_text(path_of("badc2c.json"), text);
     CHECK_EQ(topsync_tuning_load(&tu, path_of("badc2c.json"), t), -EBADMSG);
     CHECK_MSG("c2c_ns row 1");
+    snprintf(text, sizeof text,
+             "{\"format\": \"topsync-tuning\", \"version\": 1, \"fingerprint\": \"%s\", "
+             "\"entries\": [], \"mlp\": 12}",
+             fp);
+    write_text(path_of("badmlp.json"), text);
+    CHECK_EQ(topsync_tuning_load(&tu, path_of("badmlp.json"), t), -EBADMSG);
+    CHECK_MSG("\"mlp\" and \"miss_interval_ns\" go together");
     /* escapes, unicode and nesting are JSON's: accepted where they belong */
     snprintf(text, sizeof text,
              "{\"format\": \"topsync-tuning\", \"version\": 1.0, \"fingerprint\": \"%s\", "
@@ -349,7 +364,8 @@ static void test_auto_from_file(void)
     CHECK_EQ(topsync_tuning_create(&tu, t), 0);
     topsync_tuning_entry_t e = entry(3, 0, 0, "numa", "tournament", TOPSYNC_WAIT_YIELD, 120);
     CHECK_EQ(topsync_tuning_put(tu, &e), 0);
-    const char *file = path_of("auto.json");
+    char file[300]; /* path_of's buffers rotate: capture_stderr takes them too */
+    snprintf(file, sizeof file, "%s", path_of("auto.json"));
     CHECK_EQ(topsync_tuning_write(tu, file), 0);
     setenv("TOPSYNC_TUNING", file, 1);
     char *err = capture_stderr(create_twice, &c);
@@ -385,6 +401,13 @@ static void test_auto_from_file(void)
     CHECK_EQ(topsync_tuning_write(tu, file), 0);
     capture_stderr(create_twice, &other);
     CHECK(strstr(other.explain, "auto: model (measured c2c table of ") != NULL);
+    CHECK(strstr(other.explain, "misses in flight") == NULL);
+    /* with the miss overlap measured here: that K alone, and the home */
+    CHECK_EQ(topsync_tuning_set_mlp(tu, 3.4, 12.5), 0);
+    CHECK_EQ(topsync_tuning_write(tu, file), 0);
+    capture_stderr(create_twice, &other);
+    CHECK(strstr(other.explain, "K = 3 misses in flight and a home per 12.50 ns") != NULL);
+    CHECK(strstr(other.explain, "every memory-level parallelism") == NULL);
 
     /* a foreign file: one warning line for two barriers, then the model */
     topsync_topology_t *small = synthetic("pack:1 core:2 pu:1");
