@@ -257,9 +257,11 @@ static void test_auto_choice(void)
     CHECK(g != NULL && topsync_groups_count(g) == 1);
     topsync_barrier_destroy(b);
 
-    /* The model step: bound, one per core, not oversubscribed. Its choice
-     * is the fastest of the simulator's own predictions of the candidates
-     * on this topology's default latencies. */
+    /* The model step: bound, one per core, not oversubscribed. Its
+     * prediction is the fastest of the simulator's own predictions of the
+     * candidates on this topology's default latencies; it overrules the
+     * rules' topo only by more than the model's measured error on such a
+     * ratio (src/select/model_error.h), which 2 participants never give. */
     setenv("TOPSYNC_AUTO", "model,rules", 1);
     CHECK_EQ(topsync_barrier_create(&b, 2, &o), 0);
     const char *why = topsync_barrier_explain(b);
@@ -267,7 +269,11 @@ static void test_auto_choice(void)
     CHECK(strncmp(why, prefix, strlen(prefix)) == 0);
     char first[96] = "";
     sscanf(why + strlen(prefix), "%95s", first);
-    CHECK_STR(topsync_barrier_algorithm(b), strncmp(first, "topo", 4) ? first : "topo:l2/global");
+    CHECK_STR(topsync_barrier_algorithm(b), "topo:l2/global");
+    CHECK(strncmp(first, "topo", 4) == 0 ||
+          (strstr(why, " fastest, but at K = ") != NULL &&
+           strstr(why, "within the model's error on the ratio of two barriers") != NULL &&
+           strstr(why, "rules: topo, since the participants' hierarchy has groups below TOP")));
     topsync_model_t *model;
     CHECK_EQ(topsync_model_create(&model, t, NULL), 0);
     topsync_sim_options_t so;
@@ -297,10 +303,11 @@ static void test_auto_choice(void)
     o.cpu_sharers = 0;
     /* The model's choice must hold at every memory-level parallelism K the
      * cores may have (K = 1..16, not known here): 2 participants have
-     * nothing to overlap, so the choice holds and is taken */
+     * nothing to overlap, so the prediction holds at every K, and the
+     * explanation gives it at the K of the smallest margin */
     CHECK_EQ(topsync_barrier_create(&b, 2, &o), 0);
-    CHECK(strstr(topsync_barrier_explain(b), "within 10 % of the best at every memory-level "
-                                             "parallelism K = 1..16") != NULL);
+    CHECK(strstr(topsync_barrier_explain(b), "faster than the rules' topo") != NULL);
+    CHECK(strstr(topsync_barrier_explain(b), "memory-level parallelism not known") == NULL);
     topsync_barrier_destroy(b);
     /* 64 processes on the paper's server: the fastest changes with K
      * (dissemination or the combining tree at K = 1, a flat scan at 16),
