@@ -45,6 +45,7 @@ struct topsync_barrier {
     size_t line;        /* bytes per line */
     size_t block_bytes; /* global block and every rank block */
     bool owns_mapping;
+    bool spare_segment; /* private and placed nowhere: kept for reuse (lifecycle.c) */
 
     /* topo options */
     unsigned level_mask;

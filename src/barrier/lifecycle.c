@@ -221,6 +221,54 @@ static void fill_block(topsync_barrier_t *b, int rank, uint32_t episode)
         b->algo->reset_counters(b, rank);
 }
 
+/*
+ * Private segments of small barriers are kept for the next barrier of the
+ * same size instead of unmapped: a program that makes and destroys a
+ * barrier per phase (pthread_barrier_init/destroy through the drop-in)
+ * then pays a memset of a few pages, not an mmap, three page faults and a
+ * munmap each time (issue 35 item 4: 42 us per init and destroy before).
+ * Only segments placed nowhere in particular (no per-rank NUMA binding)
+ * are kept, so a reused one is no worse placed than a new one.
+ */
+enum { SPARE_SEGMENTS = 4, SPARE_MAX_BYTES = 64 << 10 };
+static struct {
+    pthread_mutex_t lock;
+    void *mem[SPARE_SEGMENTS];
+    size_t size[SPARE_SEGMENTS];
+} spare = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* A kept segment of `size` bytes, zeroed, or NULL. */
+static void *spare_take(size_t size)
+{
+    void *mem = NULL;
+    pthread_mutex_lock(&spare.lock);
+    for (unsigned i = 0; i < SPARE_SEGMENTS && !mem; i++)
+        if (spare.mem[i] && spare.size[i] == size) {
+            mem = spare.mem[i];
+            spare.mem[i] = NULL;
+        }
+    pthread_mutex_unlock(&spare.lock);
+    if (mem)
+        memset(mem, 0, size); /* as a fresh anonymous mapping reads */
+    return mem;
+}
+
+/* Keep a segment for spare_take, or unmap it. */
+static void spare_give(void *mem, size_t size, bool keep)
+{
+    pthread_mutex_lock(&spare.lock);
+    for (unsigned i = 0; i < SPARE_SEGMENTS && keep && size <= SPARE_MAX_BYTES; i++)
+        if (!spare.mem[i]) {
+            spare.mem[i] = mem;
+            spare.size[i] = size;
+            mem = NULL;
+            break;
+        }
+    pthread_mutex_unlock(&spare.lock);
+    if (mem)
+        munmap(mem, size);
+}
+
 /* Free what the barrier holds (roles, mapping, groups), not the handle. */
 static void release_state(topsync_barrier_t *b)
 {
@@ -232,7 +280,7 @@ static void release_state(topsync_barrier_t *b)
         b->roles = NULL;
     }
     if (b->owns_mapping && b->base)
-        munmap(b->base, b->size);
+        spare_give(b->base, b->size, b->spare_segment);
     b->base = NULL;
     topsync_groups_destroy(b->groups);
     b->groups = NULL;
@@ -257,8 +305,13 @@ int ts_barrier_create_with(topsync_barrier_t **out, unsigned n,
     if (rc < 0)
         return rc;
     int shared = opts && opts->process_shared;
-    void *mem = mmap(NULL, b->size, PROT_READ | PROT_WRITE,
-                     (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
+    bool placed = opts && opts->topology && opts->cpusets &&
+                  strcmp(topsync_topology_source(opts->topology), "this machine") == 0;
+    b->spare_segment = !shared && !placed;
+    void *mem = b->spare_segment ? spare_take(b->size) : NULL;
+    if (!mem)
+        mem = mmap(NULL, b->size, PROT_READ | PROT_WRITE,
+                   (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED) {
         size_t size = b->size;
         free_barrier(b);
@@ -270,8 +323,7 @@ int ts_barrier_create_with(topsync_barrier_t **out, unsigned n,
 
     /* Place each rank's block on its NUMA node before anything touches it
      * (best effort: synthetic topologies and 1-node machines make it moot). */
-    if (opts && opts->topology && opts->cpusets &&
-        strcmp(topsync_topology_source(opts->topology), "this machine") == 0) {
+    if (placed) {
         for (unsigned r = 0; r < n; r++)
             hwloc_set_area_membind(topsync_topology_hwloc(opts->topology),
                                    b->base + (size_t)(r + 1) * b->block_bytes, b->block_bytes,

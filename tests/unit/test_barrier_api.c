@@ -2,6 +2,7 @@
  * segment layout, the attach path with forked processes, and bad input. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -448,6 +449,54 @@ static void test_layout(void)
     }
 }
 
+/* A segment kept from a destroyed barrier and handed to the next one of the
+ * same size (lifecycle.c) must read as a fresh one: every algorithm after
+ * every other, 3 threads, each episode checked (nobody leaves before all
+ * arrived). A reused segment with the last barrier's words would hang or
+ * let a thread through early. */
+struct reuse_run {
+    topsync_barrier_t *b;
+    unsigned rank;
+    _Atomic unsigned *arrivals;
+    _Atomic unsigned *early;
+};
+
+static void *reuse_thread(void *arg)
+{
+    struct reuse_run *r = arg;
+    for (unsigned e = 0; e < 200; e++) {
+        /* relaxed: the barrier orders these counts (its own acquire/release) */
+        atomic_fetch_add_explicit(r->arrivals, 1, memory_order_relaxed);
+        topsync_barrier_wait(r->b, r->rank);
+        if (atomic_load_explicit(r->arrivals, memory_order_relaxed) < 3 * (e + 1))
+            atomic_fetch_add_explicit(r->early, 1, memory_order_relaxed);
+        topsync_barrier_wait(r->b, r->rank); /* nobody counts e + 2 before all checked */
+    }
+    return NULL;
+}
+
+static void test_segment_reuse(void)
+{
+    for (size_t i = 0; i < 2 * NBASE; i++) {
+        topsync_barrier_t *b = create(base_algorithms[i % NBASE], 3);
+        CHECK(b != NULL);
+        if (!b)
+            continue;
+        _Atomic unsigned arrivals = 0, early = 0;
+        struct reuse_run runs[3];
+        pthread_t tid[3];
+        for (unsigned r = 0; r < 3; r++) {
+            runs[r] = (struct reuse_run){b, r, &arrivals, &early};
+            CHECK_EQ(pthread_create(&tid[r], NULL, reuse_thread, &runs[r]), 0);
+        }
+        for (unsigned r = 0; r < 3; r++)
+            pthread_join(tid[r], NULL);
+        CHECK_EQ(atomic_load(&early), 0);
+        CHECK_EQ(atomic_load(&arrivals), 600);
+        CHECK_EQ(topsync_barrier_destroy(b), 0);
+    }
+}
+
 /* The attach path: every process maps the same zero-filled segment and
  * attaches its own rank, they meet, then run episodes and check each one. */
 struct attach_shared {
@@ -671,6 +720,7 @@ int main(void)
     test_environment();
     test_auto_choice();
     test_layout();
+    test_segment_reuse();
     test_attach_processes();
     test_bad_input();
     test_misuse();
