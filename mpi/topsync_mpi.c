@@ -77,8 +77,9 @@ static void make_keyval(void)
  * communicator that sees a barrier or two (made, used once, freed: common
  * in libraries and in thread-heavy programs) then costs no set-up at all;
  * the count is the same on every rank, MPI_Barrier being collective.
- * MPI_COMM_WORLD is set up at its first barrier: there is one, and it is
- * the one benchmarks and tools time. */
+ * MPI_COMM_WORLD is set up in MPI_Init when that is ours (world_setup),
+ * else at its first barrier: there is one, and it is the one benchmarks and
+ * tools time. */
 static struct comm_state *state_of(MPI_Comm comm)
 {
     make_keyval();
@@ -213,6 +214,16 @@ const char *topsync_mpi_describe(MPI_Comm comm)
 
 /* ---- the entry points ---------------------------------------------------- */
 
+/* MPI_COMM_WORLD's set-up (collective), done in MPI_Init beside the MPI's
+ * own start-up rather than in the program's first MPI_Barrier: loading the
+ * machine's topology, auto's choice and the node's segment cost 2-10 ms at
+ * np 2 here, where the MPI's first barrier costs 0.05-0.13 ms (issue 35
+ * item 4). An invalid TOPSYNC_MPI_SETUP_AT is reported by the set-up. */
+static void world_setup(void)
+{
+    (void)state_of(MPI_COMM_WORLD);
+}
+
 /* MPI_Init and MPI_Init_thread: the one place where communicators may be
  * made (node_map.c). Passed through a PMPI tool loaded after us
  * (tool_chain.c), which then sees MPI_Init as it expects. */
@@ -226,6 +237,7 @@ int MPI_Init(int *argc, char ***argv)
         PMPI_Query_thread(&provided);
         ts_mpi_node_map_init(provided);
         make_keyval();
+        world_setup();
     }
     return rc;
 }
@@ -238,6 +250,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     if (rc == MPI_SUCCESS) {
         ts_mpi_node_map_init(*provided);
         make_keyval();
+        world_setup();
     }
     return rc;
 }

@@ -20,6 +20,7 @@
 #include "base/error.h"
 #include "base/keywords.h"
 #include "model/model_private.h"
+#include "select/model_cache.h"
 #include "select/model_error.h"
 #include "tune/tune_private.h"
 
@@ -205,7 +206,7 @@ static bool tuning_step(const struct ts_auto_request *req, struct ts_auto_choice
 /* Step 2: the machine model.                                               */
 
 struct model_memo {
-    char key[160];
+    char key[256];
     char algorithm[96];
     char explain[1024];
 };
@@ -224,6 +225,15 @@ static void memo_store(const char *key, const char *algorithm, const char *expla
     snprintf(slot->algorithm, sizeof slot->algorithm, "%s", algorithm);
     snprintf(slot->explain, sizeof slot->explain, "%s", explain);
     pthread_mutex_unlock(&cache_lock);
+}
+
+/* Remember an answer in memory and, when the case has a cache file, on disk
+ * for later processes. */
+static void remember(const char *disk, const char *key, const char *algorithm, const char *explain)
+{
+    memo_store(key, algorithm, explain);
+    if (disk[0] && key[0])
+        ts_model_cache_store(disk, key, algorithm, explain);
 }
 
 /* Every participant on a core of its own: what the model can predict. */
@@ -356,23 +366,18 @@ static double simulate(const struct ts_auto_request *req, const topsync_model_t 
 static int model_robust(const struct ts_auto_request *req, const topsync_model_t *m,
                         char names[][96], struct model_run *mr, double *worst)
 {
-    static const unsigned range[] = TOPSYNC_MODEL_MLP_RANGE;
-    mr->nk = 0;
-    if (topsync_model_mlp(m))
-        mr->ks[mr->nk++] = topsync_model_mlp(m);
-    else
-        for (unsigned k = 0; k < TOPSYNC_MODEL_MLP_RANGE_N; k++)
-            mr->ks[mr->nk++] = range[k];
-    int chosen = -1;
+    int chosen = -1; /* mr's Ks set and its first done by model_screen */
     for (unsigned step = 0; step < mr->nk; step++) {
         unsigned k = step == 0 ? 0 : step == 1 ? mr->nk - 1 : step - 1;
-        mr->best[k] = INFINITY;
-        for (unsigned c = 0; c < mr->nc; c++) {
-            mr->lat[c][k] = simulate(req, m, names[c], mr->ks[k]);
-            if (mr->lat[c][k] >= 0 && mr->lat[c][k] < mr->best[k])
-                mr->best[k] = mr->lat[c][k];
+        if (!mr->done[k]) { /* the first K may be done already (model_screen) */
+            mr->best[k] = INFINITY;
+            for (unsigned c = 0; c < mr->nc; c++) {
+                mr->lat[c][k] = simulate(req, m, names[c], mr->ks[k]);
+                if (mr->lat[c][k] >= 0 && mr->lat[c][k] < mr->best[k])
+                    mr->best[k] = mr->lat[c][k];
+            }
+            mr->done[k] = true;
         }
-        mr->done[k] = true;
         chosen = -1;
         *worst = INFINITY;
         for (unsigned c = 0; c < mr->nc; c++) {
@@ -390,6 +395,42 @@ static int model_robust(const struct ts_auto_request *req, const topsync_model_t
 
 /* The rules' algorithm for req (rules_step's choice, without its words). */
 static const char *rules_choice(const struct ts_auto_request *req);
+
+/*
+ * The model overrules the rules only by a predicted margin beyond its error
+ * at every K, so a candidate that is not that much faster at the first K
+ * never will be: simulate every candidate and the rules' choice there, and
+ * when none is, the other Ks cannot change the answer (issue 35 item 4:
+ * the K sweep cost 0.3 s of CPU at 128 participants inside the first
+ * barrier; this is a fifth of it). Fills the first K of mr. Returns the
+ * fastest candidate when the sweep is needed, else -1 with *fastest (its
+ * index, -1 when every simulation failed) and *rules_ns (-1: the rules'
+ * choice could not be simulated, and the sweep is needed after all).
+ */
+static bool model_screen(const struct ts_auto_request *req, const topsync_model_t *m,
+                         char names[][96], struct model_run *mr, const char *rules, int *fastest,
+                         double *rules_ns)
+{
+    static const unsigned range[] = TOPSYNC_MODEL_MLP_RANGE;
+    mr->nk = 0;
+    if (topsync_model_mlp(m))
+        mr->ks[mr->nk++] = topsync_model_mlp(m);
+    else
+        for (unsigned k = 0; k < TOPSYNC_MODEL_MLP_RANGE_N; k++)
+            mr->ks[mr->nk++] = range[k];
+    *fastest = -1;
+    mr->best[0] = INFINITY;
+    for (unsigned c = 0; c < mr->nc; c++) {
+        mr->lat[c][0] = simulate(req, m, names[c], mr->ks[0]);
+        if (mr->lat[c][0] >= 0 && mr->lat[c][0] < mr->best[0]) {
+            mr->best[0] = mr->lat[c][0];
+            *fastest = (int)c;
+        }
+    }
+    mr->done[0] = true;
+    *rules_ns = simulate(req, m, rules, mr->ks[0]);
+    return *fastest < 0 || *rules_ns <= 0 || *rules_ns / mr->best[0] > TS_MODEL_RATIO_ERROR;
+}
 
 /* "K=1: combining-tree, K=16: topo:numa/global": the best at each K done. */
 static size_t describe_bests(const struct model_run *mr, char names[][96], char *buf, size_t len,
@@ -414,7 +455,7 @@ static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice 
 {
     if (!bound_one_per_core(req))
         return false;
-    char placement[48], key[160] = "";
+    char placement[48], key[256] = "", disk[4200] = "";
     if (!req->model) {
         char fp[TOPSYNC_FINGERPRINT_LEN];
         if (topsync_tuning_fingerprint(req->topology, fp) < 0 ||
@@ -427,9 +468,16 @@ static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice 
             stat(path, &st); /* a new file may bring a new table: a new answer */
         /* the file's inode and size too: a file replaced within one tick of
          * the coarse clock the kernel stamps mtimes with keeps its mtime */
-        snprintf(key, sizeof key, "%s/%s/%u/%d/%d/%ld.%ld/%lu/%ld", fp, placement, req->n,
+        /* and what else changes the answer: this build of topsync (its
+         * algorithms and defaults), the poll mode */
+        const char *poll = ts_getenv("TOPSYNC_POLL");
+        snprintf(key, sizeof key, "%s/%s/%u/%d/%d/%ld.%ld/%lu/%ld/%s-%s/%s", fp, placement, req->n,
                  (int)req->wait, req->processes, (long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec,
-                 (unsigned long)st.st_ino, (long)st.st_size);
+                 (unsigned long)st.st_ino, (long)st.st_size, TOPSYNC_VERSION_STRING,
+                 ts_model_cache_build(), poll ? poll : "");
+        if (topsync_tuning_path(req->topology, path, sizeof path) == 0 &&
+            !ts_model_cache_path(path, fp, disk, sizeof disk))
+            disk[0] = '\0';
         pthread_mutex_lock(&cache_lock);
         for (unsigned i = 0; i < 32; i++)
             if (!strcmp(memo[i].key, key)) {
@@ -441,6 +489,17 @@ static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice 
                 return chose;
             }
         pthread_mutex_unlock(&cache_lock);
+        /* a case an earlier process answered (every rank of the last job) */
+        char algorithm[sizeof out->algorithm], explain[sizeof out->explain];
+        if (disk[0] &&
+            ts_model_cache_find(disk, key, algorithm, sizeof algorithm, explain, sizeof explain)) {
+            memo_store(key, algorithm, explain);
+            bool chose = algorithm[0] != '\0';
+            snprintf(out->algorithm, sizeof out->algorithm, "%s", algorithm);
+            snprintf(chose ? out->explain : note, chose ? sizeof out->explain : note_len, "%s",
+                     explain);
+            return chose;
+        }
     }
     char source[4200] = "the simulated machine";
     topsync_model_t *own = req->model ? NULL : machine_model(req->topology, source, sizeof source);
@@ -451,12 +510,29 @@ static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice 
     struct model_run mr;
     memset(&mr, 0, sizeof mr);
     mr.nc = ts_tuning_candidates_of(req->groups, names, TOPSYNC_TUNING_MAX_CANDIDATES);
-    double worst = INFINITY;
-    int chosen = model_robust(req, m, names, &mr, &worst);
-    bool robust = chosen >= 0 && worst <= 1 + MODEL_MARGIN;
     /* The rules' choice is overruled only by a predicted margin beyond the
      * model's measured error on such a ratio (TS_MODEL_RATIO_ERROR) */
     const char *rules = rules_choice(req);
+    int fastest;
+    double rules_first;
+    char explain[sizeof out->explain];
+    size_t used = 0;
+    if (!model_screen(req, m, names, &mr, rules, &fastest, &rules_first)) {
+        topsync_model_destroy(own);
+        used = append(explain, sizeof explain, used,
+                      "model (%s): predicted %s fastest at K = %u (%.0f ns), only %.2fx faster "
+                      "than the rules' %s (%.0f ns), within the model's error on the ratio of "
+                      "two barriers (%.2fx on the barrier paper's Fig. 4 and 6, "
+                      "docs/model.md): ",
+                      source, names[fastest], mr.ks[0], mr.lat[fastest][0],
+                      rules_first / mr.lat[fastest][0], rules, rules_first, TS_MODEL_RATIO_ERROR);
+        snprintf(note, note_len, "%s", explain); /* the rules decide; the note says why */
+        remember(disk, key, "", explain);
+        return false;
+    }
+    double worst = INFINITY;
+    int chosen = model_robust(req, m, names, &mr, &worst);
+    bool robust = chosen >= 0 && worst <= 1 + MODEL_MARGIN;
     double margin = INFINITY; /* rules' latency / the choice's, worst over K */
     unsigned margin_k = 0;    /* the K index of that worst margin */
     double rules_at_margin = -1;
@@ -473,8 +549,6 @@ static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice 
         }
     bool overrules = margin > TS_MODEL_RATIO_ERROR;
     topsync_model_destroy(own);
-    char explain[sizeof out->explain];
-    size_t used = 0;
     if (chosen < 0)
         return false;
     if (robust && !overrules) {
@@ -486,7 +560,7 @@ static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice 
                       source, names[chosen], mr.ks[margin_k], margin, rules,
                       mr.lat[chosen][margin_k], rules_at_margin, TS_MODEL_RATIO_ERROR);
         snprintf(note, note_len, "%s", explain); /* the rules decide; the note says why */
-        memo_store(key, "", explain);
+        remember(disk, key, "", explain);
         return false;
     }
     unsigned k0 = 0; /* the figures shown: the first K (1, or the model's) */
@@ -526,7 +600,7 @@ static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice 
                       MODEL_MARGIN * 100, names[chosen], (worst - 1) * 100);
     }
     snprintf(robust ? out->explain : note, robust ? sizeof out->explain : note_len, "%s", explain);
-    memo_store(key, robust ? out->algorithm : "", explain);
+    remember(disk, key, robust ? out->algorithm : "", explain);
     return robust;
 }
 

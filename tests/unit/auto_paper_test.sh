@@ -14,7 +14,7 @@ passed=0 failed=0
 # each case: np, mapping, what the paper measured fastest (or within 5 %),
 # and what the explanation must say decided
 for case in "128 core topo model's.error" "128 numa topo model's.error" \
-            "128 socket topo model's.error" "64 core topo|combining-tree rules:"; do
+            "128 socket topo model's.error" "64 core topo|combining-tree model's.error"; do
     set -- $case
     np=$1 map=$2 allowed=$3 reason=$4
     out=$(TOPSYNC_TUNING=off "$info" --topology "$kunpeng" --np "$np" --map-by "$map" --explain \

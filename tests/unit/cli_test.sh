@@ -360,6 +360,24 @@ rm -f "$ctable"
 expect_error "--runs takes 1..32, not '0'" "$bench" c2c --runs 0
 expect_error "--iterations takes 1..100000000, not 'x'" "$bench" c2c --iterations x
 expect_error "unexpected argument 'extra'" "$bench" c2c extra
+# auto's model step is kept on disk beside the tuning file, per case and per
+# build (issue 35 item 4): a second process reads it instead of simulating
+cachedir=$(mktemp -d)
+kexplain() { XDG_CACHE_HOME=$cachedir "$info" --topology "$K" --np 64 --explain --processes; }
+first=$(kexplain)
+cfile=$(ls "$cachedir"/topsync/auto-model-*.tsv 2>/dev/null)
+[ -n "$cfile" ] && [ "$(stat -c %a "$cfile")" = 600 ] && grep -q "	model (per-level default" "$cfile" \
+    && ok || ko "model cache written: '$cfile' $(ls -la "$cachedir"/topsync 2>&1)"
+[ "$(kexplain)" = "$first" ] && ok || ko "model cache: the same answer read back"
+sed -i 's/predicted \([a-z-]*\) fastest/predicted CACHED-\1 fastest/' "$cfile"
+grep -q "predicted CACHED-" <<<"$(kexplain)" && ok || ko "model cache: a second process reads it"
+printf '\001\002garbage\n\t\t\n' >"$cfile"
+[ "$(kexplain)" = "$first" ] && ok || ko "model cache: a damaged file is recomputed"
+grep -q "	model (per-level default" "$cfile" && ok || ko "model cache: rewritten after damage"
+XDG_CACHE_HOME=$cachedir TOPSYNC_TUNING=off "$info" --topology "$K" --np 32 --explain --processes \
+    >/dev/null
+[ "$(grep -c . "$cfile")" = 1 ] && ok || ko "TOPSYNC_TUNING=off writes no cache"
+rm -rf "$cachedir"
 # the miss overlap (issue 36): dependent loads cost more per line than
 # independent ones on any out-of-order core; the JSON says both
 mjson=$("$bench" c2c --mlp --lines 32 --rounds 50)
