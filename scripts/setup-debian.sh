@@ -11,7 +11,7 @@
 # (Debian's NWChem builds for MPICH and Open MPI).
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libck-dev python3
-          python3-matplotlib spin clang libclang-rt-14-dev clang-format-14 groff-base)
+          python3-matplotlib spin clang libclang-rt-14-dev clang-format-14 groff-base m4 xz-utils)
 if [ "${TOPSYNC_SETUP_MPI:-1}" != 0 ]; then
     packages+=(libopenmpi-dev openmpi-bin libmpich-dev mpich gfortran)
     if [ "${TOPSYNC_SETUP_MPI_MATRIX:-1}" != 0 ]; then
