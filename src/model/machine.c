@@ -404,7 +404,7 @@ int topsync_model_create(topsync_model_t **out, const topsync_topology_t *t,
     m->topology = t;
     m->pu_limit = t->pu_limit;
     m->mlp = opts->mlp;
-    m->home_service_ps = (ts_ps)llround(opts->home_service_ns * scale * 1000);
+    m->home_service_ps = (ts_ps)(opts->home_service_ns * scale * 1000 + 0.5); /* >= 0 */
     m->table_index = malloc(m->pu_limit * sizeof *m->table_index);
     m->package = calloc(m->pu_limit, sizeof *m->package);
     if (!m->table_index || !m->package) {

@@ -280,7 +280,7 @@ static topsync_model_t *machine_model(const topsync_topology_t *t, char *source,
         mo.c2c_cpus = n;
         /* the overlap measured with the table: this machine's K and home */
         if (overlap > 0) {
-            long k = lround(overlap);
+            long k = (long)(overlap + 0.5); /* overlap > 0: rounded, without libm */
             mo.mlp = k < 1                             ? 1
                      : k > (long)TOPSYNC_MODEL_MAX_MLP ? TOPSYNC_MODEL_MAX_MLP
                                                        : (unsigned)k;
