@@ -61,6 +61,14 @@ for page in man7/topsync.7 man1/topsync-info.1 man1/topsync-bench.1 man1/topsync
 done
 MANPATH="$tmp/prefix/share/man" man -w topsync >/dev/null 2>&1 || ! command -v man >/dev/null ||
     { echo "FAILED: man does not find topsync(7) in the installed prefix" >&2; exit 1; }
+# coll/topsync, when built: installed where the README says, finding the
+# installed libtopsync-mpi-openmpi by its own RPATH
+comp=$(ls "$tmp"/prefix/lib*/topsync/openmpi/mca_coll_topsync.so 2>/dev/null || true)
+if [ -f "$build/mpi/openmpi-components/mca_coll_topsync.so" ] || [ -n "$comp" ]; then
+    [ -n "$comp" ] || { echo "FAILED: coll/topsync built but not installed in lib/topsync/openmpi" >&2; exit 1; }
+    env -u LD_LIBRARY_PATH ldd "$comp" | grep -q "libtopsync-mpi-openmpi.so.0 => $tmp/prefix/lib" ||
+        { echo "FAILED: the installed coll/topsync does not find the installed libtopsync-mpi-openmpi: $(ldd "$comp")" >&2; exit 1; }
+fi
 if [ -z "$sanitize" ]; then
     out=$(env -u LD_LIBRARY_PATH "$tmp/prefix/bin/topsync-bench" barrier --threads 2 --algorithm auto \
           --peers program --iterations 50 --runs 1 2>&1)

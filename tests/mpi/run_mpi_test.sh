@@ -305,6 +305,44 @@ timeout) # TOPSYNC_TIMEOUT: rank 1 dies (kill -9) or hangs (SIGSTOP) mid-run; th
     pkill -9 -f "timeout_check_$impl" 2>/dev/null
     out=$(launch 2 core TOPSYNC_TIMEOUT=soon -- "$check" 10 1 2>&1)
     [ $? -ne 0 ] && grep -q "TOPSYNC_TIMEOUT='soon' is not valid" <<<"$out" && ok || ko "bad TOPSYNC_TIMEOUT" ;;
+coll-component) # Open MPI's coll/topsync (mpi/coll_topsync): MPI_Barrier by
+    # MCA parameters, no preload. Selected only with a priority; every
+    # episode checked at np 2 bound, 4 overloaded and 8 unbound; a PMPI tool
+    # (its MPI_Barrier calls PMPI_Barrier, which reaches the component) sees
+    # every call while topsync serves them
+    comp=$libdir/openmpi-components
+    if [ "$impl" != openmpi ] || [ "$mpi" != debian ] || [ ! -f "$comp/mca_coll_topsync.so" ]; then
+        echo "SKIPPED: coll/topsync is built for Debian's Open MPI only (its internal headers)"
+        exit 77
+    fi
+    pkglib=$(ompi_info --path pkglibdir --parsable | sed -n 's/^path:pkglibdir://p')
+    select_it="--mca mca_base_component_path $pkglib:$comp --mca coll_topsync_priority 90"
+    for run in "2 core" "4 overload" "8 none"; do
+        set -- $run
+        out=$(launcher_flags_openmpi=$select_it launch $1 $2 TOPSYNC_VERBOSE=1 -- "$plain" 300 10 2>&1)
+        expect_pass "$out" "coll/topsync np $1 $2"
+        grep -q "^topsync-mpi: comm of $1 ranks" <<<"$out" && ok ||
+            ko "coll/topsync np $1: topsync did not serve MPI_Barrier: $(tail -3 <<<"$out")"
+    done
+    # on the path but not asked for: Open MPI's own barrier, topsync silent
+    # (setup_at_check, which unlike barrier_check does not call topsync by
+    # name: the component's library is loaded either way)
+    out=$(launcher_flags_openmpi="--mca mca_base_component_path $pkglib:$comp" launch 2 core \
+          TOPSYNC_VERBOSE=1 -- "$(prog setup_at_check)" 2>&1)
+    expect_pass "$out" "coll/topsync not selected"
+    grep -q "^topsync-mpi:" <<<"$out" && ko "coll/topsync served without a priority: $out" || ok
+    # (ompi_info reads the path from the environment, not from --mca)
+    OMPI_MCA_mca_base_component_path="$pkglib:$comp" ompi_info --param coll topsync --level 9 |
+        grep -q 'parameter "coll_topsync_priority" (current value: "0"' && ok ||
+        ko "ompi_info does not list coll_topsync_priority"
+    prog=$(prog tool_check) rounds=200
+    out=$(launcher_flags_openmpi=$select_it launch 2 core LD_PRELOAD=$bindir/libcount_tool_$impl.so \
+          TOPSYNC_VERBOSE=1 -- "$prog" $rounds 2>&1)
+    expect_pass "$out" "coll/topsync with a PMPI tool"
+    [ "$(grep -c "^count_tool: rank [0-9]*: init 1 barrier $rounds " <<<"$out")" = 2 ] && ok ||
+        ko "coll/topsync: the tool did not see every barrier: $(grep count_tool <<<"$out")"
+    grep -q "^topsync-mpi: comm of 2 ranks" <<<"$out" && ok ||
+        ko "coll/topsync with a tool: topsync did not serve: $(tail -3 <<<"$out")" ;;
 tools) # a PMPI tool (count_tool.c, as profilers are written: MPI_X counts and
     # calls PMPI_X) preloaded before and after libtopsync-mpi, and with the
     # program linked with it: the tool sees every call (exact counts), topsync
