@@ -519,13 +519,20 @@ static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice 
     size_t used = 0;
     if (!model_screen(req, m, names, &mr, rules, &fastest, &rules_first)) {
         topsync_model_destroy(own);
-        used = append(explain, sizeof explain, used,
-                      "model (%s): predicted %s fastest at K = %u (%.0f ns), only %.2fx faster "
-                      "than the rules' %s (%.0f ns), within the model's error on the ratio of "
-                      "two barriers (%.2fx on the barrier paper's Fig. 4 and 6, "
-                      "docs/model.md): ",
-                      source, names[fastest], mr.ks[0], mr.lat[fastest][0],
-                      rules_first / mr.lat[fastest][0], rules, rules_first, TS_MODEL_RATIO_ERROR);
+        if (!strcmp(names[fastest], rules) || rules_first <= mr.lat[fastest][0])
+            used =
+                append(explain, sizeof explain, used,
+                       "model (%s): predicted the rules' %s fastest at K = %u (%.0f ns): ", source,
+                       rules, mr.ks[0], rules_first);
+        else
+            used =
+                append(explain, sizeof explain, used,
+                       "model (%s): predicted %s fastest at K = %u (%.0f ns), only %.2fx "
+                       "faster than the rules' %s (%.0f ns), within the model's error on "
+                       "the ratio of two barriers (%.2fx on the barrier paper's Fig. 4 and "
+                       "6, docs/model.md): ",
+                       source, names[fastest], mr.ks[0], mr.lat[fastest][0],
+                       rules_first / mr.lat[fastest][0], rules, rules_first, TS_MODEL_RATIO_ERROR);
         snprintf(note, note_len, "%s", explain); /* the rules decide; the note says why */
         remember(disk, key, "", explain);
         return false;

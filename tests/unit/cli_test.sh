@@ -378,6 +378,10 @@ XDG_CACHE_HOME=$cachedir TOPSYNC_TUNING=off "$info" --topology "$K" --np 32 --ex
     >/dev/null
 [ "$(grep -c . "$cfile")" = 1 ] && ok || ko "TOPSYNC_TUNING=off writes no cache"
 rm -rf "$cachedir"
+# the model agreeing with the rules says so, not "1.00x faster than" itself
+out=$(TOPSYNC_TUNING=off "$info" --topology "pack:1 core:2 pu:1" --np 2 --explain --processes)
+grep -q "auto: model (per-level default latencies): predicted the rules' dissemination fastest at K = 1 (" <<<"$out" &&
+    ok || ko "model agreeing with the rules: '$out'"
 # the miss overlap (issue 36): dependent loads cost more per line than
 # independent ones on any out-of-order core; the JSON says both
 mjson=$("$bench" c2c --mlp --lines 32 --rounds 50)
