@@ -8,7 +8,7 @@
 # from the Python package index (Open MPI 5, MPICH 5, Intel MPI, each with
 # mpi4py: scripts/setup-mpis.sh, about 150 MB in /var/cache/topsync-mpis),
 # TOPSYNC_SETUP_APPS=0 to skip the real applications of the apps label
-# (Debian's NWChem builds for MPICH and Open MPI).
+# (Debian's NWChem builds for MPICH and Open MPI, LAMMPS and GROMACS).
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libck-dev python3
           python3-matplotlib spin clang libclang-rt-14-dev clang-format-14 groff-base m4 xz-utils)
@@ -21,7 +21,7 @@ fi
 if [ "${TOPSYNC_SETUP_MPI:-1}" != 0 ] && [ "${TOPSYNC_SETUP_APPS:-1}" != 0 ]; then
     # the apps label's real applications (tests/mpi: NWChem natively and
     # preloaded, about 190 MB)
-    packages+=(nwchem-mpich nwchem-openmpi)
+    packages+=(nwchem-mpich nwchem-openmpi lammps gromacs)
 fi
 if [ "${TOPSYNC_SETUP_NUMA_VM:-1}" != 0 ]; then
     packages+=(qemu-system-x86 busybox-static cpio file)
