@@ -59,6 +59,20 @@ static void *answer(void *arg)
     return NULL;
 }
 
+/* The CPUs this process may run on (its binding, else all allowed); NULL
+ * after a message. */
+static hwloc_bitmap_t usable_cpus(hwloc_topology_t topo)
+{
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    if (!set) {
+        fprintf(stderr, "topsync-bench: out of memory\n");
+        return NULL;
+    }
+    if (hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) < 0 || hwloc_bitmap_iszero(set))
+        hwloc_bitmap_copy(set, hwloc_topology_get_allowed_cpuset(topo));
+    return set;
+}
+
 /* One measurement of a pair: ns per message, or a negative value. */
 static double measure_pair(hwloc_topology_t topo, unsigned a, unsigned b, uint64_t round_trips)
 {
@@ -156,13 +170,9 @@ static void *mlp_writer(void *arg)
 int bench_c2c_mlp(topsync_topology_t *t, unsigned lines, unsigned rounds, bench_mlp *out)
 {
     hwloc_topology_t topo = topsync_topology_hwloc(t);
-    hwloc_bitmap_t set = hwloc_bitmap_alloc();
-    if (!set) {
-        fprintf(stderr, "topsync-bench: out of memory\n");
+    hwloc_bitmap_t set = usable_cpus(topo);
+    if (!set)
         return -1;
-    }
-    if (hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) < 0 || hwloc_bitmap_iszero(set))
-        hwloc_bitmap_copy(set, hwloc_topology_get_allowed_cpuset(topo));
     int reader = hwloc_bitmap_first(set);
     int writer = reader < 0 ? -1 : hwloc_bitmap_next(set, reader);
     hwloc_bitmap_free(set);
@@ -271,13 +281,9 @@ int bench_c2c_table(topsync_topology_t *t, uint64_t iterations, unsigned runs, d
                     unsigned *n_out)
 {
     hwloc_topology_t topo = topsync_topology_hwloc(t);
-    hwloc_bitmap_t set = hwloc_bitmap_alloc();
-    if (!set) {
-        fprintf(stderr, "topsync-bench: out of memory\n");
+    hwloc_bitmap_t set = usable_cpus(topo);
+    if (!set)
         return -1;
-    }
-    if (hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) < 0 || hwloc_bitmap_iszero(set))
-        hwloc_bitmap_copy(set, hwloc_topology_get_allowed_cpuset(topo));
     int last = hwloc_bitmap_last(set);
     unsigned n = last < 0 ? 0 : (unsigned)last + 1;
     if (n < 2 || (unsigned)hwloc_bitmap_weight(set) != n) {

@@ -393,6 +393,10 @@ assert d["dependent_ns_per_line"] > 0 and d["independent_ns_per_line"] > 0, d
 assert abs(d["mlp"] - d["dependent_ns_per_line"] / d["independent_ns_per_line"]) < 0.01, d
 PY
 expect_error "--lines takes 2..4096, not '1'" "$bench" c2c --mlp --lines 1
+expect_error "--home-service-ns takes ns from 0 (not modelled) to 1e6, not '-1'" "$sim" barrier \
+    --np 2 --algorithm mcs --home-service-ns -1
+"$sim" barrier --np 2 --algorithm mcs --home-service-ns 3 | grep -q "a home serves one request per 3.00 ns" &&
+    ok || ko "topsync-sim --home-service-ns: not in the model line"
 expect_error "--rounds takes 1..100000, not '0'" "$bench" c2c --mlp --rounds 0
 expect_error "--runs is for the latency table, not --mlp" "$bench" c2c --mlp --runs 3
 expect_error "--lines goes with --mlp" "$bench" c2c --lines 8
