@@ -66,8 +66,10 @@ MANPATH="$tmp/prefix/share/man" man -w topsync >/dev/null 2>&1 || ! command -v m
 comp=$(ls "$tmp"/prefix/lib*/topsync/openmpi/mca_coll_topsync.so 2>/dev/null || true)
 if [ -f "$build/mpi/openmpi-components/mca_coll_topsync.so" ] || [ -n "$comp" ]; then
     [ -n "$comp" ] || { echo "FAILED: coll/topsync built but not installed in lib/topsync/openmpi" >&2; exit 1; }
-    env -u LD_LIBRARY_PATH ldd "$comp" | grep -q "libtopsync-mpi-openmpi.so.0 => $tmp/prefix/lib" ||
-        { echo "FAILED: the installed coll/topsync does not find the installed libtopsync-mpi-openmpi: $(ldd "$comp")" >&2; exit 1; }
+    # (the whole output first: grep -q leaving early would SIGPIPE ldd under pipefail)
+    deps=$(env -u LD_LIBRARY_PATH ldd "$comp")
+    grep -q "libtopsync-mpi-openmpi.so.0 => $tmp/prefix/lib" <<<"$deps" ||
+        { echo "FAILED: the installed coll/topsync does not find the installed libtopsync-mpi-openmpi: $deps" >&2; exit 1; }
 fi
 if [ -z "$sanitize" ]; then
     out=$(env -u LD_LIBRARY_PATH "$tmp/prefix/bin/topsync-bench" barrier --threads 2 --algorithm auto \
