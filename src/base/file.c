@@ -1,6 +1,7 @@
 /*
- * The bounded whole-file reader (file.h). One allocation of the file's
- * size when fstat knows it; pipes and /proc files grow the buffer instead.
+ * The bounded whole-file reader and the whole-file replacer (file.h). The
+ * reader makes one allocation of the file's size when fstat knows it;
+ * pipes and /proc files grow the buffer instead.
  */
 /* O_CLOEXEC (POSIX 2008): also when a tool compiles this file with -std=c11 */
 #ifndef _GNU_SOURCE
@@ -11,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -82,5 +84,60 @@ int ts_file_read(const char *path, size_t max_bytes, unsigned flags, char **text
     buf[n] = '\0';
     *text = buf;
     *len = n;
+    return 0;
+}
+
+/* mkdir -p, 0700 for what it makes; an existing directory is fine. */
+static int make_dirs(char *dir)
+{
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        int rc = mkdir(dir, 0700);
+        *p = '/';
+        if (rc < 0 && errno != EEXIST)
+            return -errno;
+    }
+    return mkdir(dir, 0700) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+int ts_file_replace(const char *path, bool durable, void (*write)(FILE *f, void *arg), void *arg,
+                    ts_file_replace_step *failed)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = '\0';
+        int rc = make_dirs(dir);
+        if (rc < 0) {
+            *failed = TS_FILE_REPLACE_DIR;
+            return rc;
+        }
+    }
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.XXXXXX", path, (long)getpid());
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        *failed = TS_FILE_REPLACE_TEMP;
+        return -errno;
+    }
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        unlink(tmp);
+        *failed = TS_FILE_REPLACE_TEMP;
+        return -ENOMEM;
+    }
+    write(f, arg);
+    int bad = fflush(f) != 0 || ferror(f) || (durable && fsync(fd) != 0);
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) < 0) {
+        int err = errno ? errno : EIO;
+        unlink(tmp);
+        *failed = TS_FILE_REPLACE_WRITE;
+        return -err;
+    }
     return 0;
 }

@@ -9,13 +9,11 @@
 #include "select/model_cache.h"
 
 #include <dlfcn.h>
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "base/file.h"
 
@@ -109,55 +107,43 @@ static void put_field(FILE *f, const char *s)
         fputc(*s == '\t' || *s == '\n' ? ' ' : *s, f);
 }
 
+/* What ts_model_cache_store writes: the new line, then the others. */
+struct cache_line {
+    const char *path, *key, *algorithm, *explain;
+};
+
+/* ts_file_replace's callback: the newest first, ours, then the
+ * well-formed others the file held, up to CACHE_KEEP */
+static void write_cache(FILE *f, void *arg)
+{
+    const struct cache_line *c = arg;
+    put_field(f, c->key);
+    fputc('\t', f);
+    put_field(f, c->algorithm);
+    fputc('\t', f);
+    put_field(f, c->explain);
+    fputc('\n', f);
+    char *text = NULL;
+    size_t size = 0, klen = strlen(c->key);
+    if (ts_file_read(c->path, CACHE_MAX_BYTES, TS_FILE_REGULAR_ONLY, &text, &size) < 0)
+        return;
+    char *at = text;
+    unsigned kept = 1;
+    for (char *line; kept < CACHE_KEEP && (line = next_line(&at));)
+        if (well_formed(line) && (strncmp(line, c->key, klen) || line[klen] != '\t')) {
+            fprintf(f, "%s\n", line);
+            kept++;
+        }
+    free(text);
+}
+
 void ts_model_cache_store(const char *path, const char *key, const char *algorithm,
                           const char *explain)
 {
-    char dir[4096];
-    const char *slash = strrchr(path, '/');
-    if (!slash || (size_t)(slash - path) >= sizeof dir)
-        return;
-    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    /* the XDG cache directory (and ~/.cache) may not exist yet: made 0700,
-     * as the specification asks */
-    for (char *p = dir + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            (void)mkdir(dir, 0700);
-            *p = '/';
-        }
-    (void)mkdir(dir, 0700);
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0)
-        return;
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        unlink(tmp);
-        return;
-    }
-    /* the newest first: ours, then the others the file held, up to CACHE_KEEP */
-    put_field(f, key);
-    fputc('\t', f);
-    put_field(f, algorithm);
-    fputc('\t', f);
-    put_field(f, explain);
-    fputc('\n', f);
-    char *text = NULL;
-    size_t size = 0, klen = strlen(key);
-    if (ts_file_read(path, CACHE_MAX_BYTES, TS_FILE_REGULAR_ONLY, &text, &size) == 0) {
-        char *at = text;
-        unsigned kept = 1;
-        for (char *line; kept < CACHE_KEEP && (line = next_line(&at));)
-            if (well_formed(line) && (strncmp(line, key, klen) || line[klen] != '\t')) {
-                fprintf(f, "%s\n", line);
-                kept++;
-            }
-        free(text);
-    }
-    bool ok = fflush(f) == 0 && !ferror(f);
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) < 0)
-        unlink(tmp);
+    /* not synced: a cache line lost in a crash is computed again. The XDG
+     * cache directory (and ~/.cache) may not exist yet: made 0700, as the
+     * specification asks */
+    struct cache_line line = {path, key, algorithm, explain};
+    ts_file_replace_step failed;
+    (void)ts_file_replace(path, false, write_cache, &line, &failed);
 }

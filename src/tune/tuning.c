@@ -556,20 +556,6 @@ int topsync_tuning_load(topsync_tuning_t **out, const char *path, const topsync_
 /* ---------------------------------------------------------------------- */
 /* Writing.                                                                 */
 
-static int make_dirs(char *dir)
-{
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        int rc = mkdir(dir, 0700);
-        *p = '/';
-        if (rc < 0 && errno != EEXIST)
-            return -1;
-    }
-    return mkdir(dir, 0700) < 0 && errno != EEXIST ? -1 : 0;
-}
-
 static void write_json(FILE *f, const topsync_tuning_t *tu)
 {
     char q[400];
@@ -610,38 +596,35 @@ static void write_json(FILE *f, const topsync_tuning_t *tu)
     fprintf(f, "\n}\n");
 }
 
+/* ts_file_replace's callback */
+static void write_tuning(FILE *f, void *tu)
+{
+    write_json(f, tu);
+}
+
 int topsync_tuning_write(const topsync_tuning_t *tu, const char *path)
 {
     if (!tu || !path || !*path)
         return ts_fail(EINVAL, "topsync_tuning_write: NULL argument");
+    ts_file_replace_step failed;
+    int rc = ts_file_replace(path, true, write_tuning, (void *)tu, &failed);
+    if (rc == 0)
+        return 0;
+    if (rc == -ENOMEM)
+        return ts_fail(ENOMEM, "out of memory");
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
-    if (slash && slash != dir) {
+    if (slash)
         *slash = '\0';
-        if (make_dirs(dir) < 0)
-            return ts_fail(EINVAL, "cannot create the directory %s: %s", dir, strerror(errno));
+    switch (failed) {
+    case TS_FILE_REPLACE_DIR:
+        return ts_fail(EINVAL, "cannot create the directory %s: %s", dir, strerror(-rc));
+    case TS_FILE_REPLACE_TEMP:
+        return ts_fail(EINVAL, "cannot write beside %s: %s", path, strerror(-rc));
+    case TS_FILE_REPLACE_WRITE: break;
     }
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.XXXXXX", path, (long)getpid());
-    int fd = mkstemp(tmp);
-    if (fd < 0)
-        return ts_fail(EINVAL, "cannot write beside %s: %s", path, strerror(errno));
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        unlink(tmp);
-        return ts_fail(ENOMEM, "out of memory");
-    }
-    write_json(f, tu);
-    int bad = fflush(f) != 0 || ferror(f) || fsync(fd) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) < 0) {
-        int err = errno;
-        unlink(tmp);
-        return ts_fail(EINVAL, "cannot write tuning file %s: %s", path, strerror(err));
-    }
-    return 0;
+    return ts_fail(EINVAL, "cannot write tuning file %s: %s", path, strerror(-rc));
 }
 
 int topsync_tuning_path(const topsync_topology_t *t, char *buf, size_t len)
