@@ -402,10 +402,11 @@ static const char *rules_choice(const struct ts_auto_request *req);
  * never will be: simulate every candidate and the rules' choice there, and
  * when none is, the other Ks cannot change the answer (issue 35 item 4:
  * the K sweep cost 0.3 s of CPU at 128 participants inside the first
- * barrier; this is a fifth of it). Fills the first K of mr. Returns the
- * fastest candidate when the sweep is needed, else -1 with *fastest (its
- * index, -1 when every simulation failed) and *rules_ns (-1: the rules'
- * choice could not be simulated, and the sweep is needed after all).
+ * barrier; this is a fifth of it). Sets mr's Ks and fills its first.
+ * Returns whether the sweep is needed: some candidate beats the rules by
+ * more than the error there, or a simulation failed (*fastest -1 when all
+ * the candidates' did, *rules_ns -1 when the rules' choice's did). Else
+ * *fastest is the fastest candidate and *rules_ns the rules' latency.
  */
 static bool model_screen(const struct ts_auto_request *req, const topsync_model_t *m,
                          char names[][96], struct model_run *mr, const char *rules, int *fastest,
@@ -464,36 +465,37 @@ static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice 
             return false;
         char path[4096];
         struct stat st = {0};
-        if (topsync_tuning_path(req->topology, path, sizeof path) == 0)
+        if (topsync_tuning_path(req->topology, path, sizeof path) == 0) {
             stat(path, &st); /* a new file may bring a new table: a new answer */
+            if (!ts_model_cache_path(path, fp, disk, sizeof disk))
+                disk[0] = '\0';
+        }
         /* the file's inode and size too: a file replaced within one tick of
-         * the coarse clock the kernel stamps mtimes with keeps its mtime */
-        /* and what else changes the answer: this build of topsync (its
+         * the coarse clock the kernel stamps mtimes with keeps its mtime;
+         * and what else changes the answer: this build of topsync (its
          * algorithms and defaults), the poll mode */
         const char *poll = ts_getenv("TOPSYNC_POLL");
         snprintf(key, sizeof key, "%s/%s/%u/%d/%d/%ld.%ld/%lu/%ld/%s-%s/%s", fp, placement, req->n,
                  (int)req->wait, req->processes, (long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec,
                  (unsigned long)st.st_ino, (long)st.st_size, TOPSYNC_VERSION_STRING,
                  ts_model_cache_build(), poll ? poll : "");
-        if (topsync_tuning_path(req->topology, path, sizeof path) == 0 &&
-            !ts_model_cache_path(path, fp, disk, sizeof disk))
-            disk[0] = '\0';
+        char algorithm[sizeof out->algorithm], explain[sizeof out->explain];
+        bool known = false;
         pthread_mutex_lock(&cache_lock);
-        for (unsigned i = 0; i < 32; i++)
+        for (unsigned i = 0; i < 32 && !known; i++)
             if (!strcmp(memo[i].key, key)) {
-                bool chose = memo[i].algorithm[0] != '\0';
-                snprintf(out->algorithm, sizeof out->algorithm, "%s", memo[i].algorithm);
-                snprintf(chose ? out->explain : note, chose ? sizeof out->explain : note_len, "%s",
-                         memo[i].explain);
-                pthread_mutex_unlock(&cache_lock);
-                return chose;
+                snprintf(algorithm, sizeof algorithm, "%s", memo[i].algorithm);
+                snprintf(explain, sizeof explain, "%s", memo[i].explain);
+                known = true;
             }
         pthread_mutex_unlock(&cache_lock);
-        /* a case an earlier process answered (every rank of the last job) */
-        char algorithm[sizeof out->algorithm], explain[sizeof out->explain];
-        if (disk[0] &&
+        /* else a case an earlier process answered (every rank of the last job) */
+        if (!known && disk[0] &&
             ts_model_cache_find(disk, key, algorithm, sizeof algorithm, explain, sizeof explain)) {
             memo_store(key, algorithm, explain);
+            known = true;
+        }
+        if (known) {
             bool chose = algorithm[0] != '\0';
             snprintf(out->algorithm, sizeof out->algorithm, "%s", algorithm);
             snprintf(chose ? out->explain : note, chose ? sizeof out->explain : note_len, "%s",
@@ -547,7 +549,8 @@ static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice 
         for (unsigned k = 0; k < mr.nk; k++) {
             if (!mr.done[k])
                 continue;
-            double lr = simulate(req, m, rules, mr.ks[k]);
+            /* the first K's was simulated by model_screen */
+            double lr = k == 0 ? rules_first : simulate(req, m, rules, mr.ks[k]);
             if (lr >= 0 && mr.lat[chosen][k] > 0 && lr / mr.lat[chosen][k] < margin) {
                 margin = lr / mr.lat[chosen][k];
                 margin_k = k;
@@ -625,6 +628,7 @@ static bool groups_below_top(const topsync_groups_t *g)
     return false;
 }
 
+/* The one place the rules decide; rules_step says why. */
 static const char *rules_choice(const struct ts_auto_request *req)
 {
     if (req->oversubscribed)
@@ -636,18 +640,16 @@ static const char *rules_choice(const struct ts_auto_request *req)
 
 static void rules_step(const struct ts_auto_request *req, struct ts_auto_choice *out)
 {
-    if (req->oversubscribed) {
-        snprintf(out->algorithm, sizeof out->algorithm, "sense-reversing");
+    const char *chosen = rules_choice(req);
+    snprintf(out->algorithm, sizeof out->algorithm, "%s", chosen);
+    if (!strcmp(chosen, "sense-reversing")) {
         snprintf(out->explain, sizeof out->explain,
                  "rules: sense-reversing, since more participants are runnable than there are "
                  "CPUs (one wake-up releases every sleeper)");
-    } else if (req->groups && topsync_groups_hierarchical(req->groups) &&
-               groups_below_top(req->groups)) {
-        snprintf(out->algorithm, sizeof out->algorithm, "topo");
+    } else if (!strcmp(chosen, "topo")) {
         snprintf(out->explain, sizeof out->explain,
                  "rules: topo, since the participants' hierarchy has groups below TOP");
     } else {
-        snprintf(out->algorithm, sizeof out->algorithm, "dissemination");
         snprintf(out->explain, sizeof out->explain,
                  "rules: dissemination, since %s (no read-modify-write, log2 P rounds)",
                  !req->cpusets ? "the participants are not bound"
