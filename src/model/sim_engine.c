@@ -81,7 +81,7 @@ struct sim {
     struct line *lines;
     size_t nlines;
     ts_ps home_service; /* a request's occupancy of its line's home; 0: none */
-    ts_ps *home_busy;   /* [n]: when each home (by its first participant) is next free */
+    ts_ps *home_busy;   /* [pu_limit + 1]: when each home (home_of) is next free */
     unsigned line_shift;
     unsigned mlp;
     ts_ps *outstanding_pool; /* every participant's outstanding[] */
@@ -650,20 +650,17 @@ static int start_procs(struct sim *s)
     return 0;
 }
 
-/* The home of lines first touched by participant r: the lowest participant
- * on the same NUMA node as r (else package, else the machine), so homes are
- * numbered by participants and need no count of nodes. */
+/* The home of lines first touched by participant r: its NUMA node's unit
+ * (else its package's, else the machine's, 0), an index below the model's
+ * pu_limit, which sizes sim.home_busy. */
 static unsigned home_of(const struct sim *s, unsigned r)
 {
     const topsync_model_t *m = s->cfg->model;
-    const unsigned *pu = s->cfg->pu;
-    const int *unit = m->unit[TOPSYNC_MODEL_NUMA][pu[r]] >= 0      ? m->unit[TOPSYNC_MODEL_NUMA]
-                      : m->unit[TOPSYNC_MODEL_PACKAGE][pu[r]] >= 0 ? m->unit[TOPSYNC_MODEL_PACKAGE]
-                                                                   : NULL;
-    for (unsigned q = 0; q < r; q++)
-        if (!unit || unit[pu[q]] == unit[pu[r]])
-            return q;
-    return r;
+    unsigned pu = s->cfg->pu[r];
+    int unit = m->unit[TOPSYNC_MODEL_NUMA][pu];
+    if (unit < 0)
+        unit = m->unit[TOPSYNC_MODEL_PACKAGE][pu];
+    return unit < 0 ? 0 : (unsigned)unit;
 }
 
 int ts_sim_run(const struct ts_sim_config *c, struct ts_sim_stats *stats)
@@ -692,24 +689,17 @@ int ts_sim_run(const struct ts_sim_config *c, struct ts_sim_stats *stats)
         return ts_fail(ENOMEM, "simulation: out of memory for %u participants", c->n);
     }
     s.home_service = c->model ? c->model->home_service_ps : 0;
-    if (s.home_service && !(s.home_busy = calloc(c->n, sizeof *s.home_busy))) {
+    if (s.home_service &&
+        !(s.home_busy = calloc((size_t)c->model->pu_limit + 1, sizeof *s.home_busy))) {
         free_sim(&s);
         return ts_fail(ENOMEM, "simulation: out of memory for %u participants", c->n);
     }
-    unsigned *rank_home = s.home_service ? malloc(c->n * sizeof *rank_home) : NULL;
-    if (s.home_service && !rank_home) {
-        free_sim(&s);
-        return ts_fail(ENOMEM, "simulation: out of memory for %u participants", c->n);
-    }
-    for (unsigned r = 0; rank_home && r < c->n; r++)
-        rank_home[r] = home_of(&s, r);
     for (size_t k = 0; k < s.nlines; k++) {
         unsigned owner = c->first_touch(k, c->arg);
         s.lines[k].owner = (int)(owner < c->n ? owner : 0);
-        if (rank_home)
-            s.lines[k].home = rank_home[s.lines[k].owner];
+        if (s.home_service)
+            s.lines[k].home = home_of(&s, (unsigned)s.lines[k].owner);
     }
-    free(rank_home);
     int rc = start_procs(&s);
     if (rc < 0) {
         free_sim(&s);
