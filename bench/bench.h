@@ -28,6 +28,8 @@ double bench_protocol_summary(const double *runs, unsigned nruns);
 const char *bench_protocol_words(unsigned nruns, char *buf, size_t len);
 /* The median of the runs' figures; -1 for a bad count. */
 double bench_median(const double *runs, unsigned nruns);
+/* The median of any number of samples, sorting them in place; -1 for none. */
+double bench_median_in_place(double *samples, unsigned n);
 /*
  * This machine's topology, for a tool that measures it: 0; 1 when it
  * cannot be loaded; 2 when HWLOC_SYNTHETIC or HWLOC_XMLFILE names another

@@ -49,12 +49,21 @@ const char *bench_protocol_words(unsigned nruns, char *buf, size_t len)
     return buf;
 }
 
+double bench_median_in_place(double *v, unsigned n)
+{
+    if (n == 0)
+        return -1;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 double bench_median(const double *runs, unsigned nruns)
 {
     double sorted[BENCH_MAX_RUNS];
-    if (sorted_runs(runs, nruns, sorted) < 0)
+    if (nruns > BENCH_MAX_RUNS)
         return -1;
-    return nruns % 2 ? sorted[nruns / 2] : (sorted[nruns / 2 - 1] + sorted[nruns / 2]) / 2;
+    memcpy(sorted, runs, nruns * sizeof *runs);
+    return bench_median_in_place(sorted, nruns);
 }
 
 int bench_check_list(const char *option, const char *list)

@@ -126,21 +126,6 @@ struct mlp_run {
     unsigned writer;
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median of n samples (sorted in place); -1 when there are none. */
-static double median_sorting(double *v, unsigned n)
-{
-    if (n == 0)
-        return -1;
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static _Atomic uint64_t *slot_word(const struct mlp_run *m, unsigned i)
 {
     return (_Atomic uint64_t *)(m->slots + (size_t)i * MLP_STRIDE);
@@ -250,8 +235,8 @@ int bench_c2c_mlp(topsync_topology_t *t, unsigned lines, unsigned rounds, bench_
     out->writer = (unsigned)writer;
     out->lines = lines;
     out->rounds = rounds;
-    out->dependent_ns = median_sorting(dep, ndep);
-    out->independent_ns = median_sorting(indep, nindep);
+    out->dependent_ns = bench_median_in_place(dep, ndep);
+    out->independent_ns = bench_median_in_place(indep, nindep);
     out->mlp = out->independent_ns > 0 ? out->dependent_ns / out->independent_ns : 0;
     free(m), free(slots), free(next), free(order), free(dep), free(indep);
     if (sink == 1) /* never: keeps the loads' values live */
