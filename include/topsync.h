@@ -7,6 +7,7 @@
 #include <topsync/groups.h>
 #include <topsync/wait.h>
 #include <topsync/barrier.h>
+#include <topsync/collectives.h>
 #include <topsync/rcl.h>
 #include <topsync/model.h>
 #include <topsync/tune.h>

@@ -60,6 +60,13 @@ struct topsync_barrier {
     bool ranks_by_arrival;  /* ranks are drawn per episode (the pthread drop-in) */
     bool armed;             /* a timeout or an idle hook: waits unwind */
     _Atomic int broken_by;  /* 0, or TS_UNWIND_* of the first wait that broke it */
+    /* The collectives' combine step (src/collectives/coll.c), NULL for a
+     * plain barrier: topo calls it in a leader once all members of a group
+     * it leads have arrived (after the acquire that pairs with their
+     * arrivals), before the leader goes up or releases. */
+    void (*gathered)(const topsync_barrier_t *b, unsigned leader, const unsigned *members,
+                     unsigned nmembers);
+    void *gathered_arg;
 };
 
 struct ts_algorithm {

@@ -14,6 +14,7 @@ enum { LINE_ARRIVAL = 1, LINE_RELEASE = 2, GLOBAL_LINE_RELEASE = 1 };
 struct led_group {
     unsigned nmembers;  /* members other than me */
     ts_word **arrivals; /* their arrival words */
+    unsigned *members;  /* their ranks, ascending (for the collectives' combine) */
 };
 
 struct role {
@@ -31,8 +32,10 @@ static void free_roles(topsync_barrier_t *b)
     if (!roles)
         return;
     for (unsigned r = 0; r < b->n; r++)
-        for (unsigned g = 0; g < roles[r].nled; g++)
+        for (unsigned g = 0; g < roles[r].nled; g++) {
             free(roles[r].led[g].arrivals);
+            free(roles[r].led[g].members);
+        }
     free(roles);
     b->roles = NULL;
 }
@@ -65,13 +68,16 @@ static int setup(topsync_barrier_t *b)
             }
             struct led_group *lg = &role->led[role->nled++];
             lg->arrivals = malloc(info.nmembers * sizeof *lg->arrivals);
-            if (!lg->arrivals) {
+            lg->members = malloc(info.nmembers * sizeof *lg->members);
+            if (!lg->arrivals || !lg->members) {
                 free_roles(b);
                 return ts_fail(ENOMEM, "out of memory");
             }
             for (unsigned m = 0; m < info.nmembers; m++)
-                if (info.members[m] != r)
+                if (info.members[m] != r) {
+                    lg->members[lg->nmembers] = info.members[m];
                     lg->arrivals[lg->nmembers++] = ts_rank_line(b, info.members[m], LINE_ARRIVAL);
+                }
         }
         if (b->tree_release)
             role->release_publish = role->nled ? ts_rank_line(b, r, LINE_RELEASE) : NULL;
@@ -89,6 +95,8 @@ static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
         const struct led_group *lg = &role->led[g];
         /* acquire: pairs with each member's publish */
         ts_wait_all(lg->arrivals, lg->nmembers, episode, &b->wait);
+        if (b->gathered) /* the collectives: combine what the members brought */
+            b->gathered(b, rank, lg->members, lg->nmembers);
     }
     if (role->arrival) {
         ts_publish(role->arrival, episode, &b->wait);         /* pairs with my leader's wait */

@@ -1,0 +1,39 @@
+/*
+ * Private: the collectives object and what its files share.
+ * The why: docs/design.md section 9.
+ */
+#ifndef TOPSYNC_SRC_COLLECTIVES_PRIVATE_H
+#define TOPSYNC_SRC_COLLECTIVES_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <topsync/collectives.h>
+
+#define TS_COLL_LIVE 0x54534f4cu /* "TSOL" */
+#define TS_COLL_DEAD 0xdead0003u
+
+struct topsync_coll {
+    uint32_t magic;
+    unsigned n;
+    topsync_barrier_t *barrier; /* topo: carries the data (its gathered hook) */
+    size_t max_bytes;           /* the limit of one call */
+    size_t slot_bytes;          /* max_bytes rounded up to a line */
+    size_t rank_stride;         /* two slots, rounded up to the placement granule */
+    unsigned char *data;    /* slots: rank r's slot p at data + r * rank_stride + p * slot_bytes */
+    unsigned char *mapping; /* what create mapped (NULL when attached) */
+    size_t mapping_size;
+};
+
+/* acc[i] = acc[i] op in[i], i < count; type and op checked before
+ * (topsync_op_check). */
+void ts_reduce_apply(topsync_datatype_t type, topsync_op_t op, void *acc, const void *in,
+                     size_t count);
+
+/* topsync_coll_attach without the check that the segment is mapped
+ * read-write (the MPI library mapped it so itself). */
+int ts_coll_attach_mapped(topsync_coll_t **out, unsigned n, const topsync_coll_options_t *opts,
+                          void *segment, size_t size, unsigned rank);
+
+#endif
