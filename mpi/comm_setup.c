@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "barrier/barrier_private.h"
+#include "collectives/coll_private.h"
 #include "mpi_private.h"
 #include "segment.h"
 
@@ -283,9 +284,12 @@ void ts_mpi_state_free(struct comm_state *s)
     if (!s)
         return;
     topsync_barrier_destroy(s->barrier);
+    topsync_coll_destroy(s->coll);
     if (s->segment)
         munmap(s->segment, s->segment_size);
     free(s->node_members);
+    free(s->leader_rank_of);
+    free(s->scratch);
     free(s);
 }
 
@@ -343,7 +347,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
      * launcher does not tear the job down before the messages are out. */
     char config_error[512] = "";
     int bad = check_config(config_error, sizeof config_error), any_bad = bad;
-    PMPI_Allreduce(MPI_IN_PLACE, &any_bad, 1, MPI_INT, MPI_MAX, comm);
+    TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, &any_bad, 1, MPI_INT, MPI_MAX, comm);
     if (any_bad) {
         if (bad) {
             fprintf(stderr, "topsync-mpi (rank %d): %s\n", rank, config_error);
@@ -377,6 +381,17 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
             pmpi_reason = "its nodes differ from those seen at MPI_Init";
         else
             s->leaders = all[rank].world_leader ? ts_mpi_world_leaders() : MPI_COMM_NULL;
+        if (!pmpi_reason) {
+            /* the leaders' communicator is split by world rank (node_map.c)
+             * and comm is the world: a node's leader ranks there among
+             * the leaders by its own rank */
+            s->leader_rank_of = xcalloc(comm, (size_t)size, sizeof *s->leader_rank_of);
+            for (int r = 0, leaders = 0; r < size; r++)
+                if (leader[r] == r)
+                    s->leader_rank_of[r] = leaders++;
+            for (int r = 0; r < size; r++)
+                s->leader_rank_of[r] = s->leader_rank_of[leader[r]];
+        }
     }
     free(all);
     free(leader);
@@ -419,16 +434,23 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
     }
     opts.idle = mpi_progress;
     opts.idle_arg = s;
-    size_t seg_size = 0;
+    /* The collectives ride on the same node's segment, after the barrier. */
+    topsync_coll_options_t copts;
+    topsync_coll_options_init(&copts);
+    copts.barrier = opts;
+    copts.barrier.algorithm = NULL; /* topo: what the collectives run on */
+    size_t seg_size = 0, barrier_bytes = 0, coll_bytes = 0;
     if (!failed && s->node_size > 1 &&
-        topsync_barrier_segment_size((unsigned)s->node_size, &opts, &seg_size) < 0) {
+        (topsync_barrier_segment_size((unsigned)s->node_size, &opts, &barrier_bytes) < 0 ||
+         topsync_coll_segment_size((unsigned)s->node_size, &copts, &coll_bytes) < 0)) {
         failed = 1;
         snprintf(why, sizeof why, "%s", topsync_error_message());
     }
+    seg_size = barrier_bytes + coll_bytes;
 
     /* The segments: each node's first rank creates one, names go round. */
     int any_failed = failed;
-    PMPI_Allreduce(MPI_IN_PLACE, &any_failed, 1, MPI_INT, MPI_MAX, comm);
+    TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, &any_failed, 1, MPI_INT, MPI_MAX, comm);
     char name[TS_SEGMENT_NAME_LEN] = "";
     int fd = -1;
     if (!any_failed && s->node_size > 1 && s->node_rank == 0) {
@@ -453,7 +475,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
         free(names);
         /* Everyone has mapped it (or failed to): unlink right away. */
         int unused = failed;
-        PMPI_Allreduce(MPI_IN_PLACE, &unused, 1, MPI_INT, MPI_MAX, comm);
+        TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, &unused, 1, MPI_INT, MPI_MAX, comm);
         if (name[0])
             shm_unlink(name);
     }
@@ -463,6 +485,11 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
                      ? ts_barrier_attach_mapped(&s->barrier, (unsigned)s->node_size, &opts,
                                                 s->segment, s->segment_size, (unsigned)s->node_rank)
                      : topsync_barrier_create(&s->barrier, 1, &opts);
+        if (rc == 0)
+            rc = s->node_size > 1 ? ts_coll_attach_mapped(&s->coll, (unsigned)s->node_size, &copts,
+                                                          (char *)s->segment + barrier_bytes,
+                                                          coll_bytes, (unsigned)s->node_rank)
+                                  : topsync_coll_create(&s->coll, 1, &copts);
         if (rc < 0) {
             failed = 1;
             snprintf(why, sizeof why, "%s", topsync_error_message());
@@ -478,12 +505,14 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
      * reduction also orders every rank's attach before anyone's first wait
      * (attach's contract): nobody has its result before all contributed. */
     int any = failed;
-    PMPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm);
+    TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm);
     if (any) {
         if (failed && why[0])
             fprintf(stderr, "topsync-mpi: warning: %s; this communicator uses PMPI_Barrier\n", why);
         topsync_barrier_destroy(s->barrier);
         s->barrier = NULL;
+        topsync_coll_destroy(s->coll);
+        s->coll = NULL;
         if (s->segment)
             munmap(s->segment, s->segment_size);
         s->segment = NULL;

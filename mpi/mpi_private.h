@@ -31,7 +31,7 @@ void ts_mpi_refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2), no
  * libtopsync-mpi, calls it and then ts_mpi_tool_leave(TS_MPI_FN_X). */
 /* clang-format off */
 #define TS_MPI_SERVED(X)                                                                    \
-    X(Barrier)                                                                              \
+    X(Barrier) X(Allreduce) X(Reduce) X(Bcast)                                              \
     X(Win_create) X(Win_allocate) X(Win_allocate_shared) X(Win_create_dynamic) X(Win_free)  \
     X(Isend) X(Issend) X(Ibsend) X(Irsend) X(Irecv) X(Imrecv) X(Start) X(Startall)          \
     X(Ibarrier) X(Ibcast) X(Ireduce) X(Iallreduce)
@@ -128,6 +128,9 @@ struct comm_state {
     int node_rank, node_size;
     int *node_members; /* comm ranks of my (pseudo-)node, ascending */
     topsync_barrier_t *barrier;
+    topsync_coll_t *coll; /* the node's collectives (MODE_NODE, MODE_NODES) */
+    int *leader_rank_of;  /* MODE_NODES: comm rank -> its node leader's rank among the leaders */
+    void *scratch;        /* collectives: results this rank does not keep (collectives.c) */
     void *segment;
     size_t segment_size;
     unsigned deferred_barriers; /* MODE_DEFERRED: PMPI_Barriers left before set-up */
@@ -163,6 +166,22 @@ int ts_mpi_verbose(void);
 /* TOPSYNC_MPI_SETUP_AT: at which of a communicator's barriers it is set up
  * (2 when unset; MPI_COMM_WORLD always at its first; 0 when invalid). */
 int ts_mpi_setup_at(void);
+
+/* comm's state for one served collective call (MPI_Barrier, MPI_Allreduce,
+ * ...): NULL when the MPI's own serves this call (MPI not initialized or
+ * finalized, MPI_COMM_NULL, TOPSYNC_BARRIER=mpi, one of the calls before a
+ * deferred set-up, which this call counts). Hot path: a per-thread cache. */
+struct comm_state *ts_mpi_state_for(MPI_Comm comm);
+/* The node barrier of comm timed out (TOPSYNC_TIMEOUT) or was abandoned:
+ * name the ranks of this node that have not arrived, and MPI_Abort. */
+void ts_mpi_timeout_abort(MPI_Comm comm, struct comm_state *s, topsync_barrier_t *b,
+                          bool after_leaders, const char *what) __attribute__((noreturn));
+
+/* Collectives (coll_types.c): a predefined datatype's topsync type (-1:
+ * one broadcast moves but no op applies to) and element size, false for
+ * any other datatype; a predefined op's topsync op. */
+bool ts_mpi_coll_type(MPI_Datatype dt, int *type, size_t *size);
+bool ts_mpi_coll_op(MPI_Op op, topsync_op_t *out);
 
 /* Set up comm's barrier: collective over comm, calls only collectives on
  * comm itself (never creates a communicator). Never NULL. */

@@ -69,7 +69,7 @@ void ts_mpi_node_map_init(int provided)
     /* the node's id: its first world rank (the set-up cuts pseudo-nodes
      * itself, from this id and the ranks' order) */
     int first = wrank;
-    PMPI_Bcast(&first, 1, MPI_INT, 0, shared);
+    TS_MPI_OWN(Bcast)(&first, 1, MPI_INT, 0, shared);
     /* the same cut as the set-up's: index * split / count, in rank order */
     int color = (int)((long)srank * split / ssize);
     PMPI_Comm_split(shared, color, srank, &pseudo);
@@ -77,7 +77,7 @@ void ts_mpi_node_map_init(int provided)
     PMPI_Comm_free(&pseudo);
     PMPI_Comm_free(&shared);
     int leader = prank == 0, nodes = leader;
-    PMPI_Allreduce(MPI_IN_PLACE, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (nodes > 1)
         PMPI_Comm_split(MPI_COMM_WORLD, leader ? 0 : MPI_UNDEFINED, wrank, &world_leaders);
     my_node_id = first;

@@ -119,12 +119,13 @@ static struct comm_state *setup_deferred(MPI_Comm comm)
  * for a rank of another node: say so rather than blame the leader. Error
  * path only.
  */
-static void timeout_abort(MPI_Comm comm, struct comm_state *s, bool after_leaders)
+void ts_mpi_timeout_abort(MPI_Comm comm, struct comm_state *s, topsync_barrier_t *b,
+                          bool after_leaders, const char *what)
 {
     char why[256];
     snprintf(why, sizeof why, "%s", topsync_error_message());
     unsigned missing[64];
-    int n = topsync_barrier_missing(s->barrier, (unsigned)s->node_rank, missing, 64);
+    int n = topsync_barrier_missing(b, (unsigned)s->node_rank, missing, 64);
     int shown = n < 64 ? n : 64;
     char list[512] = "";
     size_t len = 0;
@@ -135,24 +136,24 @@ static void timeout_abort(MPI_Comm comm, struct comm_state *s, bool after_leader
         snprintf(list + len, sizeof list - len, ", ... (%d in all)", n);
     if (after_leaders && n == 1 && missing[0] == 0)
         ts_mpi_fatal(comm,
-                     "MPI_Barrier timed out (TOPSYNC_TIMEOUT): rank %d of the communicator, this "
+                     "%s timed out (TOPSYNC_TIMEOUT): rank %d of the communicator, this "
                      "node's leader, has not come back from the barrier between nodes: a rank "
                      "on another node has not arrived (that node's ranks name it) [%s]",
-                     s->node_members[0], why);
+                     what, s->node_members[0], why);
     ts_mpi_fatal(comm,
-                 "MPI_Barrier timed out (TOPSYNC_TIMEOUT): rank(s) %s of the communicator, on "
+                 "%s timed out (TOPSYNC_TIMEOUT): rank(s) %s of the communicator, on "
                  "this node, have not arrived [%s]",
-                 n > 0 ? list : "(none left: they arrived late)", why);
+                 what, n > 0 ? list : "(none left: they arrived late)", why);
 }
 
 /* The intra-node barrier; with TOPSYNC_TIMEOUT set, a hang becomes an abort. */
 static inline void node_wait(MPI_Comm comm, struct comm_state *s, bool after_leaders)
 {
     if (__builtin_expect(topsync_barrier_wait_checked(s->barrier, (unsigned)s->node_rank) < 0, 0))
-        timeout_abort(comm, s, after_leaders);
+        ts_mpi_timeout_abort(comm, s, s->barrier, after_leaders, "MPI_Barrier");
 }
 
-int topsync_mpi_barrier(MPI_Comm comm)
+struct comm_state *ts_mpi_state_for(MPI_Comm comm)
 {
     struct comm_state *s;
     /* acquire: pairs with the release in delete_state() */
@@ -165,7 +166,7 @@ int topsync_mpi_barrier(MPI_Comm comm)
         PMPI_Initialized(&initialized);
         PMPI_Finalized(&finalized);
         if (!initialized || finalized || comm == MPI_COMM_NULL)
-            return TS_MPI_OWN(Barrier)(comm); /* let the MPI report the error */
+            return NULL; /* let the MPI report the error */
         s = state_of(comm);
         cache.comm = comm;
         cache.state = s;
@@ -173,33 +174,33 @@ int topsync_mpi_barrier(MPI_Comm comm)
     }
     if (s->mode == MODE_DEFERRED) {
         /* one thread at a time per communicator: MPI forbids concurrent
-         * collectives on one communicator */
+         * collectives on one communicator; every rank counts the same
+         * calls, since they are collective */
         if (s->deferred_barriers > 0) {
             s->deferred_barriers--;
-            return TS_MPI_OWN(Barrier)(comm);
+            return NULL;
         }
         /* replacing the state bumps the generation (delete_state()): the
          * cache, ours included, looks the new one up on the next call */
         s = setup_deferred(comm);
     }
-    switch (s->mode) {
-    case MODE_DEFERRED:
-    case MODE_PMPI: return TS_MPI_OWN(Barrier)(comm);
-    case MODE_NODE:
-        ts_mpi_progress_enter();
-        node_wait(comm, s, false);
+    return s->mode == MODE_NODE || s->mode == MODE_NODES ? s : NULL;
+}
+
+int topsync_mpi_barrier(MPI_Comm comm)
+{
+    struct comm_state *s = ts_mpi_state_for(comm);
+    if (!s)
+        return TS_MPI_OWN(Barrier)(comm);
+    ts_mpi_progress_enter();
+    node_wait(comm, s, false);
+    if (s->mode == MODE_NODE)
         return MPI_SUCCESS;
-    case MODE_NODES: {
-        int rc = MPI_SUCCESS;
-        ts_mpi_progress_enter();
-        node_wait(comm, s, false);
-        if (s->node_rank == 0)
-            rc = TS_MPI_OWN(Barrier)(s->leaders);
-        node_wait(comm, s, true);
-        return rc;
-    }
-    }
-    return TS_MPI_OWN(Barrier)(comm);
+    int rc = MPI_SUCCESS;
+    if (s->node_rank == 0)
+        rc = TS_MPI_OWN(Barrier)(s->leaders);
+    node_wait(comm, s, true);
+    return rc;
 }
 
 const char *topsync_mpi_describe(MPI_Comm comm)

@@ -167,9 +167,10 @@ int topsync_coll_create(topsync_coll_t **out, unsigned n, const topsync_coll_opt
     void *p = mmap(NULL, c->mapping_size, PROT_READ | PROT_WRITE,
                    MAP_ANONYMOUS | (bopts.process_shared ? MAP_SHARED : MAP_PRIVATE), -1, 0);
     if (p == MAP_FAILED) {
+        size_t want = c->mapping_size;
         topsync_barrier_destroy(c->barrier);
         free(c);
-        return ts_fail(ENOMEM, "collectives: mmap of %zu bytes failed", c->mapping_size);
+        return ts_fail(ENOMEM, "collectives: mmap of %zu bytes failed", want);
     }
     c->mapping = p;
     c->data = c->mapping + (size_t)sysconf(_SC_PAGESIZE);
@@ -236,12 +237,13 @@ static int attach(topsync_coll_t **out, unsigned n, const topsync_coll_options_t
     if (!atomic_compare_exchange_strong_explicit(recorded, &seen, c->max_bytes,
                                                  memory_order_relaxed, memory_order_relaxed) &&
         seen != c->max_bytes) {
+        size_t mine = c->max_bytes;
         topsync_barrier_destroy(c->barrier);
         free(c);
         return ts_fail(EINVAL,
                        "collectives: participant %u attaches with max_bytes %zu, but the "
                        "segment was set up with %llu (every process must pass the same)",
-                       rank, c->max_bytes, (unsigned long long)seen);
+                       rank, mine, (unsigned long long)seen);
     }
     /* first touch: my slots on my NUMA node */
     memset(slot(c, rank, 0), 0, c->rank_stride);

@@ -31,6 +31,10 @@ struct topsync_coll {
 void ts_reduce_apply(topsync_datatype_t type, topsync_op_t op, void *acc, const void *in,
                      size_t count);
 
+/* topsync_op_check without the message: for a caller that tests many
+ * calls (the MPI library decides per call whether it serves it). */
+bool ts_coll_op_applies(topsync_op_t op, topsync_datatype_t type);
+
 /* topsync_coll_attach without the check that the segment is mapped
  * read-write (the MPI library mapped it so itself). */
 int ts_coll_attach_mapped(topsync_coll_t **out, unsigned n, const topsync_coll_options_t *opts,

@@ -123,6 +123,12 @@ const char *topsync_op_name(topsync_op_t op)
     return (unsigned)op < TOPSYNC_OP_COUNT ? op_names[op] : "";
 }
 
+bool ts_coll_op_applies(topsync_op_t op, topsync_datatype_t type)
+{
+    return (unsigned)op < TOPSYNC_OP_COUNT && (unsigned)type < TOPSYNC_TYPE_COUNT &&
+           op_takes(op, types[type].cls);
+}
+
 int topsync_op_check(topsync_op_t op, topsync_datatype_t type)
 {
     if ((unsigned)op >= TOPSYNC_OP_COUNT)

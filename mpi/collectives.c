@@ -1,0 +1,254 @@
+/*
+ * libtopsync-mpi's MPI_Allreduce, MPI_Reduce and MPI_Bcast: small
+ * contiguous buffers of predefined types and ops on a node's ranks go
+ * through topsync's collectives (src/collectives/), on the node's segment
+ * beside the barrier; across nodes, node-local reduce, the MPI's own
+ * collective among node leaders, node-local broadcast, as MPI_Barrier
+ * composes. Everything else goes to the MPI's own (PMPI), and
+ * TOPSYNC_VERBOSE says which and why, once. The why: docs/design.md
+ * section 9.
+ */
+#define _GNU_SOURCE
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <mpi.h>
+
+#include <topsync.h>
+
+#include "collectives/coll_private.h"
+#include "mpi_private.h"
+
+enum coll_fn { FN_ALLREDUCE, FN_REDUCE, FN_BCAST };
+static const char *const fn_names[] = {"MPI_Allreduce", "MPI_Reduce", "MPI_Bcast"};
+
+enum why_own { OWN_OP, OWN_TYPE, OWN_OP_TYPE, OWN_SIZE, OWN_COUNT, OWN_COUNT_OF_WHY };
+static const char *const why_words[] = {
+    "an op that is not predefined (user-defined or MPI_REPLACE/MPI_NO_OP)",
+    "a datatype that is not a predefined contiguous one",
+    "an op MPI does not define on this datatype (the MPI reports it)",
+    "a buffer above TOPSYNC_COLL_MAX_BYTES",
+    "a negative count (the MPI reports it)",
+};
+
+/* TOPSYNC_VERBOSE: each (function, reason) said once per process. */
+static _Atomic unsigned said;
+
+static int own_because(enum coll_fn fn, enum why_own why, int count, size_t bytes)
+{
+    unsigned bit = 1u << (fn * OWN_COUNT_OF_WHY + why);
+    /* relaxed: a once-only report, nothing depends on it */
+    if (ts_mpi_verbose() && !(atomic_fetch_or_explicit(&said, bit, memory_order_relaxed) & bit))
+        fprintf(stderr, "topsync-mpi: %s of %d elements (%zu bytes): the MPI's own, for %s\n",
+                fn_names[fn], count, bytes, why_words[why]);
+    return 0;
+}
+
+/*
+ * Whether topsync serves this call; every rank decides alike, from what
+ * MPI requires to be the same on every rank (count, datatype, op, root).
+ * *type and *bytes describe the buffer.
+ */
+static bool served(enum coll_fn fn, const struct comm_state *s, int count, MPI_Datatype dt,
+                   const MPI_Op *op, topsync_datatype_t *type, topsync_op_t *top, size_t *bytes)
+{
+    int t = 0;
+    size_t size = 0;
+    *bytes = 0;
+    if (count < 0)
+        return own_because(fn, OWN_COUNT, count, 0);
+    if (!ts_mpi_coll_type(dt, &t, &size))
+        return own_because(fn, OWN_TYPE, count, 0);
+    *bytes = (size_t)count * size;
+    if (op) {
+        if (!ts_mpi_coll_op(*op, top))
+            return own_because(fn, OWN_OP, count, *bytes);
+        if (t < 0 || !ts_coll_op_applies(*top, (topsync_datatype_t)t))
+            return own_because(fn, OWN_OP_TYPE, count, *bytes);
+    }
+    if (*bytes > topsync_coll_max_bytes(s->coll))
+        return own_because(fn, OWN_SIZE, count, *bytes);
+    *type = (topsync_datatype_t)t;
+    return true;
+}
+
+/* A node step failed: the timeout (or an MPI_Abort seen by the idle hook). */
+static void node_failed(MPI_Comm comm, struct comm_state *s, bool after_leaders, enum coll_fn fn)
+{
+    ts_mpi_timeout_abort(comm, s, topsync_coll_barrier(s->coll), after_leaders, fn_names[fn]);
+}
+
+/* comm rank -> index on my node, or -1 when it is on another node */
+static int node_index(const struct comm_state *s, int rank)
+{
+    int lo = 0, hi = s->node_size - 1;
+    while (lo <= hi) { /* node_members is ascending */
+        int mid = (lo + hi) / 2;
+        if (s->node_members[mid] == rank)
+            return mid;
+        if (s->node_members[mid] < rank)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+/* A buffer for results this rank does not keep (MPI forbids concurrent
+ * collectives on one communicator: one per communicator suffices). */
+static void *scratch(struct comm_state *s)
+{
+    if (!s->scratch && !(s->scratch = malloc(topsync_coll_max_bytes(s->coll))))
+        ts_mpi_fatal(s->comm, "topsync-mpi: out of memory");
+    return s->scratch;
+}
+
+static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                     MPI_Comm comm)
+{
+    struct comm_state *s = ts_mpi_state_for(comm);
+    topsync_datatype_t type;
+    topsync_op_t top;
+    size_t bytes;
+    if (!s || !served(FN_ALLREDUCE, s, count, dt, &op, &type, &top, &bytes))
+        return TS_MPI_OWN(Allreduce)(sendbuf, recvbuf, count, dt, op, comm);
+    if (!count)
+        return MPI_SUCCESS;
+    const void *send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    unsigned me = (unsigned)s->node_rank;
+    ts_mpi_progress_enter();
+    if (s->mode == MODE_NODE) {
+        if (topsync_allreduce(s->coll, me, send, recvbuf, (size_t)count, type, top) < 0)
+            node_failed(comm, s, false, FN_ALLREDUCE);
+        return MPI_SUCCESS;
+    }
+    int rc = MPI_SUCCESS;
+    if (topsync_reduce(s->coll, me, send, recvbuf, (size_t)count, type, top, 0) < 0)
+        node_failed(comm, s, false, FN_ALLREDUCE);
+    if (me == 0)
+        rc = TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, recvbuf, count, dt, op, s->leaders);
+    if (topsync_bcast(s->coll, me, recvbuf, bytes, 0) < 0)
+        node_failed(comm, s, true, FN_ALLREDUCE);
+    return rc;
+}
+
+static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                  int root, MPI_Comm comm)
+{
+    struct comm_state *s = ts_mpi_state_for(comm);
+    topsync_datatype_t type;
+    topsync_op_t top;
+    size_t bytes;
+    int size = 0;
+    if (s)
+        PMPI_Comm_size(comm, &size);
+    if (!s || root < 0 || root >= size ||
+        !served(FN_REDUCE, s, count, dt, &op, &type, &top, &bytes))
+        return TS_MPI_OWN(Reduce)(sendbuf, recvbuf, count, dt, op, root, comm);
+    if (!count)
+        return MPI_SUCCESS;
+    int rank = s->node_members[s->node_rank];
+    const void *send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    unsigned me = (unsigned)s->node_rank;
+    int root_here = node_index(s, root);
+    ts_mpi_progress_enter();
+    if (s->mode == MODE_NODE) {
+        if (topsync_reduce(s->coll, me, send, recvbuf, (size_t)count, type, top,
+                           (unsigned)root_here) < 0)
+            node_failed(comm, s, false, FN_REDUCE);
+        return MPI_SUCCESS;
+    }
+    /* my node's part to its leader; the leaders' reduce to the root's
+     * node's leader; that leader's result to the root, if it is another
+     * rank of that node */
+    int rc = MPI_SUCCESS;
+    void *mine = rank == root ? recvbuf : scratch(s);
+    if (topsync_reduce(s->coll, me, send, mine, (size_t)count, type, top, 0) < 0)
+        node_failed(comm, s, false, FN_REDUCE);
+    if (me == 0) {
+        int to = s->leader_rank_of[root], my_leader_rank = s->leader_rank_of[rank];
+        rc = TS_MPI_OWN(Reduce)(to == my_leader_rank ? MPI_IN_PLACE : mine, mine, count, dt, op, to,
+                                s->leaders);
+    }
+    if (root_here > 0 && topsync_bcast(s->coll, me, mine, bytes, 0) < 0)
+        node_failed(comm, s, true, FN_REDUCE);
+    return rc;
+}
+
+static int bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    struct comm_state *s = ts_mpi_state_for(comm);
+    topsync_datatype_t type;
+    size_t bytes;
+    int size = 0;
+    if (s)
+        PMPI_Comm_size(comm, &size);
+    if (!s || root < 0 || root >= size ||
+        !served(FN_BCAST, s, count, dt, NULL, &type, NULL, &bytes))
+        return TS_MPI_OWN(Bcast)(buf, count, dt, root, comm);
+    if (!count)
+        return MPI_SUCCESS;
+    unsigned me = (unsigned)s->node_rank;
+    int root_here = node_index(s, root);
+    ts_mpi_progress_enter();
+    if (s->mode == MODE_NODE) {
+        if (topsync_bcast(s->coll, me, buf, bytes, (unsigned)root_here) < 0)
+            node_failed(comm, s, false, FN_BCAST);
+        return MPI_SUCCESS;
+    }
+    /* the root's node first, then the leaders, then the other nodes:
+     * one node step on every node */
+    int rc = MPI_SUCCESS;
+    if (root_here >= 0 && topsync_bcast(s->coll, me, buf, bytes, (unsigned)root_here) < 0)
+        node_failed(comm, s, false, FN_BCAST);
+    if (me == 0)
+        rc = TS_MPI_OWN(Bcast)(buf, count, dt, s->leader_rank_of[root], s->leaders);
+    if (root_here < 0 && topsync_bcast(s->coll, me, buf, bytes, 0) < 0)
+        node_failed(comm, s, true, FN_BCAST);
+    return rc;
+}
+
+/* ---- the entry points: PMPI_X serves, MPI_X passes through a tool loaded
+ * after us (tool_chain.c), as MPI_Barrier ---------------------------------- */
+
+int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                   MPI_Comm comm)
+{
+    return allreduce(sendbuf, recvbuf, count, dt, op, comm);
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                  MPI_Comm comm)
+{
+    int rc;
+    TS_MPI_CALL(rc, Allreduce, (sendbuf, recvbuf, count, dt, op, comm));
+    return rc;
+}
+
+int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+                MPI_Comm comm)
+{
+    return reduce(sendbuf, recvbuf, count, dt, op, root, comm);
+}
+
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+               MPI_Comm comm)
+{
+    int rc;
+    TS_MPI_CALL(rc, Reduce, (sendbuf, recvbuf, count, dt, op, root, comm));
+    return rc;
+}
+
+int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    return bcast(buf, count, dt, root, comm);
+}
+
+int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    int rc;
+    TS_MPI_CALL(rc, Bcast, (buf, count, dt, root, comm));
+    return rc;
+}
