@@ -67,6 +67,9 @@ int bench_find_helper(const char *name, char *path, size_t size);
 /* The MPI benchmarks' usage, which --mpi --help prints outside mpirun too. */
 void bench_mpi_usage(FILE *f);
 int bench_mpi_sibling(const char *tool, char *path, size_t size, const char **impl);
+/* The same for another helper family: BASE-IMPL (topsync-bench-coll-mpi). */
+int bench_mpi_helper(const char *tool, const char *base, char *path, size_t size,
+                     const char **impl);
 /* topsync-tune's race (threads, processes, MPI): the indexes of the k
  * fastest of n latencies, fastest first, leaving out failed ones (<= 0);
  * returns how many (fewer than k when fewer succeeded). */

@@ -126,7 +126,8 @@ int bench_find_helper(const char *name, char *path, size_t size)
     return -1;
 }
 
-int bench_mpi_sibling(const char *tool, char *path, size_t size, const char **impl_out)
+int bench_mpi_helper(const char *tool, const char *base, char *path, size_t size,
+                     const char **impl_out)
 {
     const char *impl = getenv("TOPSYNC_BENCH_MPI");
     if (!impl) {
@@ -147,7 +148,7 @@ int bench_mpi_sibling(const char *tool, char *path, size_t size, const char **im
         return 2;
     }
     char name[64];
-    snprintf(name, sizeof name, "topsync-bench-mpi-%s", impl);
+    snprintf(name, sizeof name, "%s-%s", base, impl);
     if (bench_find_helper(name, path, size) < 0) {
         fprintf(stderr, "%s: %s not found (looked beside %s and in its libexec/topsync)\n", tool,
                 name, tool);
@@ -155,6 +156,11 @@ int bench_mpi_sibling(const char *tool, char *path, size_t size, const char **im
     }
     *impl_out = impl;
     return 0;
+}
+
+int bench_mpi_sibling(const char *tool, char *path, size_t size, const char **impl_out)
+{
+    return bench_mpi_helper(tool, "topsync-bench-mpi", path, size, impl_out);
 }
 
 unsigned bench_fastest(const double *latency, unsigned n, unsigned *top, unsigned k)

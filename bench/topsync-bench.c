@@ -17,6 +17,7 @@
 #include <topsync.h>
 
 #include "bench.h"
+#include "coll_bench.h"
 #include "cli_output.h"
 #include "bench_rcl.h"
 
@@ -560,7 +561,13 @@ static int exec_mpi(char **argv)
 {
     char self[4096];
     const char *impl;
-    int rc = bench_mpi_sibling("topsync-bench", self, sizeof self, &impl);
+    /* the collectives' helper is a plain MPI program: natively it times
+     * the MPI's own, with libtopsync-mpi preloaded topsync's */
+    bool coll = argv[1] && (!strcmp(argv[1], "allreduce") || !strcmp(argv[1], "reduce") ||
+                            !strcmp(argv[1], "bcast"));
+    int rc =
+        bench_mpi_helper("topsync-bench", coll ? "topsync-bench-coll-mpi" : "topsync-bench-mpi",
+                         self, sizeof self, &impl);
     if (rc)
         return rc;
     argv[0] = self;
@@ -592,7 +599,9 @@ int main(int argc, char **argv)
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         fprintf(argc < 2 ? stderr : stdout, "usage: topsync-bench barrier [options]   (--help)\n"
                                             "       topsync-bench rcl [options]       (--help)\n"
-                                            "       topsync-bench c2c [options]       (--help)\n");
+                                            "       topsync-bench c2c [options]       (--help)\n"
+                                            "       topsync-bench allreduce|reduce|bcast [options]"
+                                            " (--help)\n");
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "barrier"))
@@ -601,6 +610,11 @@ int main(int argc, char **argv)
         return cmd_rcl(argc - 1, argv + 1);
     if (!strcmp(argv[1], "c2c"))
         return bench_c2c(argc - 1, argv + 1);
-    fprintf(stderr, "topsync-bench: unknown benchmark '%s'; valid: barrier, rcl, c2c\n", argv[1]);
+    if (!strcmp(argv[1], "allreduce") || !strcmp(argv[1], "reduce") || !strcmp(argv[1], "bcast"))
+        return bench_coll_main(argc - 1, argv + 1);
+    fprintf(stderr,
+            "topsync-bench: unknown benchmark '%s'; valid: barrier, rcl, c2c, allreduce, reduce, "
+            "bcast\n",
+            argv[1]);
     return 2;
 }

@@ -23,6 +23,11 @@
 #define TS_ALGO(stem) ts_algo_##stem
 #endif
 
+/* topo's lines that the collectives also carry data on (after the first
+ * word): a member's arrival line, and the global release line. */
+#define TS_TOPO_LINE_ARRIVAL 1
+#define TS_TOPO_GLOBAL_LINE_RELEASE 1
+
 #define TS_MIN_LINE 32 /* the MCS arrival line holds four 8-byte child words */
 #define TS_MAX_LINE 1024
 
@@ -63,9 +68,10 @@ struct topsync_barrier {
     /* The collectives' combine step (src/collectives/coll.c), NULL for a
      * plain barrier: topo calls it in a leader once all members of a group
      * it leads have arrived (after the acquire that pairs with their
-     * arrivals), before the leader goes up or releases. */
+     * arrivals), before the leader goes up or releases; `last`: the top
+     * group, after which participant 0 publishes the release. */
     void (*gathered)(const topsync_barrier_t *b, unsigned leader, const unsigned *members,
-                     unsigned nmembers);
+                     unsigned nmembers, bool last);
     void *gathered_arg;
 };
 

@@ -22,19 +22,39 @@
 
 /*
  * Slots: rank r's contribution to an episode of parity p is at
- * slot(r, p). Two per rank, because participant 0's slot is read by
+ * slot(r, p, bytes). Two per rank, because participant 0's slot is read by
  * everybody after the release of episode k while participant 0 may
- * already be writing its slot for episode k + 1; it writes slot(0, p)
- * again only in episode k + 2, after every participant arrived in k + 1,
- * i.e. after each finished reading episode k's result (each arrival is a
- * release that the leaders' acquires chain up to participant 0). A
- * member's own slot needs no second copy for its leader (read before the
- * leader arrives, so before the member is released), but keeping one
+ * already be writing its slot for episode k + 1; it writes the same
+ * parity again only in episode k + 2, after every participant arrived in
+ * k + 1, i.e. after each finished reading episode k's result (each
+ * arrival is a release that the leaders' acquires chain up to participant
+ * 0). A member's own slot needs no second copy for its leader (read
+ * before the leader arrives, so before the member is released), but one
  * layout keeps the arithmetic one.
+ *
+ * Small calls (up to inline_bytes) ride on the barrier's own lines: a
+ * member's slot follows the word of its arrival line, and with the global
+ * release participant 0 copies the result after the word of the release
+ * line, so that the line a waiter polls brings the data with it (one
+ * miss per direction, as the barrier's; issue 34: "the data rides on the
+ * same cache lines").
  */
-static inline unsigned char *slot(const topsync_coll_t *c, unsigned rank, unsigned parity)
+static inline unsigned char *slot(const topsync_coll_t *c, unsigned rank, unsigned parity,
+                                  size_t bytes)
 {
+    if (bytes <= c->inline_bytes)
+        return (unsigned char *)ts_rank_line(c->barrier, rank, TS_TOPO_LINE_ARRIVAL) +
+               sizeof(ts_word) + (size_t)parity * c->inline_bytes;
     return c->data + (size_t)rank * c->rank_stride + (size_t)parity * c->slot_bytes;
+}
+
+/* Where every participant reads an allreduce's or a reduce's result. */
+static inline unsigned char *result(const topsync_coll_t *c, unsigned parity, size_t bytes)
+{
+    if (bytes <= c->inline_bytes && c->global_result)
+        return (unsigned char *)ts_global_line(c->barrier, TS_TOPO_GLOBAL_LINE_RELEASE) +
+               sizeof(ts_word) + (size_t)parity * c->inline_bytes;
+    return slot(c, 0, parity, bytes);
 }
 
 /* The call in progress on this thread, for the gathered hook (which runs
@@ -43,7 +63,7 @@ static inline unsigned char *slot(const topsync_coll_t *c, unsigned rank, unsign
 static _Thread_local __attribute__((tls_model("initial-exec"))) struct {
     topsync_datatype_t type;
     topsync_op_t op;
-    size_t count;
+    size_t count, bytes;
     unsigned parity;
 } current;
 
@@ -51,15 +71,18 @@ static _Thread_local __attribute__((tls_model("initial-exec"))) struct {
  * every member's slot of this episode is complete and visible. Ascending
  * member order: the same combination on every run. */
 static void gathered(const topsync_barrier_t *b, unsigned leader, const unsigned *members,
-                     unsigned nmembers)
+                     unsigned nmembers, bool last)
 {
     const topsync_coll_t *c = b->gathered_arg;
     if (!current.count)
         return;
-    unsigned char *acc = slot(c, leader, current.parity);
+    unsigned char *acc = slot(c, leader, current.parity, current.bytes);
     for (unsigned i = 0; i < nmembers; i++)
-        ts_reduce_apply(current.type, current.op, acc, slot(c, members[i], current.parity),
-                        current.count);
+        ts_reduce_apply(current.type, current.op, acc,
+                        slot(c, members[i], current.parity, current.bytes), current.count);
+    unsigned char *to = result(c, current.parity, current.bytes);
+    if (last && to != acc) /* published by the release that follows */
+        memcpy(to, acc, current.bytes);
 }
 
 void topsync_coll_options_init(topsync_coll_options_t *o)
@@ -142,6 +165,9 @@ static int prepare(topsync_coll_t **out, unsigned n, const topsync_coll_options_
 
 static void attach_hook(topsync_coll_t *c)
 {
+    /* two parities after the line's first word, whole 8-byte elements */
+    c->inline_bytes = ((c->barrier->line - sizeof(ts_word)) / 2) & ~(size_t)7;
+    c->global_result = !c->barrier->tree_release && c->n > 1;
     c->barrier->gathered = gathered;
     c->barrier->gathered_arg = c;
     c->magic = TS_COLL_LIVE;
@@ -246,7 +272,7 @@ static int attach(topsync_coll_t **out, unsigned n, const topsync_coll_options_t
                        rank, mine, (unsigned long long)seen);
     }
     /* first touch: my slots on my NUMA node */
-    memset(slot(c, rank, 0), 0, c->rank_stride);
+    memset(c->data + (size_t)rank * c->rank_stride, 0, c->rank_stride);
     attach_hook(c);
     *out = c;
     return 0;
@@ -323,18 +349,18 @@ static inline unsigned next_parity(const topsync_coll_t *c, unsigned rank)
 
 /* The episode: my slot written before (the arrival's release publishes
  * it), the leaders' combine inside, the result readable after (the
- * release's acquire). */
-static int run(const topsync_coll_t *c, unsigned rank, const void *send, size_t bytes,
-               unsigned from, void *recv, bool deliver)
+ * release's acquire). from: where the result is read (NULL: nowhere). */
+static int run(const topsync_coll_t *c, unsigned rank, const void *send, void *recv,
+               const unsigned char *from)
 {
-    unsigned parity = current.parity;
+    size_t bytes = current.bytes;
     if (send)
-        memcpy(slot(c, rank, parity), send, bytes);
+        memcpy(slot(c, rank, current.parity, bytes), send, bytes);
     int rc = topsync_barrier_wait_checked(c->barrier, rank);
     if (rc < 0)
         return rc;
-    if (deliver && recv != slot(c, from, parity))
-        memmove(recv, slot(c, from, parity), bytes);
+    if (from && recv != from)
+        memmove(recv, from, bytes);
     return 0;
 }
 
@@ -353,8 +379,9 @@ int topsync_allreduce(topsync_coll_t *c, unsigned rank, const void *send, void *
     current.type = type;
     current.op = op;
     current.count = count;
+    current.bytes = bytes;
     current.parity = next_parity(c, rank);
-    return run(c, rank, send, bytes, 0, recv, true);
+    return run(c, rank, send, recv, result(c, current.parity, bytes));
 }
 
 int topsync_reduce(topsync_coll_t *c, unsigned rank, const void *send, void *recv, size_t count,
@@ -372,8 +399,9 @@ int topsync_reduce(topsync_coll_t *c, unsigned rank, const void *send, void *rec
     current.type = type;
     current.op = op;
     current.count = count;
+    current.bytes = bytes;
     current.parity = next_parity(c, rank);
-    return run(c, rank, send, bytes, 0, recv, rank == root);
+    return run(c, rank, send, recv, rank == root ? result(c, current.parity, bytes) : NULL);
 }
 
 int topsync_bcast(topsync_coll_t *c, unsigned rank, void *buf, size_t bytes, unsigned root)
@@ -387,6 +415,8 @@ int topsync_bcast(topsync_coll_t *c, unsigned rank, void *buf, size_t bytes, uns
     if (!buf)
         return ts_fail(EINVAL, "topsync_bcast: NULL buffer");
     current.count = 0; /* nothing to combine */
+    current.bytes = bytes;
     current.parity = next_parity(c, rank);
-    return run(c, rank, rank == root ? buf : NULL, bytes, root, buf, rank != root);
+    return run(c, rank, rank == root ? buf : NULL, buf,
+               rank == root ? NULL : slot(c, root, current.parity, bytes));
 }

@@ -19,6 +19,8 @@ struct topsync_coll {
     unsigned n;
     topsync_barrier_t *barrier; /* topo: carries the data (its gathered hook) */
     size_t max_bytes;           /* the limit of one call */
+    size_t inline_bytes;        /* calls up to this size ride on the barrier's own lines */
+    bool global_result;         /* the result is published on the global release line */
     size_t slot_bytes;          /* max_bytes rounded up to a line */
     size_t rank_stride;         /* two slots, rounded up to the placement granule */
     unsigned char *data;    /* slots: rank r's slot p at data + r * rank_stride + p * slot_bytes */

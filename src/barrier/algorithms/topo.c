@@ -9,7 +9,11 @@
 #include "barrier/barrier_private.h"
 #include "base/error.h"
 
-enum { LINE_ARRIVAL = 1, LINE_RELEASE = 2, GLOBAL_LINE_RELEASE = 1 };
+enum {
+    LINE_ARRIVAL = TS_TOPO_LINE_ARRIVAL,
+    LINE_RELEASE = 2,
+    GLOBAL_LINE_RELEASE = TS_TOPO_GLOBAL_LINE_RELEASE
+};
 
 struct led_group {
     unsigned nmembers;  /* members other than me */
@@ -96,7 +100,7 @@ static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
         /* acquire: pairs with each member's publish */
         ts_wait_all(lg->arrivals, lg->nmembers, episode, &b->wait);
         if (b->gathered) /* the collectives: combine what the members brought */
-            b->gathered(b, rank, lg->members, lg->nmembers);
+            b->gathered(b, rank, lg->members, lg->nmembers, g + 1 == role->nled && !role->arrival);
     }
     if (role->arrival) {
         ts_publish(role->arrival, episode, &b->wait);         /* pairs with my leader's wait */
