@@ -1,9 +1,7 @@
 /*
- * The collectives: allreduce, reduce and broadcast on the hierarchical
- * barrier's groups. Each call is one episode of a topo barrier whose
- * leaders combine their members' slots (the barrier's gathered hook) on
- * the way up; participant 0's slot then holds the result, and the
- * release hands it to everybody. The why: docs/design.md section 9.
+ * The collectives' objects: create, attach and destroy, their options
+ * and the layout of their slots (the operations: coll_ops.c).
+ * The why: docs/design.md section 9.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,71 +17,6 @@
 #include "base/env.h"
 #include "base/error.h"
 #include "collectives/coll_private.h"
-
-/*
- * Slots: rank r's contribution to an episode of parity p is at
- * slot(r, p, bytes). Two per rank, because participant 0's slot is read by
- * everybody after the release of episode k while participant 0 may
- * already be writing its slot for episode k + 1; it writes the same
- * parity again only in episode k + 2, after every participant arrived in
- * k + 1, i.e. after each finished reading episode k's result (each
- * arrival is a release that the leaders' acquires chain up to participant
- * 0). A member's own slot needs no second copy for its leader (read
- * before the leader arrives, so before the member is released), but one
- * layout keeps the arithmetic one.
- *
- * Small calls (up to inline_bytes) ride on the barrier's own lines: a
- * member's slot follows the word of its arrival line, and with the global
- * release participant 0 copies the result after the word of the release
- * line, so that the line a waiter polls brings the data with it (one
- * miss per direction, as the barrier's; issue 34: "the data rides on the
- * same cache lines").
- */
-static inline unsigned char *slot(const topsync_coll_t *c, unsigned rank, unsigned parity,
-                                  size_t bytes)
-{
-    if (bytes <= c->inline_bytes)
-        return (unsigned char *)ts_rank_line(c->barrier, rank, TS_TOPO_LINE_ARRIVAL) +
-               sizeof(ts_word) + (size_t)parity * c->inline_bytes;
-    return c->data + (size_t)rank * c->rank_stride + (size_t)parity * c->slot_bytes;
-}
-
-/* Where every participant reads an allreduce's or a reduce's result. */
-static inline unsigned char *result(const topsync_coll_t *c, unsigned parity, size_t bytes)
-{
-    if (bytes <= c->inline_bytes && c->global_result)
-        return (unsigned char *)ts_global_line(c->barrier, TS_TOPO_GLOBAL_LINE_RELEASE) +
-               sizeof(ts_word) + (size_t)parity * c->inline_bytes;
-    return slot(c, 0, parity, bytes);
-}
-
-/* The call in progress on this thread, for the gathered hook (which runs
- * on the same thread, inside the barrier's wait). count 0: a broadcast,
- * nothing to combine. */
-static _Thread_local __attribute__((tls_model("initial-exec"))) struct {
-    topsync_datatype_t type;
-    topsync_op_t op;
-    size_t count, bytes;
-    unsigned parity;
-} current;
-
-/* Runs in a leader after the acquire of its group's arrivals (topo.c):
- * every member's slot of this episode is complete and visible. Ascending
- * member order: the same combination on every run. */
-static void gathered(const topsync_barrier_t *b, unsigned leader, const unsigned *members,
-                     unsigned nmembers, bool last)
-{
-    const topsync_coll_t *c = b->gathered_arg;
-    if (!current.count)
-        return;
-    unsigned char *acc = slot(c, leader, current.parity, current.bytes);
-    for (unsigned i = 0; i < nmembers; i++)
-        ts_reduce_apply(current.type, current.op, acc,
-                        slot(c, members[i], current.parity, current.bytes), current.count);
-    unsigned char *to = result(c, current.parity, current.bytes);
-    if (last && to != acc) /* published by the release that follows */
-        memcpy(to, acc, current.bytes);
-}
 
 void topsync_coll_options_init(topsync_coll_options_t *o)
 {
@@ -168,7 +101,7 @@ static void attach_hook(topsync_coll_t *c)
     /* two parities after the line's first word, whole 8-byte elements */
     c->inline_bytes = ((c->barrier->line - sizeof(ts_word)) / 2) & ~(size_t)7;
     c->global_result = !c->barrier->tree_release && c->n > 1;
-    c->barrier->gathered = gathered;
+    c->barrier->gathered = ts_coll_gathered;
     c->barrier->gathered_arg = c;
     c->magic = TS_COLL_LIVE;
 }
@@ -290,16 +223,11 @@ int ts_coll_attach_mapped(topsync_coll_t **out, unsigned n, const topsync_coll_o
     return attach(out, n, o, segment, size, rank, false);
 }
 
-static inline bool live(const topsync_coll_t *c)
-{
-    return c && c->magic == TS_COLL_LIVE;
-}
-
 int topsync_coll_destroy(topsync_coll_t *c)
 {
     if (!c)
         return 0;
-    if (!live(c))
+    if (!ts_coll_live(c))
         return ts_fail(EINVAL, "topsync_coll_destroy: %p is not a live collectives object",
                        (void *)c);
     c->magic = TS_COLL_DEAD;
@@ -312,111 +240,10 @@ int topsync_coll_destroy(topsync_coll_t *c)
 
 size_t topsync_coll_max_bytes(const topsync_coll_t *c)
 {
-    return live(c) ? c->max_bytes : 0;
+    return ts_coll_live(c) ? c->max_bytes : 0;
 }
 
 topsync_barrier_t *topsync_coll_barrier(const topsync_coll_t *c)
 {
-    return live(c) ? c->barrier : NULL;
-}
-
-/* The checks every operation makes; *bytes the buffer's size. */
-static int check_call(const char *fn, const topsync_coll_t *c, unsigned rank, size_t count,
-                      size_t elem, unsigned root, size_t *bytes)
-{
-    if (!live(c))
-        return ts_fail(EINVAL, "%s: %p is not a live collectives object", fn, (const void *)c);
-    if (rank >= c->n)
-        return ts_fail(EINVAL, "%s: rank %u out of range (%u participants)", fn, rank, c->n);
-    if (root >= c->n)
-        return ts_fail(EINVAL, "%s: root %u out of range (%u participants)", fn, root, c->n);
-    if (count > c->max_bytes / elem)
-        return ts_fail(EMSGSIZE, "%s: %zu elements of %zu bytes exceed the limit of %zu bytes", fn,
-                       count, elem, c->max_bytes);
-    *bytes = count * elem;
-    return 0;
-}
-
-/* The episode the next wait of `rank` enters, as topsync_barrier_wait
- * will count it (barrier.c, enter_episode). relaxed: the word is the
- * rank's own, written by this thread only. */
-static inline unsigned next_parity(const topsync_coll_t *c, unsigned rank)
-{
-    uint32_t done =
-        atomic_load_explicit(&ts_rank_line(c->barrier, rank, 0)->value, memory_order_relaxed);
-    return (done + 1) & 1u;
-}
-
-/* The episode: my slot written before (the arrival's release publishes
- * it), the leaders' combine inside, the result readable after (the
- * release's acquire). from: where the result is read (NULL: nowhere). */
-static int run(const topsync_coll_t *c, unsigned rank, const void *send, void *recv,
-               const unsigned char *from)
-{
-    size_t bytes = current.bytes;
-    if (send)
-        memcpy(slot(c, rank, current.parity, bytes), send, bytes);
-    int rc = topsync_barrier_wait_checked(c->barrier, rank);
-    if (rc < 0)
-        return rc;
-    if (from && recv != from)
-        memmove(recv, from, bytes);
-    return 0;
-}
-
-int topsync_allreduce(topsync_coll_t *c, unsigned rank, const void *send, void *recv, size_t count,
-                      topsync_datatype_t type, topsync_op_t op)
-{
-    size_t bytes;
-    int rc = topsync_op_check(op, type);
-    if (rc < 0 || (rc = check_call("topsync_allreduce", c, rank, count, topsync_datatype_size(type),
-                                   0, &bytes)) < 0)
-        return rc;
-    if (!count)
-        return 0;
-    if (!send || !recv)
-        return ts_fail(EINVAL, "topsync_allreduce: NULL buffer");
-    current.type = type;
-    current.op = op;
-    current.count = count;
-    current.bytes = bytes;
-    current.parity = next_parity(c, rank);
-    return run(c, rank, send, recv, result(c, current.parity, bytes));
-}
-
-int topsync_reduce(topsync_coll_t *c, unsigned rank, const void *send, void *recv, size_t count,
-                   topsync_datatype_t type, topsync_op_t op, unsigned root)
-{
-    size_t bytes;
-    int rc = topsync_op_check(op, type);
-    if (rc < 0 || (rc = check_call("topsync_reduce", c, rank, count, topsync_datatype_size(type),
-                                   root, &bytes)) < 0)
-        return rc;
-    if (!count)
-        return 0;
-    if (!send || (rank == root && !recv))
-        return ts_fail(EINVAL, "topsync_reduce: NULL buffer");
-    current.type = type;
-    current.op = op;
-    current.count = count;
-    current.bytes = bytes;
-    current.parity = next_parity(c, rank);
-    return run(c, rank, send, recv, rank == root ? result(c, current.parity, bytes) : NULL);
-}
-
-int topsync_bcast(topsync_coll_t *c, unsigned rank, void *buf, size_t bytes, unsigned root)
-{
-    size_t checked;
-    int rc = check_call("topsync_bcast", c, rank, bytes, 1, root, &checked);
-    if (rc < 0)
-        return rc;
-    if (!bytes)
-        return 0;
-    if (!buf)
-        return ts_fail(EINVAL, "topsync_bcast: NULL buffer");
-    current.count = 0; /* nothing to combine */
-    current.bytes = bytes;
-    current.parity = next_parity(c, rank);
-    return run(c, rank, rank == root ? buf : NULL, buf,
-               rank == root ? NULL : slot(c, root, current.parity, bytes));
+    return ts_coll_live(c) ? c->barrier : NULL;
 }

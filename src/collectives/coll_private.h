@@ -28,6 +28,16 @@ struct topsync_coll {
     size_t mapping_size;
 };
 
+static inline bool ts_coll_live(const topsync_coll_t *c)
+{
+    return c && c->magic == TS_COLL_LIVE;
+}
+
+/* The barrier's gathered hook (coll_ops.c): a leader combines its
+ * members' slots of the call in progress on this thread. */
+void ts_coll_gathered(const topsync_barrier_t *b, unsigned leader, const unsigned *members,
+                      unsigned nmembers, bool last);
+
 /* acc[i] = acc[i] op in[i], i < count; type and op checked before
  * (topsync_op_check). */
 void ts_reduce_apply(topsync_datatype_t type, topsync_op_t op, void *acc, const void *in,

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Small collectives under every MPI (issue 34, docs/results.md): the MPI's
+# own MPI_Allreduce / MPI_Reduce / MPI_Bcast against libtopsync-mpi's,
+# bench/coll_mpi.c built with each MPI's own compiler and run natively and
+# preloaded, RUNS interleaved pairs of jobs; per size the median over pairs
+# of each and preloaded / native. A Markdown table on stdout.
+#
+#   usage: scripts/coll_compare.sh [BUILD_DIR]
+#   environment: MPIS (default: openmpi mpich openmpi5 mpich5 impi
+#   mpich5-abi; those missing are skipped, saying so), OPS (default
+#   allreduce reduce bcast), SIZES (default 8,1024), NP (default 2), BIND
+#   (core | none, default core), RUNS (default 5), ITERS (calls per run,
+#   default 5000); LIB_DIR: where the libtopsync-mpi-*.so are.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=$(readlink -f "${1:-build}")
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
+export OMPI_MCA_rmaps_base_oversubscribe=1
+mpis=${MPIS:-openmpi mpich openmpi5 mpich5 impi mpich5-abi}
+ops=${OPS:-allreduce reduce bcast} sizes=${SIZES:-8,1024}
+np=${NP:-2} bind=${BIND:-core} runs=${RUNS:-5} iters=${ITERS:-5000}
+case $bind in core | none) ;; *) echo "coll_compare: BIND=$bind: valid: core, none" >&2; exit 2 ;; esac
+matrix=${TOPSYNC_MPI_MATRIX_DIR:-/var/cache/topsync-mpis}
+libdir=$(readlink -f "${LIB_DIR:-$build/mpi}")
+. scripts/mpi_matrix.sh # abi_of, prefix_of, cc_of, launcher_of, median
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+echo "| MPI | op | bytes | np, binding | native ns | preloaded ns | preloaded / native |"
+echo "|---|---|---:|---|---:|---:|---:|"
+for mpi in $mpis; do
+    impl=$(abi_of "$mpi") prefix=$(prefix_of "$mpi")
+    cc=$(cc_of "$mpi")
+    lib=$libdir/libtopsync-mpi-$impl.so
+    if ! command -v "$cc" >/dev/null || [ ! -e "$lib" ]; then
+        echo "coll_compare: $mpi skipped: no $cc or no $lib (scripts/setup-mpis.sh)" >&2
+        continue
+    fi
+    I_MPI_ROOT=$prefix "$cc" -O2 -o "$tmp/coll-$mpi" bench/coll_mpi.c bench/bench_common.c \
+        -Iinclude -Ibench -Itools -L"$build/src" -L"$build" -ltopsync -ldl \
+        -Wl,-rpath,"$build" -Wl,-rpath,"$build/src"
+    for op in $ops; do
+        : >"$tmp/native.json" && : >"$tmp/preloaded.json"
+        for ((r = 0; r < runs; r++)); do
+            for how in native preloaded; do
+                envs=()
+                [ $how = preloaded ] && envs=(LD_PRELOAD="$lib")
+                launcher_of "$mpi" "$np" "$bind" "${envs[@]}"
+                I_MPI_ROOT=$prefix timeout 300 "${launcher[@]}" "$tmp/coll-$mpi" "$op" \
+                    --sizes "$sizes" --iterations "$iters" --runs 3 --json \
+                    >>"$tmp/$how.json" 2>"$tmp/err" || {
+                    echo "coll_compare: $mpi $op $how failed: $(tail -3 "$tmp/err")" >&2
+                    exit 1
+                }
+            done
+        done
+        python3 - "$tmp/native.json" "$tmp/preloaded.json" "$mpi" "$op" "$np, $bind" <<'PY'
+import json, statistics, sys
+def load(path):
+    # one JSON array per job, concatenated
+    text, at, out = open(path).read(), 0, {}
+    decoder = json.JSONDecoder()
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at >= len(text):
+            return out
+        records, at = decoder.raw_decode(text, at)
+        for rec in records:
+            out.setdefault(rec["bytes"], []).append((rec["ns"], rec["impl"]))
+native, pre = load(sys.argv[1]), load(sys.argv[2])
+for size in sorted(native):
+    n = statistics.median(v for v, _ in native[size])
+    p = statistics.median(v for v, _ in pre[size])
+    assert all(i == "mpi" for _, i in native[size]) and all(i == "topsync" for _, i in pre[size])
+    print(f"| {sys.argv[3]} | {sys.argv[4]} | {size} | {sys.argv[5]} | {n:.0f} | {p:.0f} | {p / n:.2f} |")
+PY
+    done
+done

@@ -1,0 +1,138 @@
+/*
+ * GenMC harness: the collectives (src/collectives/coll_ops.c and
+ * reduce_ops.c) on the topo barrier (src/barrier/algorithms/topo.c) and
+ * src/wait/wait.c, all included as they are. N threads (3: participant 0
+ * leads one flat group and combines two members' contributions) call
+ * topsync_allreduce (int32 sum) or, with -DOP_BCAST, topsync_bcast from
+ * participant 1, for EPISODES episodes; each checks its result. Under
+ * every RC11 execution: every result is right, GenMC finds no data race
+ * on the slots (the arrivals' releases publish the contributions to the
+ * leader, the release publishes the result), and nobody waits forever.
+ *
+ * -DBIG_SLOTS: the slots of the data area rather than the barrier's own
+ * lines (calls above inline_bytes). Mutants, each caught:
+ *  -DWEAKEN_IN=ts_publish: the publication relaxed (a member's contribution
+ *   or the result read before it is visible: a race);
+ *  -DTS_COLL_PARITIES=1u with BIG_SLOTS: one slot per rank instead of two
+ *   by episode parity (participant 0, or the root, writes its slot of the
+ *   next call while another still reads this call's result: a race).
+ */
+#include "genmc_shim.h"
+
+#include <assert.h>
+#include <stddef.h>
+
+#include "../../src/wait/wait.c"
+#include "../../src/barrier/algorithms/topo.c"
+#include "../../src/collectives/reduce_ops.c"
+
+/* GenMC runs no memcpy of a length it does not know: a copy of 4-byte
+ * words (every buffer here is int32), as the accesses that read them */
+static inline void *genmc_copy(void *to, const void *from, size_t n)
+{
+    for (size_t i = 0; i < n / 4; i++)
+        ((uint32_t *)to)[i] = ((const uint32_t *)from)[i];
+    return to;
+}
+#define memcpy(to, from, n) genmc_copy(to, from, n)
+#define memmove(to, from, n) genmc_copy(to, from, n)
+#include "../../src/collectives/coll_ops.c"
+
+#ifndef N
+#define N 3
+#endif
+#ifndef EPISODES
+#define EPISODES 2
+#endif
+#ifndef POLICY
+#define POLICY TS_WAIT_SPIN
+#endif
+#define LINE 64u
+
+/* one flat group of all N, led by 0 */
+int topsync_groups_of_rank(const topsync_groups_t *g, unsigned rank, unsigned *idx, unsigned max)
+{
+    (void)g, (void)rank, (void)max;
+    idx[0] = 0;
+    return 1;
+}
+
+int topsync_groups_get(const topsync_groups_t *g, unsigned index, topsync_group_info_t *info)
+{
+    static const unsigned all[] = {0, 1, 2};
+    (void)g, (void)index;
+    info->leader = 0;
+    info->nmembers = N;
+    info->members = all;
+    return 0;
+}
+
+static topsync_barrier_t barrier;
+static topsync_coll_t coll;
+static unsigned char segment[(N + 1) * 8 * LINE] __attribute__((aligned(64)));
+static unsigned char data[N * 2 * LINE] __attribute__((aligned(64)));
+
+/* The barrier's entry (barrier.c) without its checks and timeout: the
+ * episode counted in the rank's line 0, as enter_episode does. */
+int topsync_barrier_wait_checked(topsync_barrier_t *b, unsigned rank)
+{
+    ts_word *local = ts_rank_line(b, rank, 0);
+    uint32_t episode = atomic_load_explicit(&local->value, memory_order_relaxed) + 1;
+    atomic_store_explicit(&local->value, episode, memory_order_relaxed);
+    b->algo->wait(b, rank, episode);
+    return 0;
+}
+
+static void *participant(void *arg)
+{
+    unsigned rank = (unsigned)(uintptr_t)arg;
+    for (int e = 1; e <= EPISODES; e++) {
+#ifdef OP_BCAST
+        int32_t buf = rank == 1 ? 100 * e : -1;
+        int rc = topsync_bcast(&coll, rank, &buf, sizeof buf, 1);
+        assert(rc == 0 && buf == 100 * e);
+#else
+        int32_t mine = (int32_t)(rank + 10 * e), sum = -1;
+        int rc = topsync_allreduce(&coll, rank, &mine, &sum, 1, TOPSYNC_TYPE_INT32, TOPSYNC_OP_SUM);
+        assert(rc == 0 && sum == (N * (N - 1)) / 2 + N * 10 * e);
+#endif
+    }
+    return NULL;
+}
+
+int main(void)
+{
+    barrier.algo = &ts_algo_topo;
+    barrier.n = N;
+    barrier.wait.kind = POLICY;
+    barrier.wait.spin_iterations = 0;
+    barrier.wait.yield_iterations = 0;
+    barrier.line = LINE;
+    barrier.base = segment;
+    barrier.block_bytes = 8 * LINE;
+    if (ts_algo_topo.setup(&barrier) != 0)
+        return 1;
+    /* the object as coll.c's attach_hook makes it, field by field */
+    coll.magic = TS_COLL_LIVE;
+    coll.n = N;
+    coll.barrier = &barrier;
+    coll.max_bytes = LINE;
+    coll.slot_bytes = LINE;
+    coll.rank_stride = 2 * LINE;
+    coll.data = data;
+#ifdef BIG_SLOTS
+    coll.inline_bytes = 0;
+#else
+    coll.inline_bytes = ((LINE - sizeof(ts_word)) / 2) & ~(size_t)7;
+#endif
+    coll.global_result = true;
+    barrier.gathered = ts_coll_gathered;
+    barrier.gathered_arg = &coll;
+    pthread_t t[N];
+    for (unsigned r = 1; r < N; r++)
+        pthread_create(&t[r], NULL, participant, (void *)(uintptr_t)r);
+    participant((void *)0);
+    for (unsigned r = 1; r < N; r++)
+        pthread_join(t[r], NULL);
+    return 0;
+}
