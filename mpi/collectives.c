@@ -74,10 +74,28 @@ static bool served(enum coll_fn fn, const struct comm_state *s, int count, MPI_D
     return true;
 }
 
-/* A node step failed: the timeout (or an MPI_Abort seen by the idle hook). */
-static void node_failed(MPI_Comm comm, struct comm_state *s, bool after_leaders, enum coll_fn fn)
+/* A node step failed: the timeout (or an MPI_Abort seen by the idle
+ * hook). The barrier-carried allreduce names who is missing as
+ * MPI_Barrier does; a one-way step (bcast, reduce) names whom it waited
+ * for (ts_coll_missing), in ranks of comm. */
+static void node_failed(MPI_Comm comm, struct comm_state *s, bool after_leaders, enum coll_fn fn,
+                        bool one_way)
 {
-    ts_mpi_timeout_abort(comm, s, topsync_coll_barrier(s->coll), after_leaders, fn_names[fn]);
+    if (!one_way)
+        ts_mpi_timeout_abort(comm, s, topsync_coll_barrier(s->coll), after_leaders, fn_names[fn]);
+    char why[256];
+    snprintf(why, sizeof why, "%s", topsync_error_message());
+    unsigned missing[16];
+    int n = ts_coll_missing(missing, 16);
+    char list[256] = "";
+    size_t len = 0;
+    for (int i = 0; i < n && i < 16; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", i ? ", " : "",
+                                s->node_members[missing[i]]);
+    ts_mpi_fatal(comm,
+                 "%s timed out (TOPSYNC_TIMEOUT): rank(s) %s of the communicator, on this node, "
+                 "have not arrived [%s]",
+                 fn_names[fn], n > 0 ? list : "(none left: they arrived late)", why);
 }
 
 /* comm rank -> index on my node, or -1 when it is on another node */
@@ -121,16 +139,16 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     ts_mpi_progress_enter();
     if (s->mode == MODE_NODE) {
         if (topsync_allreduce(s->coll, me, send, recvbuf, (size_t)count, type, top) < 0)
-            node_failed(comm, s, false, FN_ALLREDUCE);
+            node_failed(comm, s, false, FN_ALLREDUCE, false);
         return MPI_SUCCESS;
     }
     int rc = MPI_SUCCESS;
     if (topsync_reduce(s->coll, me, send, recvbuf, (size_t)count, type, top, 0) < 0)
-        node_failed(comm, s, false, FN_ALLREDUCE);
+        node_failed(comm, s, false, FN_ALLREDUCE, true);
     if (me == 0)
         rc = TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, recvbuf, count, dt, op, s->leaders);
     if (topsync_bcast(s->coll, me, recvbuf, bytes, 0) < 0)
-        node_failed(comm, s, true, FN_ALLREDUCE);
+        node_failed(comm, s, true, FN_ALLREDUCE, true);
     return rc;
 }
 
@@ -157,7 +175,7 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
     if (s->mode == MODE_NODE) {
         if (topsync_reduce(s->coll, me, send, recvbuf, (size_t)count, type, top,
                            (unsigned)root_here) < 0)
-            node_failed(comm, s, false, FN_REDUCE);
+            node_failed(comm, s, false, FN_REDUCE, true);
         return MPI_SUCCESS;
     }
     /* my node's part to its leader; the leaders' reduce to the root's
@@ -166,14 +184,14 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
     int rc = MPI_SUCCESS;
     void *mine = rank == root ? recvbuf : scratch(s);
     if (topsync_reduce(s->coll, me, send, mine, (size_t)count, type, top, 0) < 0)
-        node_failed(comm, s, false, FN_REDUCE);
+        node_failed(comm, s, false, FN_REDUCE, true);
     if (me == 0) {
         int to = s->leader_rank_of[root], my_leader_rank = s->leader_rank_of[rank];
         rc = TS_MPI_OWN(Reduce)(to == my_leader_rank ? MPI_IN_PLACE : mine, mine, count, dt, op, to,
                                 s->leaders);
     }
     if (root_here > 0 && topsync_bcast(s->coll, me, mine, bytes, 0) < 0)
-        node_failed(comm, s, true, FN_REDUCE);
+        node_failed(comm, s, true, FN_REDUCE, true);
     return rc;
 }
 
@@ -195,18 +213,18 @@ static int bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
     ts_mpi_progress_enter();
     if (s->mode == MODE_NODE) {
         if (topsync_bcast(s->coll, me, buf, bytes, (unsigned)root_here) < 0)
-            node_failed(comm, s, false, FN_BCAST);
+            node_failed(comm, s, false, FN_BCAST, true);
         return MPI_SUCCESS;
     }
     /* the root's node first, then the leaders, then the other nodes:
      * one node step on every node */
     int rc = MPI_SUCCESS;
     if (root_here >= 0 && topsync_bcast(s->coll, me, buf, bytes, (unsigned)root_here) < 0)
-        node_failed(comm, s, false, FN_BCAST);
+        node_failed(comm, s, false, FN_BCAST, true);
     if (me == 0)
         rc = TS_MPI_OWN(Bcast)(buf, count, dt, s->leader_rank_of[root], s->leaders);
     if (root_here < 0 && topsync_bcast(s->coll, me, buf, bytes, 0) < 0)
-        node_failed(comm, s, true, FN_BCAST);
+        node_failed(comm, s, true, FN_BCAST, true);
     return rc;
 }
 

@@ -8,7 +8,9 @@
 # from the Python package index (Open MPI 5, MPICH 5, Intel MPI, each with
 # mpi4py: scripts/setup-mpis.sh, about 150 MB in /var/cache/topsync-mpis),
 # TOPSYNC_SETUP_APPS=0 to skip the real applications of the apps label
-# (Debian's NWChem builds for MPICH and Open MPI, LAMMPS and GROMACS).
+# (Debian's NWChem builds for MPICH and Open MPI, LAMMPS and GROMACS),
+# TOPSYNC_SETUP_SUITES=0 to skip fetching MPICH's test suite (Debian's source
+# package of mpich, 22 MB, cached in /var/cache/topsync-suites).
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libhwloc-dev hwloc libck-dev python3
           python3-matplotlib spin clang libclang-rt-14-dev clang-format-14 groff-base m4 xz-utils)
@@ -56,4 +58,10 @@ if [ "${TOPSYNC_SETUP_MPI:-1}" != 0 ] && [ "${TOPSYNC_SETUP_MPI_MATRIX:-1}" != 0
     # without the package index the matrix's tests skip, each naming its MPI
     $sudo "$(dirname "$0")/setup-mpis.sh" ||
         echo "setup: WARNING: not every MPI of the test matrix was installed (see above)" >&2
+fi
+if [ "${TOPSYNC_SETUP_MPI:-1}" != 0 ] && [ "${TOPSYNC_SETUP_SUITES:-1}" != 0 ]; then
+    # MPICH 4.0.2's own test suite (test/mpi: the mpi.*.mpich-coll-suite
+    # tests), from Debian's source package, cached in /var/cache/topsync-suites
+    $sudo "$(dirname "$0")/setup-suites.sh" ||
+        echo "setup: WARNING: MPICH's test suite not fetched (see above): its tests skip" >&2
 fi

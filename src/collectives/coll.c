@@ -67,8 +67,10 @@ static size_t layout(topsync_coll_t *c, unsigned n, size_t line, bool paged)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t granule = paged ? page : line;
+    c->line = line;
     c->slot_bytes = (c->max_bytes + line - 1) / line * line;
-    c->rank_stride = (2 * c->slot_bytes + granule - 1) / granule * granule;
+    /* the one-way words' two lines, then four slots (coll_private.h) */
+    c->rank_stride = (2 * line + 4 * c->slot_bytes + granule - 1) / granule * granule;
     size_t bytes = page /* header: the recorded limit */ + (size_t)n * c->rank_stride;
     return (bytes + page - 1) / page * page;
 }
@@ -96,14 +98,20 @@ static int prepare(topsync_coll_t **out, unsigned n, const topsync_coll_options_
     return 0;
 }
 
-static void attach_hook(topsync_coll_t *c)
+static int attach_hook(topsync_coll_t *c)
 {
+    /* each rank's count of one-way calls, on a line of its own */
+    c->seq = aligned_alloc(c->line, (size_t)c->n * c->line);
+    if (!c->seq)
+        return ts_fail(ENOMEM, "out of memory");
+    memset(c->seq, 0, (size_t)c->n * c->line);
     /* two parities after the line's first word, whole 8-byte elements */
     c->inline_bytes = ((c->barrier->line - sizeof(ts_word)) / 2) & ~(size_t)7;
     c->global_result = !c->barrier->tree_release && c->n > 1;
     c->barrier->gathered = ts_coll_gathered;
     c->barrier->gathered_arg = c;
     c->magic = TS_COLL_LIVE;
+    return 0;
 }
 
 int topsync_coll_create(topsync_coll_t **out, unsigned n, const topsync_coll_options_t *o)
@@ -133,7 +141,10 @@ int topsync_coll_create(topsync_coll_t **out, unsigned n, const topsync_coll_opt
     }
     c->mapping = p;
     c->data = c->mapping + (size_t)sysconf(_SC_PAGESIZE);
-    attach_hook(c);
+    if ((rc = attach_hook(c)) < 0) {
+        topsync_coll_destroy(c);
+        return rc;
+    }
     *out = c;
     return 0;
 }
@@ -206,7 +217,10 @@ static int attach(topsync_coll_t **out, unsigned n, const topsync_coll_options_t
     }
     /* first touch: my slots on my NUMA node */
     memset(c->data + (size_t)rank * c->rank_stride, 0, c->rank_stride);
-    attach_hook(c);
+    if ((rc = attach_hook(c)) < 0) {
+        topsync_coll_destroy(c);
+        return rc;
+    }
     *out = c;
     return 0;
 }
@@ -227,10 +241,11 @@ int topsync_coll_destroy(topsync_coll_t *c)
 {
     if (!c)
         return 0;
-    if (!ts_coll_live(c))
+    if (!ts_coll_live(c) && !(c->magic == 0 && c->barrier)) /* 0: attach_hook failed */
         return ts_fail(EINVAL, "topsync_coll_destroy: %p is not a live collectives object",
                        (void *)c);
     c->magic = TS_COLL_DEAD;
+    free(c->seq);
     topsync_barrier_destroy(c->barrier);
     if (c->mapping)
         munmap(c->mapping, c->mapping_size);

@@ -46,7 +46,7 @@ static inline unsigned char *slot(const topsync_coll_t *c, unsigned rank, unsign
     if (bytes <= c->inline_bytes)
         return (unsigned char *)ts_rank_line(c->barrier, rank, TS_TOPO_LINE_ARRIVAL) +
                sizeof(ts_word) + (size_t)parity * c->inline_bytes;
-    return c->data + (size_t)rank * c->rank_stride + (size_t)parity * c->slot_bytes;
+    return c->data + (size_t)rank * c->rank_stride + 2 * c->line + (size_t)parity * c->slot_bytes;
 }
 
 /* Where every participant reads an allreduce's or a reduce's result. */
@@ -91,9 +91,8 @@ void ts_coll_gathered(const topsync_barrier_t *b, unsigned leader, const unsigne
         memcpy(to, acc, call->bytes);
 }
 
-/* The checks every operation makes; *bytes the buffer's size. */
-static int check_call(const char *fn, const topsync_coll_t *c, unsigned rank, size_t count,
-                      size_t elem, unsigned root, size_t *bytes)
+int ts_coll_check_call(const char *fn, const topsync_coll_t *c, unsigned rank, size_t count,
+                       size_t elem, unsigned root, size_t *bytes)
 {
     if (!ts_coll_live(c))
         return ts_fail(EINVAL, "%s: %p is not a live collectives object", fn, (const void *)c);
@@ -142,8 +141,8 @@ int topsync_allreduce(topsync_coll_t *c, unsigned rank, const void *send, void *
 {
     size_t bytes;
     int rc = topsync_op_check(op, type);
-    if (rc < 0 || (rc = check_call("topsync_allreduce", c, rank, count, topsync_datatype_size(type),
-                                   0, &bytes)) < 0)
+    if (rc < 0 || (rc = ts_coll_check_call("topsync_allreduce", c, rank, count,
+                                           topsync_datatype_size(type), 0, &bytes)) < 0)
         return rc;
     if (!count)
         return 0;
@@ -151,36 +150,4 @@ int topsync_allreduce(topsync_coll_t *c, unsigned rank, const void *send, void *
         return ts_fail(EINVAL, "topsync_allreduce: NULL buffer");
     struct coll_call call = {type, op, count, bytes, next_parity(c, rank)};
     return run(c, &call, rank, send, recv, result(c, call.parity, bytes));
-}
-
-int topsync_reduce(topsync_coll_t *c, unsigned rank, const void *send, void *recv, size_t count,
-                   topsync_datatype_t type, topsync_op_t op, unsigned root)
-{
-    size_t bytes;
-    int rc = topsync_op_check(op, type);
-    if (rc < 0 || (rc = check_call("topsync_reduce", c, rank, count, topsync_datatype_size(type),
-                                   root, &bytes)) < 0)
-        return rc;
-    if (!count)
-        return 0;
-    if (!send || (rank == root && !recv))
-        return ts_fail(EINVAL, "topsync_reduce: NULL buffer");
-    struct coll_call call = {type, op, count, bytes, next_parity(c, rank)};
-    return run(c, &call, rank, send, recv, rank == root ? result(c, call.parity, bytes) : NULL);
-}
-
-int topsync_bcast(topsync_coll_t *c, unsigned rank, void *buf, size_t bytes, unsigned root)
-{
-    size_t checked;
-    int rc = check_call("topsync_bcast", c, rank, bytes, 1, root, &checked);
-    if (rc < 0)
-        return rc;
-    if (!bytes)
-        return 0;
-    if (!buf)
-        return ts_fail(EINVAL, "topsync_bcast: NULL buffer");
-    struct coll_call call = {TOPSYNC_TYPE_UINT8, TOPSYNC_OP_SUM, 0 /* nothing to combine */, bytes,
-                             next_parity(c, rank)};
-    return run(c, &call, rank, rank == root ? buf : NULL, buf,
-               rank == root ? NULL : slot(c, root, call.parity, bytes));
 }

@@ -21,12 +21,22 @@ struct topsync_coll {
     size_t max_bytes;           /* the limit of one call */
     size_t inline_bytes;        /* calls up to this size ride on the barrier's own lines */
     bool global_result;         /* the result is published on the global release line */
+    size_t line;                /* the barrier's line size */
     size_t slot_bytes;          /* max_bytes rounded up to a line */
-    size_t rank_stride;         /* two slots, rounded up to the placement granule */
-    unsigned char *data;    /* slots: rank r's slot p at data + r * rank_stride + p * slot_bytes */
+    /* A rank's block in the data area: its one-way ready line (a word,
+     * then inline data) and done line (one_way.c), then its two slots of
+     * the barrier-carried calls (coll_ops.c), then its two one-way slots;
+     * rounded up to the placement granule. */
+    size_t rank_stride;
+    unsigned char *data;    /* rank r's block at data + r * rank_stride */
+    uint32_t *seq;          /* rank r's count of one-way calls at seq[r * line / 4] (private) */
     unsigned char *mapping; /* what create mapped (NULL when attached) */
     size_t mapping_size;
 };
+
+/* The checks every operation makes (coll_ops.c); *bytes the buffer's size. */
+int ts_coll_check_call(const char *fn, const topsync_coll_t *c, unsigned rank, size_t count,
+                       size_t elem, unsigned root, size_t *bytes);
 
 static inline bool ts_coll_live(const topsync_coll_t *c)
 {
@@ -46,6 +56,11 @@ void ts_reduce_apply(topsync_datatype_t type, topsync_op_t op, void *acc, const 
 /* topsync_op_check without the message: for a caller that tests many
  * calls (the MPI library decides per call whether it serves it). */
 bool ts_coll_op_applies(topsync_op_t op, topsync_datatype_t type);
+
+/* After a one-way call (bcast, reduce) of this thread timed out: the
+ * participants it waited for, up to max of them in out; returns how many
+ * there were. */
+int ts_coll_missing(unsigned *out, unsigned max);
 
 /* topsync_coll_attach without the check that the segment is mapped
  * read-write (the MPI library mapped it so itself). */

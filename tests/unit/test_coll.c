@@ -532,6 +532,98 @@ static void test_oversubscribed(void)
     topsync_coll_destroy(c);
 }
 
+/* One-way calls in a stream: the root of a broadcast and the non-roots of
+ * a reduce do not wait for the others, so the flow control (a slot is
+ * reused only when everybody is done with the call two earlier) is all
+ * that keeps a fast root from overwriting data a slow reader still reads. */
+struct stream_arg {
+    topsync_coll_t *c;
+    unsigned rank, n;
+    int bad;
+};
+
+static void *stream_main(void *p)
+{
+    struct stream_arg *a = p;
+    for (int k = 1; k <= 3000; k++) {
+        unsigned root = (unsigned)(k / 500) % a->n;
+        int64_t v[5] = {0};
+        if (a->rank == root)
+            for (int j = 0; j < 5; j++)
+                v[j] = k * 10 + j;
+        size_t bytes = k % 2 ? sizeof v[0] : sizeof v; /* on the line, and in the slots */
+        if (topsync_bcast(a->c, a->rank, v, bytes, root) != 0 || v[0] != k * 10 ||
+            (bytes == sizeof v && v[4] != k * 10 + 4))
+            a->bad++;
+        int64_t mine[5] = {k, a->rank, 1, 2, 3}, sum[5] = {0};
+        if (topsync_reduce(a->c, a->rank, mine, sum, k % 2 ? 1 : 5, TOPSYNC_TYPE_INT64,
+                           TOPSYNC_OP_SUM, root) != 0 ||
+            (a->rank == root && (sum[0] != (int64_t)a->n * k ||
+                                 (k % 2 == 0 && sum[1] != (int64_t)(a->n * (a->n - 1) / 2)))))
+            a->bad++;
+    }
+    return NULL;
+}
+
+static void test_one_way_stream(void)
+{
+    for (unsigned n = 2; n <= 6; n += 4) {
+        topsync_coll_options_t o;
+        topsync_coll_options_init(&o);
+        o.max_bytes = 64;
+        topsync_coll_t *c = NULL;
+        CHECK_EQ(topsync_coll_create(&c, n, &o), 0);
+        struct stream_arg args[6];
+        pthread_t tid[6];
+        for (unsigned r = 0; r < n; r++) {
+            args[r] = (struct stream_arg){c, r, n, 0};
+            pthread_create(&tid[r], NULL, stream_main, &args[r]);
+        }
+        int bad = 0;
+        for (unsigned r = 0; r < n; r++) {
+            pthread_join(tid[r], NULL);
+            bad += args[r].bad;
+        }
+        CHECK_EQ(bad, 0);
+        topsync_coll_destroy(c);
+    }
+}
+
+/* A participant that never comes: the one-way calls time out naming it. */
+struct late_arg {
+    topsync_coll_t *c;
+    unsigned rank;
+    int bcast_rc, reduce_rc;
+};
+
+static void *late_main(void *p)
+{
+    struct late_arg *a = p;
+    int v = 0;
+    a->bcast_rc = topsync_bcast(a->c, a->rank, &v, sizeof v, 2); /* 2 never comes */
+    if (a->rank == 1)
+        CHECK_MSG("participant(s) not arrived: 2");
+    return NULL;
+}
+
+static void test_one_way_timeout(void)
+{
+    topsync_coll_options_t o;
+    topsync_coll_options_init(&o);
+    o.barrier.timeout_seconds = 0.2;
+    topsync_coll_t *c = NULL;
+    CHECK_EQ(topsync_coll_create(&c, 3, &o), 0);
+    struct late_arg a = {c, 1, 0, 0};
+    pthread_t t;
+    pthread_create(&t, NULL, late_main, &a);
+    pthread_join(t, NULL);
+    CHECK_EQ(a.bcast_rc, -ETIMEDOUT);
+    int v = 1, sum = 0;
+    CHECK_EQ(topsync_reduce(c, 0, &v, &sum, 1, TOPSYNC_TYPE_INT32, TOPSYNC_OP_SUM, 0), -ETIMEDOUT);
+    CHECK_MSG("participant(s) not arrived: 1, 2");
+    topsync_coll_destroy(c);
+}
+
 int main(void)
 {
     test_errors();
@@ -539,5 +631,7 @@ int main(void)
     test_fixed_order();
     test_processes();
     test_oversubscribed();
+    test_one_way_stream();
+    test_one_way_timeout();
     return check_summary();
 }
