@@ -10,7 +10,9 @@
 #   mpich5-abi; those missing are skipped, saying so), OPS (default
 #   allreduce reduce bcast), SIZES (default 8,1024), NP (default 2), BIND
 #   (core | none, default core), RUNS (default 5), ITERS (calls per run,
-#   default 5000); LIB_DIR: where the libtopsync-mpi-*.so are.
+#   default 5000), PRELOAD_ENV (VAR=VALUE words set in the preloaded runs,
+#   e.g. TOPSYNC_COLL_MAX_BYTES=65536 to measure past the limit); LIB_DIR:
+#   where the libtopsync-mpi-*.so are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$(readlink -f "${1:-build}")
@@ -44,7 +46,8 @@ for mpi in $mpis; do
         for ((r = 0; r < runs; r++)); do
             for how in native preloaded; do
                 envs=()
-                [ $how = preloaded ] && envs=(LD_PRELOAD="$lib")
+                # shellcheck disable=SC2206 # PRELOAD_ENV: words
+                [ $how = preloaded ] && envs=(LD_PRELOAD="$lib" ${PRELOAD_ENV:-})
                 launcher_of "$mpi" "$np" "$bind" "${envs[@]}"
                 I_MPI_ROOT=$prefix timeout 300 "${launcher[@]}" "$tmp/coll-$mpi" "$op" \
                     --sizes "$sizes" --iterations "$iters" --runs 3 --json \

@@ -212,8 +212,9 @@ const char *const *topsync_barrier_algorithm_names(void);
 int topsync_barrier_algorithm_validate(const char *name);
 
 /*
- * Validate TOPSYNC_BARRIER, TOPSYNC_WAIT, TOPSYNC_SPIN, TOPSYNC_TIMEOUT and
- * TOPSYNC_RCL_PLACEMENT as topsync_barrier_create() and
+ * Validate TOPSYNC_BARRIER, TOPSYNC_WAIT, TOPSYNC_SPIN, TOPSYNC_TIMEOUT,
+ * TOPSYNC_AUTO, TOPSYNC_COLL_MAX_BYTES and TOPSYNC_RCL_PLACEMENT as
+ * topsync_barrier_create(), topsync_coll_create() and
  * topsync_rcl_runtime_create() would read them: 0, or -EINVAL with a message
  * that names the variable and lists the valid values. For every variable an
  * empty value is the same as unset, and a value with surrounding spaces is

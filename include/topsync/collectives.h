@@ -90,7 +90,7 @@ typedef enum topsync_op {
 
 /* The default size limit of one call in bytes (docs/results.md, "Small
  * collectives", says how it was chosen). */
-#define TOPSYNC_COLL_MAX_BYTES_DEFAULT 2048u
+#define TOPSYNC_COLL_MAX_BYTES_DEFAULT 4096u
 /* The largest limit a collectives object accepts. */
 #define TOPSYNC_COLL_MAX_BYTES_LIMIT (1u << 20)
 

@@ -69,8 +69,9 @@ static size_t layout(topsync_coll_t *c, unsigned n, size_t line, bool paged)
     size_t granule = paged ? page : line;
     c->line = line;
     c->slot_bytes = (c->max_bytes + line - 1) / line * line;
-    /* the one-way words' two lines, then four slots (coll_private.h) */
-    c->rank_stride = (2 * line + 4 * c->slot_bytes + granule - 1) / granule * granule;
+    /* the one-way words' two lines, then the slots (coll_private.h) */
+    c->rank_stride =
+        (2 * line + (2 + TS_COLL_RING) * c->slot_bytes + granule - 1) / granule * granule;
     size_t bytes = page /* header: the recorded limit */ + (size_t)n * c->rank_stride;
     return (bytes + page - 1) / page * page;
 }
@@ -108,6 +109,10 @@ static int attach_hook(topsync_coll_t *c)
     /* two parities after the line's first word, whole 8-byte elements */
     c->inline_bytes = ((c->barrier->line - sizeof(ts_word)) / 2) & ~(size_t)7;
     c->global_result = !c->barrier->tree_release && c->n > 1;
+    /* Participants that share CPUs (the barrier yields only then,
+     * settings.c) gain more from a one-way root running ahead several
+     * calls than from data on the polled line: see one_way.c. */
+    c->deep = c->barrier->wait.yield_iterations > 0;
     c->barrier->gathered = ts_coll_gathered;
     c->barrier->gathered_arg = c;
     c->magic = TS_COLL_LIVE;

@@ -11,6 +11,13 @@
 
 #include <topsync/collectives.h>
 
+/* One-way calls (one_way.c): slots per rank, so that a root may run this
+ * many calls ahead of its slowest reader. tests/genmc/coll.c builds a
+ * mutant with 1. */
+#ifndef TS_COLL_RING
+#define TS_COLL_RING 8u
+#endif
+
 #define TS_COLL_LIVE 0x54534f4cu /* "TSOL" */
 #define TS_COLL_DEAD 0xdead0003u
 
@@ -21,12 +28,13 @@ struct topsync_coll {
     size_t max_bytes;           /* the limit of one call */
     size_t inline_bytes;        /* calls up to this size ride on the barrier's own lines */
     bool global_result;         /* the result is published on the global release line */
+    bool deep;                  /* one-way calls: the ring even for small calls (one_way.c) */
     size_t line;                /* the barrier's line size */
     size_t slot_bytes;          /* max_bytes rounded up to a line */
     /* A rank's block in the data area: its one-way ready line (a word,
      * then inline data) and done line (one_way.c), then its two slots of
-     * the barrier-carried calls (coll_ops.c), then its two one-way slots;
-     * rounded up to the placement granule. */
+     * the barrier-carried calls (coll_ops.c), then its TS_COLL_RING
+     * one-way slots; rounded up to the placement granule. */
     size_t rank_stride;
     unsigned char *data;    /* rank r's block at data + r * rank_stride */
     uint32_t *seq;          /* rank r's count of one-way calls at seq[r * line / 4] (private) */

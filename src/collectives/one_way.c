@@ -42,15 +42,32 @@ static inline ts_word *done_word(const topsync_coll_t *c, unsigned rank)
     return (ts_word *)(c->data + (size_t)rank * c->rank_stride + c->line);
 }
 
+/* Small calls ride on the ready line, two of them by parity: the reader
+ * polls that line, one miss brings the data. Others, and every call when
+ * participants share CPUs (c->deep), take the ring of TS_COLL_RING slots:
+ * a root may then run that many calls ahead of a reader that is not
+ * running (8 B broadcasts at np 8 on 2 CPUs, Open MPI: 11 us a call with
+ * two slots, as a root waited for every reader every other call). */
+static inline bool on_the_line(const topsync_coll_t *c, size_t bytes)
+{
+    return bytes <= c->inline_bytes && !c->deep;
+}
+
 static inline unsigned char *one_way_slot(const topsync_coll_t *c, unsigned rank, uint32_t seq,
                                           size_t bytes)
 {
-    unsigned parity = seq % TS_COLL_PARITIES;
-    if (bytes <= c->inline_bytes) /* on the line its reader polls */
+    if (on_the_line(c, bytes))
         return (unsigned char *)ready_word(c, rank) + sizeof(ts_word) +
-               (size_t)parity * c->inline_bytes;
+               (size_t)(seq % TS_COLL_PARITIES) * c->inline_bytes;
     return c->data + (size_t)rank * c->rank_stride + 2 * c->line +
-           (size_t)(2 + parity) * c->slot_bytes;
+           (size_t)(2 + seq % TS_COLL_RING) * c->slot_bytes;
+}
+
+/* How many calls back the slot this call writes was last used: its
+ * readers must be done with that call first. */
+static inline uint32_t reuse_distance(const topsync_coll_t *c, size_t bytes)
+{
+    return on_the_line(c, bytes) ? 2 : 8; /* the line's two parities, the ring's slots */
 }
 
 /* The participants among `who` (-1: all others; else one rank) whose
@@ -80,15 +97,15 @@ static unsigned behind(const topsync_coll_t *c, unsigned rank, int who, bool don
  * whose data it waits for (ready_of: -1 all others, -2 none, else that
  * rank), else among those not done with the call two earlier, whose slots
  * this one reuses. */
-static unsigned not_arrived(const topsync_coll_t *c, unsigned rank, uint32_t seq, int ready_of,
-                            unsigned *out, unsigned max, char *list, size_t size)
+static unsigned not_arrived(const topsync_coll_t *c, unsigned rank, uint32_t seq, uint32_t back,
+                            int ready_of, unsigned *out, unsigned max, char *list, size_t size)
 {
     unsigned count = 0;
     list[0] = '\0';
     if (ready_of != -2)
         count = behind(c, rank, ready_of, false, seq, out, max, list, size);
-    if (!count && seq > 2)
-        count = behind(c, rank, -1, true, seq - 2, out, max, list, size);
+    if (!count && seq > back)
+        count = behind(c, rank, -1, true, seq - back, out, max, list, size);
     return count;
 }
 
@@ -96,7 +113,7 @@ static unsigned not_arrived(const topsync_coll_t *c, unsigned rank, uint32_t seq
  * (scalars: GenMC's interpreter cannot start thread-local arrays). */
 static _Thread_local const topsync_coll_t *failed_coll;
 static _Thread_local unsigned failed_rank;
-static _Thread_local uint32_t failed_seq;
+static _Thread_local uint32_t failed_seq, failed_back;
 static _Thread_local int failed_ready_of;
 
 int ts_coll_missing(unsigned *out, unsigned max)
@@ -104,21 +121,22 @@ int ts_coll_missing(unsigned *out, unsigned max)
     char list[160];
     if (!failed_coll)
         return 0;
-    return (int)not_arrived(failed_coll, failed_rank, failed_seq, failed_ready_of, out, max, list,
-                            sizeof list);
+    return (int)not_arrived(failed_coll, failed_rank, failed_seq, failed_back, failed_ready_of, out,
+                            max, list, sizeof list);
 }
 
 /* After a wait unwound (timeout, idle hook): the message. */
 static int report(const topsync_coll_t *c, const char *fn, unsigned rank, int why, uint32_t seq,
-                  int ready_of)
+                  size_t bytes, int ready_of)
 {
     char list[160];
     unsigned shown[16];
     failed_coll = c;
     failed_rank = rank;
     failed_seq = seq;
+    failed_back = reuse_distance(c, bytes);
     failed_ready_of = ready_of;
-    unsigned count = not_arrived(c, rank, seq, ready_of, shown, 16, list, sizeof list);
+    unsigned count = not_arrived(c, rank, seq, failed_back, ready_of, shown, 16, list, sizeof list);
     if (why == TS_UNWIND_IDLE)
         return ts_fail(ECANCELED, "%s: participant %u abandoned its wait (the idle hook asked to)",
                        fn, rank);
@@ -129,18 +147,20 @@ static int report(const topsync_coll_t *c, const char *fn, unsigned rank, int wh
                    count > 16 ? ", ..." : "");
 }
 
-/* Wait until every other participant is done with call seq - 2, the last
- * one to use this call's slots. */
-static void wait_slots_free(const topsync_coll_t *c, unsigned rank, uint32_t seq, ts_word **words)
+/* Wait until every other participant is done with the last call that
+ * used this call's slot (reuse_distance back). */
+static void wait_slots_free(const topsync_coll_t *c, unsigned rank, uint32_t seq, size_t bytes,
+                            ts_word **words)
 {
-    if (seq <= 2)
+    uint32_t back = reuse_distance(c, bytes);
+    if (seq <= back)
         return;
     unsigned k = 0;
     for (unsigned q = 0; q < c->n; q++)
         if (q != rank)
             words[k++] = done_word(c, q);
     /* acquire: pairs with each one's done publish, after its reads */
-    ts_wait_all(words, k, seq - 2, &c->barrier->wait);
+    ts_wait_all(words, k, seq - back, &c->barrier->wait);
 }
 
 struct one_way {
@@ -156,7 +176,7 @@ static void bcast_body(const struct one_way *w, void *buf)
     const topsync_coll_t *c = w->c;
     const ts_wait *policy = &c->barrier->wait;
     if (w->rank == w->root) {
-        wait_slots_free(c, w->rank, w->seq, w->words);
+        wait_slots_free(c, w->rank, w->seq, w->bytes, w->words);
         memcpy(one_way_slot(c, w->rank, w->seq, w->bytes), buf, w->bytes);
         ts_publish(ready_word(c, w->rank), w->seq, policy); /* pairs with the readers' wait */
     } else {
@@ -173,7 +193,7 @@ static void reduce_body(const struct one_way *w, const void *send, void *recv, s
 {
     const topsync_coll_t *c = w->c;
     const ts_wait *policy = &c->barrier->wait;
-    wait_slots_free(c, w->rank, w->seq, w->words);
+    wait_slots_free(c, w->rank, w->seq, w->bytes, w->words);
     memcpy(one_way_slot(c, w->rank, w->seq, w->bytes), send, w->bytes);
     if (w->rank != w->root) {
         ts_publish(ready_word(c, w->rank), w->seq, policy); /* pairs with the root's scan */
@@ -229,7 +249,7 @@ int topsync_bcast(topsync_coll_t *c, unsigned rank, void *buf, size_t bytes, uns
             ts_timeout_target = &env;
             bcast_body(&w, buf);
         } else {
-            rc = report(c, "topsync_bcast", rank, why, w.seq, rank == root ? -2 : (int)root);
+            rc = report(c, "topsync_bcast", rank, why, w.seq, bytes, rank == root ? -2 : (int)root);
         }
         ts_timeout_target = outer;
     }
@@ -265,7 +285,7 @@ int topsync_reduce(topsync_coll_t *c, unsigned rank, const void *send, void *rec
             ts_timeout_target = &env;
             reduce_body(&w, send, recv, count, type, op);
         } else {
-            rc = report(c, "topsync_reduce", rank, why, w.seq, rank == root ? -1 : -2);
+            rc = report(c, "topsync_reduce", rank, why, w.seq, bytes, rank == root ? -1 : -2);
         }
         ts_timeout_target = outer;
     }

@@ -1,12 +1,13 @@
 /*
  * topsync_environment_check: every TOPSYNC_* variable of every part
- * (barriers, auto, RCL) checked at once, for programs that want bad
+ * (barriers, auto, collectives, RCL) checked at once, for programs that want bad
  * settings refused up front (the MPI and pthread libraries, topsync-tune).
  * The one file above all parts. docs/design.md, "Layers".
  */
 #include <errno.h>
 
 #include <topsync/barrier.h>
+#include <topsync/collectives.h>
 #include <topsync/rcl.h>
 
 #include "barrier/barrier_private.h"
@@ -24,5 +25,9 @@ int topsync_environment_check(void)
     topsync_rcl_policy_t rcl_policy;
     if (placement && topsync_rcl_policy_parse(placement, &rcl_policy) < 0)
         return ts_fail(EINVAL, "TOPSYNC_RCL_PLACEMENT: %s", topsync_error_message());
+    long coll_bytes;
+    if (ts_env_whole("TOPSYNC_COLL_MAX_BYTES", 1, TOPSYNC_COLL_MAX_BYTES_LIMIT, "bytes",
+                     &coll_bytes) < 0)
+        return -EINVAL;
     return 0;
 }

@@ -17,7 +17,8 @@
  *   or the result read before it is visible: a race);
  *  -DTS_COLL_PARITIES=1u with BIG_SLOTS: one slot per rank instead of two
  *   by episode parity (participant 0, or the root, writes its slot of the
- *   next call while another still reads this call's result: a race);
+ *   next call while another still reads this call's result: a race); with
+ *   -DTS_COLL_RING=1u the one-way calls' ring of one slot, likewise;
  *  -DWEAKEN_IN=ts_wait_all -DWEAKEN_FENCES_ONLY with OP_REDUCE: the
  *   root's scan of the contributions without its acquire fence.
  */
@@ -88,7 +89,7 @@ int topsync_groups_get(const topsync_groups_t *g, unsigned index, topsync_group_
 static topsync_barrier_t barrier;
 static topsync_coll_t coll;
 static unsigned char segment[(N + 1) * 8 * LINE] __attribute__((aligned(64)));
-static unsigned char data[N * 6 * LINE] __attribute__((aligned(64)));
+static unsigned char data[N * (4 + TS_COLL_RING) * LINE] __attribute__((aligned(64)));
 static uint32_t seqs[N * LINE / 4];
 
 /* The barrier's entry (barrier.c) without its checks and timeout: the
@@ -142,7 +143,7 @@ int main(void)
     coll.max_bytes = LINE;
     coll.line = LINE;
     coll.slot_bytes = LINE;
-    coll.rank_stride = 6 * LINE; /* ready and done lines, four slots */
+    coll.rank_stride = (4 + TS_COLL_RING) * LINE; /* ready and done lines, the slots */
     coll.seq = seqs;
     coll.data = data;
 #ifdef BIG_SLOTS

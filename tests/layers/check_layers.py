@@ -15,7 +15,7 @@ import re
 import subprocess
 import sys
 
-LAYERS = ["base", "wait", "topology", "barrier", "model", "tune", "select", "rcl", "front"]
+LAYERS = ["base", "wait", "topology", "barrier", "model", "tune", "select", "collectives", "rcl", "front"]
 
 
 def layer_of(path):

@@ -6,7 +6,8 @@
 # libtopsync-mpi-IMPL preloaded: nodes_check np 4 and 8 over both nodes
 # (world, halves across the nodes, node and pairs inside one; a barrier
 # that does not wait must fail it), the verbose
-# line of the world saying node barrier + PMPI_Barrier among leaders, and a
+# line of the world saying node barrier + PMPI_Barrier among leaders, the
+# collectives composed across the nodes (coll_check np 4), and a
 # kill -9 of a rank on the second node ending the job within TOPSYNC_TIMEOUT
 # + a few seconds, with nothing left in either node's /dev/shm.
 # See docs/design.md, "Emulated machines".
@@ -132,6 +133,22 @@ for np in 4 8; do
     fi
     [ -z "$(residue)" ] || fail "np $np: left in /dev/shm: $(residue)"
 done
+
+# the collectives across the nodes (issue 34): node reduce + the MPI's own
+# among the leaders + node broadcast, every predefined type and op, every
+# root, on the world (composed), a dup of it (composed) and halves that
+# cross the nodes (the MPI's own)
+coll_check=$build/tests/mpi/coll_check_$impl
+start=$SECONDS
+out=$(launch 4 LD_PRELOAD="$lib" TOPSYNC_VERBOSE=1 -- "$coll_check" 1 2>&1)
+rc=$?
+if [ $rc = 0 ] && grep -qE '^[1-9][0-9]* passed, 0 failed$' <<<"$out" &&
+    grep -q "topsync-mpi: comm of 4 ranks, several nodes (node barrier" <<<"$out"; then
+    pass "collectives np 4 over two nodes, composed ($((SECONDS - start)) s): $(grep -E 'passed' <<<"$out")"
+else
+    fail "collectives np 4 over two nodes: exit $rc: $(grep -vE '^topsync-mpi' <<<"$out" | tail -n 8)"
+fi
+[ -z "$(residue)" ] || fail "collectives: left in /dev/shm: $(residue)"
 
 # the judge itself: a job whose ranks all look like one node (split type
 # and processor names faked) must not pass as two nodes

@@ -263,6 +263,9 @@ bad-config) # invalid variables: a message listing the valid values, job aborted
     [ $? -ne 0 ] && grep -q "valid: 0, 1" <<<"$out" && ok || ko "bad TOPSYNC_VERBOSE"
     out=$(launch 2 core TOPSYNC_NODE_SPLIT=0 -- "$check" 10 1 2>&1)
     [ $? -ne 0 ] && grep -q "TOPSYNC_NODE_SPLIT='0' is not valid" <<<"$out" && ok || ko "bad TOPSYNC_NODE_SPLIT"
+    out=$(launch 2 core TOPSYNC_COLL_MAX_BYTES=2k -- "$check" 10 1 2>&1)
+    [ $? -ne 0 ] && grep -q "TOPSYNC_COLL_MAX_BYTES='2k' is not valid; valid: a whole number of bytes from 1 to 1048576" <<<"$out" && ok ||
+        ko "bad TOPSYNC_COLL_MAX_BYTES"
     out=$(launch 2 core TOPSYNC_BARRIER=mpi TOPSYNC_VERBOSE=1 BARRIER_CHECK_ONLY=mpi -- "$check" 100 1 2>&1)
     expect_pass "$out" "TOPSYNC_BARRIER=mpi"
     grep -q "PMPI_Barrier" <<<"$out" && ok || ko "TOPSYNC_BARRIER=mpi verbose line" ;;
