@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <mpi.h>
 
@@ -114,13 +115,15 @@ static int node_index(const struct comm_state *s, int rank)
     return -1;
 }
 
-/* A buffer for results this rank does not keep (MPI forbids concurrent
- * collectives on one communicator: one per communicator suffices). */
-static void *scratch(struct comm_state *s)
+/* Two buffers of the limit's size for what this rank does not keep (MPI
+ * forbids concurrent collectives on one communicator: one pair per
+ * communicator suffices); which: 0 or 1. */
+static void *scratch(struct comm_state *s, int which)
 {
-    if (!s->scratch && !(s->scratch = malloc(topsync_coll_max_bytes(s->coll))))
+    size_t most = topsync_coll_max_bytes(s->coll);
+    if (!s->scratch && !(s->scratch = malloc(2 * most)))
         ts_mpi_fatal(s->comm, "topsync-mpi: out of memory");
-    return s->scratch;
+    return (char *)s->scratch + (size_t)which * most;
 }
 
 static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
@@ -182,13 +185,15 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
      * node's leader; that leader's result to the root, if it is another
      * rank of that node */
     int rc = MPI_SUCCESS;
-    void *mine = rank == root ? recvbuf : scratch(s);
+    void *mine = rank == root ? recvbuf : scratch(s, 0);
     if (topsync_reduce(s->coll, me, send, mine, (size_t)count, type, top, 0) < 0)
         node_failed(comm, s, false, FN_REDUCE, true);
     if (me == 0) {
-        int to = s->leader_rank_of[root], my_leader_rank = s->leader_rank_of[rank];
-        rc = TS_MPI_OWN(Reduce)(to == my_leader_rank ? MPI_IN_PLACE : mine, mine, count, dt, op, to,
-                                s->leaders);
+        /* not MPI_IN_PLACE at the target: MPICH 4.0.2's own MPI_Reduce
+         * crashes in place with 1500 MPI_LONG (natively too, coll_check.c) */
+        void *part = scratch(s, 1);
+        memcpy(part, mine, bytes);
+        rc = TS_MPI_OWN(Reduce)(part, mine, count, dt, op, s->leader_rank_of[root], s->leaders);
     }
     if (root_here > 0 && topsync_bcast(s->coll, me, mine, bytes, 0) < 0)
         node_failed(comm, s, true, FN_REDUCE, true);

@@ -33,14 +33,7 @@ static_assert(TS_MIN_LINE >= 4 * sizeof(ts_word), "line 0 holds the learned limi
 static inline uint32_t enter_episode(topsync_barrier_t *b, unsigned rank)
 {
     ts_word *local = ts_rank_line(b, rank, 0);
-    if (b->wait.learn)
-        ts_wait_learned = local + 1; /* words 1..3 of line 0 (wait.h) */
-    if (b->wait.adaptive_spin) {
-        int cpu = sched_getcpu();
-        ts_wait_rank = rank;
-        /* relaxed: a hint for the other participants' spin (wait.h) */
-        atomic_store_explicit(&local->aux, cpu < 0 ? 0u : (uint32_t)cpu + 1, memory_order_relaxed);
-    }
+    ts_barrier_wait_as(b, rank);
     /* relaxed: line 0 is written by its owner only; others read it only to
      * report who is missing after a timeout (topsync_barrier_missing) */
     uint32_t episode = atomic_load_explicit(&local->value, memory_order_relaxed) + 1;

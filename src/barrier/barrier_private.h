@@ -6,6 +6,7 @@
 #ifndef TOPSYNC_SRC_BARRIER_PRIVATE_H
 #define TOPSYNC_SRC_BARRIER_PRIVATE_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -116,6 +117,22 @@ static inline ts_word *ts_global_line(const topsync_barrier_t *b, unsigned line)
 static inline ts_word *ts_rank_line(const topsync_barrier_t *b, unsigned rank, unsigned line)
 {
     return (ts_word *)(b->base + (size_t)(rank + 1) * b->block_bytes + (size_t)line * b->line);
+}
+
+/* Before a wait on b's words as participant `rank` (every barrier wait,
+ * and the collectives' one-way waits): the thread's wait context, i.e.
+ * where the wait policy keeps what it learns (words 1..3 of the rank's
+ * line 0, wait.h) and, for the adaptive spin, this participant's CPU. */
+static inline void ts_barrier_wait_as(const topsync_barrier_t *b, unsigned rank)
+{
+    ts_word *local = ts_rank_line(b, rank, 0);
+    ts_wait_learned = b->wait.learn ? local + 1 : NULL;
+    if (b->wait.adaptive_spin) {
+        int cpu = sched_getcpu();
+        ts_wait_rank = rank;
+        /* relaxed: a hint for the other participants' spin (wait.h) */
+        atomic_store_explicit(&local->aux, cpu < 0 ? 0u : (uint32_t)cpu + 1, memory_order_relaxed);
+    }
 }
 
 /* Ceil(log2(n)) for n >= 1. */

@@ -239,6 +239,7 @@ int topsync_bcast(topsync_coll_t *c, unsigned rank, void *buf, size_t bytes, uns
     if (!words)
         return ts_fail(ENOMEM, "out of memory");
     struct one_way w = {c, rank, root, next_seq(c, rank), bytes, words};
+    ts_barrier_wait_as(c->barrier, rank);
     rc = 0;
     if (!c->barrier->armed) {
         bcast_body(&w, buf);
@@ -275,6 +276,7 @@ int topsync_reduce(topsync_coll_t *c, unsigned rank, const void *send, void *rec
     if (!words)
         return ts_fail(ENOMEM, "out of memory");
     struct one_way w = {c, rank, root, next_seq(c, rank), bytes, words};
+    ts_barrier_wait_as(c->barrier, rank);
     rc = 0;
     if (!c->barrier->armed) {
         reduce_body(&w, send, recv, count, type, op);
