@@ -503,5 +503,24 @@ expect_error "--explain makes the barrier: --np up to 65536" "$info" --explain -
 out=$(TOPSYNC_AUTO=rules "$info" --explain --np 2)
 grep -q "auto: rules: " <<<"$out" && ok || ko "--explain rules: '$out'"
 
+# topsync-bench allreduce|reduce|bcast: bad values refused with the valid ones
+expect_error "--threads N or --processes N is required" "$bench" allreduce
+expect_error "--bind 'socket' is not valid; valid: core, none" "$bench" bcast --threads 2 --bind socket
+expect_error "--sizes takes byte counts from 4 to 65536, not '3'" "$bench" reduce --threads 2 --sizes 8,3
+expect_error "--sizes takes byte counts from 4 to 65536, not 'x'" "$bench" allreduce --threads 2 --sizes x
+expect_error "--runs takes 1 to 32, not '0'" "$bench" allreduce --threads 2 --runs 0
+expect_error "--threads/--processes take 1 to 4096, not '0'" "$bench" allreduce --threads 0
+expect_error "unexpected argument 'extra'" "$bench" bcast --threads 2 extra
+expect_error "valid: barrier, rcl, c2c, allreduce, reduce, bcast" "$bench" allgather
+out=$("$bench" allreduce --threads 2 --sizes 8,64 --iterations 200 --runs 1 --json)
+python3 - "$out" <<'PY' && ok || ko "topsync-bench allreduce --json: '$out'"
+import json, sys
+rows = json.loads(sys.argv[1])
+assert {(r["bytes"], r["impl"]) for r in rows} >= {(8, "allreduce"), (8, "barrier"), (64, "allreduce")}, rows
+assert all(r["ns"] > 0 and r["n"] == 2 for r in rows), rows
+PY
+out=$("$bench" bcast --processes 2 --sizes 8 --iterations 200 --runs 1)
+grep -qE "^ +8 B  bcast +[0-9.]+ ns" <<<"$out" && ok || ko "topsync-bench bcast --processes: '$out'"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
