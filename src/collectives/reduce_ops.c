@@ -143,8 +143,9 @@ int topsync_op_check(topsync_op_t op, topsync_datatype_t type)
     return 0;
 }
 
-/* Integer arithmetic wraps (in the unsigned type of the same width): a
- * signed overflow must not be undefined behaviour inside the library. */
+/* Integer arithmetic wraps, done in an unsigned type at least as wide as
+ * int (a uint16_t would be promoted to int, whose product can overflow):
+ * a signed overflow must not be undefined behaviour inside the library. */
 #define INT_LOOP(T, U, EXPR)                 \
     do {                                     \
         T *a = acc;                          \
@@ -205,12 +206,12 @@ void ts_reduce_apply(topsync_datatype_t type, topsync_op_t op, void *acc, const 
                      size_t count)
 {
     switch (type) {
-    case TOPSYNC_TYPE_INT8: INT_OPS(int8_t, uint8_t);
-    case TOPSYNC_TYPE_INT16: INT_OPS(int16_t, uint16_t);
+    case TOPSYNC_TYPE_INT8: INT_OPS(int8_t, unsigned);
+    case TOPSYNC_TYPE_INT16: INT_OPS(int16_t, unsigned);
     case TOPSYNC_TYPE_INT32: INT_OPS(int32_t, uint32_t);
     case TOPSYNC_TYPE_INT64: INT_OPS(int64_t, uint64_t);
-    case TOPSYNC_TYPE_UINT8: INT_OPS(uint8_t, uint8_t);
-    case TOPSYNC_TYPE_UINT16: INT_OPS(uint16_t, uint16_t);
+    case TOPSYNC_TYPE_UINT8: INT_OPS(uint8_t, unsigned);
+    case TOPSYNC_TYPE_UINT16: INT_OPS(uint16_t, unsigned);
     case TOPSYNC_TYPE_UINT32: INT_OPS(uint32_t, uint32_t);
     case TOPSYNC_TYPE_UINT64: INT_OPS(uint64_t, uint64_t);
     case TOPSYNC_TYPE_FLOAT: FLOAT_OPS(float);

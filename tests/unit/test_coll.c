@@ -458,6 +458,49 @@ static void test_fixed_order(void)
     topsync_groups_destroy(g);
 }
 
+static void *wrap_main(void *p)
+{
+    struct {
+        topsync_coll_t *c;
+        unsigned rank;
+        uint16_t u16;
+        int64_t i64;
+    } *a = p;
+    uint16_t u = 65535;
+    int64_t v = a->rank ? 1 : INT64_MAX;
+    topsync_allreduce(a->c, a->rank, &u, &a->u16, 1, TOPSYNC_TYPE_UINT16, TOPSYNC_OP_PROD);
+    topsync_allreduce(a->c, a->rank, &v, &a->i64, 1, TOPSYNC_TYPE_INT64, TOPSYNC_OP_SUM);
+    return NULL;
+}
+
+/* Wrapping arithmetic at the edges of each width (what UBSan would call
+ * a signed overflow if the library did it in a promoted signed type). */
+static void test_wrap(void)
+{
+    topsync_coll_t *c = NULL;
+    CHECK_EQ(topsync_coll_create(&c, 1, NULL), 0);
+    int16_t a[2] = {INT16_MAX, -300}, r16[2];
+    CHECK_EQ(topsync_allreduce(c, 0, a, r16, 2, TOPSYNC_TYPE_INT16, TOPSYNC_OP_PROD), 0);
+    CHECK(r16[0] == INT16_MAX && r16[1] == -300); /* one participant: its own */
+    topsync_coll_destroy(c);
+    /* two participants, in one thread each: products that overflow int */
+    CHECK_EQ(topsync_coll_create(&c, 2, NULL), 0);
+    struct wrap_arg {
+        topsync_coll_t *c;
+        unsigned rank;
+        uint16_t u16;
+        int64_t i64;
+    } args[2] = {{c, 0, 0, 0}, {c, 1, 0, 0}};
+    pthread_t t;
+    void *(*fn)(void *) = wrap_main;
+    pthread_create(&t, NULL, fn, &args[1]);
+    fn(&args[0]);
+    pthread_join(t, NULL);
+    CHECK_EQ(args[0].u16, (uint16_t)(65535u * 65535u));
+    CHECK_EQ(args[0].i64, INT64_MIN); /* INT64_MAX + 1 wraps */
+    topsync_coll_destroy(c);
+}
+
 static void test_errors(void)
 {
     topsync_coll_t *c = NULL;
@@ -627,6 +670,7 @@ static void test_one_way_timeout(void)
 int main(void)
 {
     test_errors();
+    test_wrap();
     test_threads();
     test_fixed_order();
     test_processes();
