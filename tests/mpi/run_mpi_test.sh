@@ -202,8 +202,10 @@ threads) # MPI_THREAD_MULTIPLE: 4 threads per rank creating communicators and
 setup-at) # deferred set-up: how many communicators are set up, per
     # TOPSYNC_MPI_SETUP_AT (setup_at_check.c); bad values abort with a message
     prog=$(prog setup_at_check)
-    # (+1: MPI_COMM_WORLD, set up in MPI_Init)
-    for at_expect in ":7" "1:11" "2:7" "3:4"; do
+    # (+1: MPI_COMM_WORLD, set up in MPI_Init). Each duplicate sees 2, 4 or
+    # 6 served collectives (a barrier and a bcast each round): set up at the
+    # k-th of them, 10 have 2 or more, 6 have 3 or more, 3 have 5 or more
+    for at_expect in ":11" "1:11" "2:11" "3:7" "5:4"; do
         at=${at_expect%%:*} expect=${at_expect#*:}
         out=$(launch 2 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 ${at:+TOPSYNC_MPI_SETUP_AT=$at} \
               -- "$prog" 2>&1)

@@ -1,10 +1,11 @@
 /*
  * Deferred set-up (TOPSYNC_MPI_SETUP_AT): ten duplicates of MPI_COMM_WORLD,
- * duplicate i used for 1 + i % 3 barriers, then freed. Run preloaded with
- * TOPSYNC_VERBOSE=1, the driver counts the set-ups (one "topsync-mpi: comm
- * of" line per set-up, from rank 0): 6 with the default (set up at the
- * second barrier), 10 with TOPSYNC_MPI_SETUP_AT=1, 3 with 3, and one more
- * for MPI_COMM_WORLD, set up in MPI_Init. Each barrier
+ * duplicate i used for 1 + i % 3 rounds of a barrier and a bcast (2, 4 or
+ * 6 served collectives), then freed. Run preloaded with TOPSYNC_VERBOSE=1,
+ * the driver counts the set-ups (one "topsync-mpi: comm of" line per
+ * set-up, from rank 0): 10 with the default (set up at the second served
+ * collective) and with TOPSYNC_MPI_SETUP_AT=1, 6 with 3, 3 with 5, and one
+ * more for MPI_COMM_WORLD, set up in MPI_Init. Each barrier
  * is checked: nobody leaves before the last arrives (one rank arrives 20 ms
  * late; every rank's exit time, on the node's monotonic clock, must follow
  * the late rank's arrival).
