@@ -6,7 +6,8 @@
 # process) with one thread per core and oversubscribed, and where users run
 # it (bound and idle, unbound, unbound beside busy processes), then the MPI_Barrier
 # comparison against Open MPI and MPICH and programs that need MPI's
-# progress inside it, then the RCL benchmark (the RCL
+# progress inside it, the small collectives (threads, and MPI_Allreduce,
+# MPI_Reduce, MPI_Bcast preloaded against every MPI), then the RCL benchmark (the RCL
 # papers' protocol against mutex, TTAS, CK MCS, CK cohort and flat
 # combining, with its round trip against the cache-line floor), then the
 # machine model: its prediction against this machine's measured barriers,
@@ -82,6 +83,14 @@ echo "== What the MPI path adds to a barrier, every MPI installed (scripts/mpi_p
 RUNS=3 scripts/mpi_path_cost.sh build > out/mpi-path-cost.md 2> out/mpi-path-cost.log ||
     { tail -20 out/mpi-path-cost.log; exit 1; }
 cat out/mpi-path-cost.md out/mpi-path-cost.log
+echo
+echo "== Small collectives: topsync-bench allreduce (threads), and MPI_Allreduce/Reduce/Bcast"
+echo "   preloaded against every MPI installed, np 2 bound (scripts/coll_compare.sh) =="
+build/bench/topsync-bench allreduce --threads 2 --sizes 8,64,1024,4096 --json > out/bench-allreduce-2.json
+build/bench/topsync-bench allreduce --threads 2 --sizes 8,64,1024,4096 | tee out/bench-allreduce-2.txt
+RUNS=3 scripts/coll_compare.sh build > out/coll-compare.md 2> out/coll-compare.log ||
+    { tail -20 out/coll-compare.log; exit 1; }
+cat out/coll-compare.md out/coll-compare.log
 echo
 echo "== topsync-bench rcl (design.md section 5.4 protocol) =="
 build/bench/topsync-bench rcl --output out/bench-rcl.json --csv out/bench-rcl.csv \
