@@ -67,7 +67,10 @@ static inline unsigned char *one_way_slot(const topsync_coll_t *c, unsigned rank
  * readers must be done with that call first. */
 static inline uint32_t reuse_distance(const topsync_coll_t *c, size_t bytes)
 {
-    return on_the_line(c, bytes) ? 2 : 8; /* the line's two parities, the ring's slots */
+    /* the line's two parities, the ring's eight slots: literals, not
+     * TS_COLL_PARITIES / TS_COLL_RING, so that GenMC's mutants (which
+     * shrink those) keep the distance the real layout needs */
+    return on_the_line(c, bytes) ? 2 : 8;
 }
 
 /* The participants among `who` (-1: all others; else one rank) whose
@@ -163,16 +166,24 @@ static void wait_slots_free(const topsync_coll_t *c, unsigned rank, uint32_t seq
     ts_wait_all(words, k, seq - back, &c->barrier->wait);
 }
 
+/* One call: who, which, what (bcast: recv is the buffer; reduce: send,
+ * recv, count, type, op), and the words of its scans. */
 struct one_way {
     const topsync_coll_t *c;
     unsigned rank, root;
     uint32_t seq;
     size_t bytes;
     ts_word **words; /* n - 1 of them, for the scans */
+    const void *send;
+    void *recv;
+    size_t count;
+    topsync_datatype_t type;
+    topsync_op_t op;
 };
 
-static void bcast_body(const struct one_way *w, void *buf)
+static void bcast_body(const struct one_way *w)
 {
+    void *buf = w->recv;
     const topsync_coll_t *c = w->c;
     const ts_wait *policy = &c->barrier->wait;
     if (w->rank == w->root) {
@@ -188,9 +199,13 @@ static void bcast_body(const struct one_way *w, void *buf)
     ts_publish(done_word(c, w->rank), w->seq, policy);
 }
 
-static void reduce_body(const struct one_way *w, const void *send, void *recv, size_t count,
-                        topsync_datatype_t type, topsync_op_t op)
+static void reduce_body(const struct one_way *w)
 {
+    const void *send = w->send;
+    void *recv = w->recv;
+    size_t count = w->count;
+    topsync_datatype_t type = w->type;
+    topsync_op_t op = w->op;
     const topsync_coll_t *c = w->c;
     const ts_wait *policy = &c->barrier->wait;
     wait_slots_free(c, w->rank, w->seq, w->bytes, w->words);
@@ -224,6 +239,39 @@ static inline uint32_t next_seq(const topsync_coll_t *c, unsigned rank)
 
 #define ONE_WAY_STACK_WORDS 64
 
+/* Run one call's body as participant w->rank (its count and scan words
+ * filled in here), unwinding to a -ETIMEDOUT / -ECANCELED report when a
+ * timeout or an idle hook is armed (wait.c). ready_of: whose data the
+ * call waits for, for the report (-1 all others, -2 none, else a rank). */
+static int run_one_way(const char *fn, struct one_way *w, void (*body)(const struct one_way *),
+                       int ready_of)
+{
+    const topsync_coll_t *c = w->c;
+    ts_word *stack[ONE_WAY_STACK_WORDS];
+    w->words = c->n <= ONE_WAY_STACK_WORDS ? stack : malloc(c->n * sizeof *w->words);
+    if (!w->words)
+        return ts_fail(ENOMEM, "out of memory");
+    w->seq = next_seq(c, w->rank);
+    ts_barrier_wait_as(c->barrier, w->rank);
+    int rc = 0;
+    if (!c->barrier->armed) {
+        body(w);
+    } else {
+        jmp_buf env, *outer = ts_timeout_target;
+        int why = setjmp(env);
+        if (!why) {
+            ts_timeout_target = &env;
+            body(w);
+        } else {
+            rc = report(c, fn, w->rank, why, w->seq, w->bytes, ready_of);
+        }
+        ts_timeout_target = outer;
+    }
+    if (w->words != stack)
+        free(w->words);
+    return rc;
+}
+
 int topsync_bcast(topsync_coll_t *c, unsigned rank, void *buf, size_t bytes, unsigned root)
 {
     size_t checked;
@@ -234,29 +282,8 @@ int topsync_bcast(topsync_coll_t *c, unsigned rank, void *buf, size_t bytes, uns
         return 0;
     if (!buf)
         return ts_fail(EINVAL, "topsync_bcast: NULL buffer");
-    ts_word *stack[ONE_WAY_STACK_WORDS];
-    ts_word **words = c->n <= ONE_WAY_STACK_WORDS ? stack : malloc(c->n * sizeof *words);
-    if (!words)
-        return ts_fail(ENOMEM, "out of memory");
-    struct one_way w = {c, rank, root, next_seq(c, rank), bytes, words};
-    ts_barrier_wait_as(c->barrier, rank);
-    rc = 0;
-    if (!c->barrier->armed) {
-        bcast_body(&w, buf);
-    } else { /* a timeout or an idle hook unwinds here (wait.c) */
-        jmp_buf env, *outer = ts_timeout_target;
-        int why = setjmp(env);
-        if (!why) {
-            ts_timeout_target = &env;
-            bcast_body(&w, buf);
-        } else {
-            rc = report(c, "topsync_bcast", rank, why, w.seq, bytes, rank == root ? -2 : (int)root);
-        }
-        ts_timeout_target = outer;
-    }
-    if (words != stack)
-        free(words);
-    return rc;
+    struct one_way w = {.c = c, .rank = rank, .root = root, .bytes = bytes, .recv = buf};
+    return run_one_way("topsync_bcast", &w, bcast_body, rank == root ? -2 : (int)root);
 }
 
 int topsync_reduce(topsync_coll_t *c, unsigned rank, const void *send, void *recv, size_t count,
@@ -271,27 +298,14 @@ int topsync_reduce(topsync_coll_t *c, unsigned rank, const void *send, void *rec
         return 0;
     if (!send || (rank == root && !recv))
         return ts_fail(EINVAL, "topsync_reduce: NULL buffer");
-    ts_word *stack[ONE_WAY_STACK_WORDS];
-    ts_word **words = c->n <= ONE_WAY_STACK_WORDS ? stack : malloc(c->n * sizeof *words);
-    if (!words)
-        return ts_fail(ENOMEM, "out of memory");
-    struct one_way w = {c, rank, root, next_seq(c, rank), bytes, words};
-    ts_barrier_wait_as(c->barrier, rank);
-    rc = 0;
-    if (!c->barrier->armed) {
-        reduce_body(&w, send, recv, count, type, op);
-    } else {
-        jmp_buf env, *outer = ts_timeout_target;
-        int why = setjmp(env);
-        if (!why) {
-            ts_timeout_target = &env;
-            reduce_body(&w, send, recv, count, type, op);
-        } else {
-            rc = report(c, "topsync_reduce", rank, why, w.seq, bytes, rank == root ? -1 : -2);
-        }
-        ts_timeout_target = outer;
-    }
-    if (words != stack)
-        free(words);
-    return rc;
+    struct one_way w = {.c = c,
+                        .rank = rank,
+                        .root = root,
+                        .bytes = bytes,
+                        .send = send,
+                        .recv = recv,
+                        .count = count,
+                        .type = type,
+                        .op = op};
+    return run_one_way("topsync_reduce", &w, reduce_body, rank == root ? -1 : -2);
 }
