@@ -70,22 +70,7 @@
  * (TOP) led by 0 (with N == 2: {0, 1} only). -DTOPO_FLAT: one group of
  * all N led by 0, whose leader scans N - 1 members at once (ts_wait_all). */
 #ifdef TOPO_FLAT
-int topsync_groups_of_rank(const topsync_groups_t *g, unsigned rank, unsigned *idx, unsigned max)
-{
-    (void)g, (void)rank, (void)max;
-    idx[0] = 0;
-    return 1;
-}
-
-int topsync_groups_get(const topsync_groups_t *g, unsigned index, topsync_group_info_t *info)
-{
-    static const unsigned all[] = {0, 1, 2};
-    (void)g, (void)index;
-    info->leader = 0;
-    info->nmembers = N;
-    info->members = all;
-    return 0;
-}
+#include "topo_flat_groups.h"
 #else
 int topsync_groups_of_rank(const topsync_groups_t *g, unsigned rank, unsigned *idx, unsigned max)
 {

@@ -69,22 +69,7 @@ static int genmc_snprintf(char *buf, size_t size, const char *fmt, ...)
 #define LINE 64u
 
 /* one flat group of all N, led by 0 */
-int topsync_groups_of_rank(const topsync_groups_t *g, unsigned rank, unsigned *idx, unsigned max)
-{
-    (void)g, (void)rank, (void)max;
-    idx[0] = 0;
-    return 1;
-}
-
-int topsync_groups_get(const topsync_groups_t *g, unsigned index, topsync_group_info_t *info)
-{
-    static const unsigned all[] = {0, 1, 2};
-    (void)g, (void)index;
-    info->leader = 0;
-    info->nmembers = N;
-    info->members = all;
-    return 0;
-}
+#include "topo_flat_groups.h"
 
 static topsync_barrier_t barrier;
 static topsync_coll_t coll;
