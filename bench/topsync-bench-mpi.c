@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 
 #include "bench.h"
 #include "cli_output.h"
+#include "mpi_identity.h"
 
 #define MAX_RUNS BENCH_MAX_RUNS
 
@@ -78,6 +80,148 @@ static void measure(barrier_fn fn, MPI_Comm comm, uint64_t iterations, unsigned 
         mine[r] = timed(fn, comm, k / 10 + 1, k);
     PMPI_Allreduce(mine, rec->runs, (int)runs, MPI_DOUBLE, MPI_MAX, comm);
     rec->latency_ns = bench_protocol_summary(rec->runs, runs);
+}
+
+/* setenv(name, value), or unsetenv with value NULL; the old value in old
+ * (*was_set false: it was unset). value may be old itself. */
+static void swap_env(const char *name, const char *value, char *old, size_t len, bool *was_set)
+{
+    char wanted[128];
+    snprintf(wanted, sizeof wanted, "%s", value ? value : "");
+    const char *v = getenv(name);
+    *was_set = v != NULL;
+    snprintf(old, len, "%s", v ? v : "");
+    if (value)
+        setenv(name, wanted, 1);
+    else
+        unsetenv(name);
+}
+
+/* A duplicate of MPI_COMM_WORLD on which every call is the MPI's own
+ * (TOPSYNC_BARRIER=mpi at its set-up). Not MPI_COMM_WORLD itself:
+ * libtopsync-mpi sets that up in MPI_Init, so PMPI_Barrier on it is
+ * topsync's, not the MPI's. */
+static MPI_Comm own_comm(void)
+{
+    char old[128];
+    bool was;
+    swap_env("TOPSYNC_BARRIER", "mpi", old, sizeof old, &was);
+    MPI_Comm c;
+    PMPI_Comm_dup(MPI_COMM_WORLD, &c);
+    const char *how = topsync_mpi_describe(c); /* sets it up while the variable says so */
+    if (strcmp(how, "mpi")) {
+        fprintf(stderr, "topsync-bench: the MPI's own communicator runs %s\n", how);
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    swap_env("TOPSYNC_BARRIER", was ? old : NULL, old, sizeof old, &was);
+    return c;
+}
+
+/* ---------------------------------------------------------------------- */
+/* --tune: the collectives, per kind and size, topsync's against the MPI's  */
+/* own in the same job (topsync_tuning_coll_entry_t).                       */
+
+#define COLL_SMALLEST 8u
+#define COLL_LARGEST 16384u
+#define COLL_POINT_BUDGET_NS 2e8 /* per size and way: 36 points x 2 ways <= ~15 s */
+
+static int coll_kind;
+static int coll_count; /* doubles */
+static double coll_send[COLL_LARGEST / sizeof(double)], coll_recv[COLL_LARGEST / sizeof(double)];
+
+static int coll_call(MPI_Comm c)
+{
+    switch (coll_kind) {
+    case TOPSYNC_COLL_ALLREDUCE:
+        return MPI_Allreduce(coll_send, coll_recv, coll_count, MPI_DOUBLE, MPI_SUM, c);
+    case TOPSYNC_COLL_REDUCE:
+        return MPI_Reduce(coll_send, coll_recv, coll_count, MPI_DOUBLE, MPI_SUM, 0, c);
+    default: return MPI_Bcast(coll_recv, coll_count, MPI_DOUBLE, 0, c);
+    }
+}
+
+/* One call on c with known contributions: the result every rank (or the
+ * root) must have. A tuner that timed wrong answers would be worse than
+ * none. */
+static void coll_verify(MPI_Comm c, const char *way)
+{
+    for (int i = 0; i < coll_count; i++) {
+        coll_send[i] = rank + 1 + i;
+        coll_recv[i] = rank == 0 ? 7.0 + i : -1.0;
+    }
+    coll_call(c);
+    int bad = 0;
+    for (int i = 0; i < coll_count; i++) {
+        double want = coll_kind == TOPSYNC_COLL_BCAST
+                          ? 7.0 + i
+                          : (double)size * (size + 1) / 2 + (double)size * i;
+        if ((coll_kind != TOPSYNC_COLL_REDUCE || rank == 0) && coll_recv[i] != want)
+            bad = 1;
+    }
+    if (bad) {
+        fprintf(stderr, "topsync-tune: %s's MPI_%s of %d doubles gave a wrong result on rank %d\n",
+                way, topsync_coll_kind_name((topsync_coll_kind_t)coll_kind), coll_count, rank);
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+static void tune_collectives(topsync_tuning_coll_entry_t *ce, uint64_t iterations, unsigned runs)
+{
+    /* topsync's: every size served (the limit given, auto out of the way) */
+    char old[64];
+    bool was;
+    char largest[16];
+    snprintf(largest, sizeof largest, "%u", COLL_LARGEST);
+    swap_env("TOPSYNC_COLL_MAX_BYTES", largest, old, sizeof old, &was);
+    MPI_Comm ours;
+    PMPI_Comm_dup(MPI_COMM_WORLD, &ours);
+    topsync_mpi_describe(ours); /* set up now */
+    swap_env("TOPSYNC_COLL_MAX_BYTES", was ? old : NULL, old, sizeof old, &was);
+    MPI_Comm own = own_comm();
+    MPI_Comm ways[2] = {ours, own};
+    for (int kind = 0; kind < TOPSYNC_COLL_KINDS; kind++) {
+        coll_kind = kind;
+        for (size_t bytes = COLL_SMALLEST; bytes <= COLL_LARGEST; bytes *= 2) {
+            coll_count = (int)(bytes / sizeof(double));
+            coll_verify(ours, "topsync");
+            coll_verify(own, "the MPI");
+            double probe = 0;
+            for (int w = 0; w < 2; w++) {
+                double p = max_over_ranks(timed(coll_call, ways[w], 3, 3), MPI_COMM_WORLD);
+                probe = p > probe ? p : probe;
+            }
+            uint64_t k = iterations;
+            double fit = COLL_POINT_BUDGET_NS / (runs * (probe > 0 ? probe : 1));
+            if (fit < (double)k)
+                k = fit < 5 ? 5 : (uint64_t)fit;
+            double mine[2][MAX_RUNS], all[2][MAX_RUNS];
+            for (int w = 0; w < 2; w++)
+                timed(coll_call, ways[w], 0, k / 10 + 1);
+            for (unsigned r = 0; r < runs; r++) /* interleaved: the same noise for both */
+                for (int w = 0; w < 2; w++)
+                    mine[w][r] = timed(coll_call, ways[w], 0, k);
+            PMPI_Allreduce(mine, all, 2 * MAX_RUNS, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            topsync_tuning_coll_point_t *p = &ce->points[kind][ce->npoints[kind]++];
+            p->bytes = bytes;
+            p->topsync_ns = bench_protocol_summary(all[0], runs);
+            p->own_ns = bench_protocol_summary(all[1], runs);
+        }
+    }
+    PMPI_Comm_free(&ours);
+    PMPI_Comm_free(&own);
+}
+
+static void print_collectives(const topsync_tuning_coll_entry_t *ce)
+{
+    printf("collectives under %s, topsync / the MPI's own:\n", ce->mpi);
+    for (int kind = 0; kind < TOPSYNC_COLL_KINDS; kind++) {
+        printf("  %-9s", topsync_coll_kind_name((topsync_coll_kind_t)kind));
+        for (unsigned i = 0; i < ce->npoints[kind]; i++) {
+            const topsync_tuning_coll_point_t *p = &ce->points[kind][i];
+            printf(" %zu B %.2fx%s", p->bytes, p->topsync_ns / p->own_ns,
+                   i + 1 < ce->npoints[kind] ? "," : "\n");
+        }
+    }
 }
 
 /* ---------------------------------------------------------------------- */
@@ -211,21 +355,33 @@ static int tune(const char *path, uint64_t iterations, unsigned runs, uint64_t b
         PMPI_Comm_free(&comms[c]);
     struct record native;
     memset(&native, 0, sizeof native);
-    measure(PMPI_Barrier, MPI_COMM_WORLD, iterations, runs, budget_ms, &native);
+    MPI_Comm own = own_comm();
+    measure(PMPI_Barrier, own, iterations, runs, budget_ms, &native);
+    PMPI_Comm_free(&own);
     double peer = native.latency_ns;
+    topsync_tuning_coll_entry_t ce;
+    memset(&ce, 0, sizeof ce);
+    ce.participants = e.participants;
+    ce.oversubscribed = e.oversubscribed;
+    snprintf(ce.placement, sizeof ce.placement, "%s", e.placement);
+    ts_mpi_identity(ce.mpi, sizeof ce.mpi);
+    tune_collectives(&ce, iterations, runs);
     int status = 0;
     if (rank == 0) {
         int refused;
         topsync_tuning_t *tu = bench_tuning_open(t, path, &refused);
         if (!tu) {
             status = 1;
-        } else if (topsync_tuning_put(tu, &e) < 0 || topsync_tuning_write(tu, path) < 0) {
+        } else if (topsync_tuning_put(tu, &e) < 0 || topsync_tuning_put_coll(tu, &ce) < 0 ||
+                   topsync_tuning_write(tu, path) < 0) {
             fprintf(stderr, "topsync-tune: %s\n", topsync_error_message());
             status = 1;
         } else {
             bench_print_fastest(tu, &e);
-            printf("; %s's own barrier %.0f ns\nwrote %s (%u entries)\n", TOPSYNC_BENCH_MPI_IMPL,
-                   peer, path, topsync_tuning_count(tu));
+            printf("; %s's own barrier %.0f ns\n", TOPSYNC_BENCH_MPI_IMPL, peer);
+            print_collectives(&ce);
+            printf("wrote %s (%u entries, %u of collectives)\n", path, topsync_tuning_count(tu),
+                   topsync_tuning_coll_count(tu));
         }
         topsync_tuning_destroy(tu);
         for (int i = 0; i < size; i++)
@@ -413,7 +569,9 @@ int main(int argc, char **argv)
         struct record *r = &recs[nrec++];
         snprintf(r->name, sizeof r->name, "%s", peer_name);
         r->wait = "native";
-        measure(PMPI_Barrier, MPI_COMM_WORLD, iterations, runs, budget_ms, r);
+        MPI_Comm own = own_comm();
+        measure(PMPI_Barrier, own, iterations, runs, budget_ms, r);
+        PMPI_Comm_free(&own);
     }
 
     int status = 0;

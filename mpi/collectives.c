@@ -22,7 +22,12 @@
 #include "collectives/coll_private.h"
 #include "mpi_private.h"
 
-enum coll_fn { FN_ALLREDUCE, FN_REDUCE, FN_BCAST };
+/* the same order as topsync_coll_kind_t: s->coll_limit[fn] */
+enum coll_fn {
+    FN_ALLREDUCE = TOPSYNC_COLL_ALLREDUCE,
+    FN_REDUCE = TOPSYNC_COLL_REDUCE,
+    FN_BCAST = TOPSYNC_COLL_BCAST
+};
 static const char *const fn_names[] = {"MPI_Allreduce", "MPI_Reduce", "MPI_Bcast"};
 
 enum why_own { OWN_OP, OWN_TYPE, OWN_OP_TYPE, OWN_SIZE, OWN_COUNT, OWN_COUNT_OF_WHY };
@@ -30,7 +35,7 @@ static const char *const why_words[] = {
     "an op that is not predefined (user-defined or MPI_REPLACE/MPI_NO_OP)",
     "a datatype that is not a predefined contiguous one",
     "an op MPI does not define on this datatype (the MPI reports it)",
-    "a buffer above TOPSYNC_COLL_MAX_BYTES",
+    "a size topsync does not serve (the set-up's TOPSYNC_VERBOSE lines say why)",
     "a negative count (the MPI reports it)",
 };
 
@@ -69,7 +74,7 @@ static bool served(enum coll_fn fn, const struct comm_state *s, int count, MPI_D
         if (t < 0 || !ts_coll_op_applies(*top, (topsync_datatype_t)t))
             return own_because(fn, OWN_OP_TYPE, count, *bytes);
     }
-    if (*bytes > topsync_coll_max_bytes(s->coll))
+    if (!topsync_coll_choice_serves(&s->coll_choice, (topsync_coll_kind_t)fn, *bytes))
         return own_because(fn, OWN_SIZE, count, *bytes);
     *type = (topsync_datatype_t)t;
     return true;

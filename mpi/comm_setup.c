@@ -21,6 +21,7 @@
 
 #include "barrier/barrier_private.h"
 #include "collectives/coll_private.h"
+#include "mpi_identity.h"
 #include "mpi_private.h"
 #include "segment.h"
 
@@ -233,6 +234,65 @@ static int mpi_progress(void *arg)
     return ts_mpi_progress_eager() ? TOPSYNC_IDLE_AGAIN : 0;
 }
 
+/*
+ * The calls topsync serves per collective (topsync_coll_choose: given,
+ * tuning file, rules), into s->coll_choice; every rank of comm takes only
+ * what every rank chose, since all must decide each call alike (a node of
+ * another placement, or reading another tuning file, may choose less).
+ * Collective over comm, failed or not. Returns the largest of them (at
+ * least 1: the collectives object's size), for the segment.
+ */
+static size_t choose_coll_limits(MPI_Comm comm, struct comm_state *s, topsync_topology_t *m,
+                                 hwloc_bitmap_t *sets, bool oversubscribed, int *failed, char *why,
+                                 size_t why_len)
+{
+    topsync_coll_choice_t choice;
+    memset(&choice, 0, sizeof choice);
+    char placement[48] = "", mpi[TOPSYNC_TUNING_MPI_LEN];
+    ts_mpi_identity(mpi, sizeof mpi);
+    if (!*failed &&
+        (topsync_tuning_placement(m, (unsigned)s->node_size, (const hwloc_const_bitmap_t *)sets,
+                                  placement, sizeof placement) < 0 ||
+         topsync_coll_choose(m, (unsigned)s->node_size, oversubscribed, placement, mpi, &choice) <
+             0)) {
+        *failed = 1;
+        snprintf(why, why_len, "%s", topsync_error_message());
+    }
+    /* the smallest limit and the classes every rank serves: MPI_MAX of
+     * the negated (Open MPI's MPI_MIN and MPI_BAND are not among the
+     * handles libtopsync-mpi reads, mpi_private.h) */
+    enum { PER_KIND = 1 + TOPSYNC_COLL_CLASSES };
+    int negated[TOPSYNC_COLL_KINDS * PER_KIND];
+    for (unsigned k = 0; k < TOPSYNC_COLL_KINDS; k++) {
+        negated[k * PER_KIND] = -(int)choice.max_bytes[k];
+        for (unsigned c = 0; c < TOPSYNC_COLL_CLASSES; c++)
+            negated[k * PER_KIND + 1 + c] = -(int)((choice.classes[k] >> c) & 1u);
+    }
+    int nvalues = TOPSYNC_COLL_KINDS * PER_KIND;
+    TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, negated, nvalues, MPI_INT, MPI_MAX, comm);
+    size_t most = 1;
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    for (unsigned k = 0; k < TOPSYNC_COLL_KINDS; k++) {
+        s->coll_choice.max_bytes[k] = (size_t)-negated[k * PER_KIND];
+        s->coll_choice.classes[k] = 0;
+        for (unsigned c = 0; c < TOPSYNC_COLL_CLASSES; c++)
+            s->coll_choice.classes[k] |= (unsigned)-negated[k * PER_KIND + 1 + c] << c;
+        if (s->coll_choice.max_bytes[k] > most)
+            most = s->coll_choice.max_bytes[k];
+        bool less = s->coll_choice.max_bytes[k] != choice.max_bytes[k] ||
+                    s->coll_choice.classes[k] != choice.classes[k];
+        if (ts_mpi_verbose() && rank == 0 && !*failed)
+            fprintf(stderr, "topsync-mpi: MPI_%s up to %zu B%s: %s\n",
+                    k == TOPSYNC_COLL_ALLREDUCE ? "Allreduce"
+                    : k == TOPSYNC_COLL_REDUCE  ? "Reduce"
+                                                : "Bcast",
+                    s->coll_choice.max_bytes[k], less ? " (another rank chose less)" : "",
+                    choice.explain[k]);
+    }
+    return most;
+}
+
 static void describe(const struct comm_state *s, MPI_Comm comm, const char *pmpi_reason)
 {
     int size;
@@ -434,11 +494,14 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
     }
     opts.idle = mpi_progress;
     opts.idle_arg = s;
-    /* The collectives ride on the same node's segment, after the barrier. */
+    /* The collectives ride on the same node's segment, after the barrier,
+     * each served up to the size auto chose for it. */
     topsync_coll_options_t copts;
     topsync_coll_options_init(&copts);
     copts.barrier = opts;
     copts.barrier.algorithm = NULL; /* topo: what the collectives run on */
+    copts.max_bytes =
+        choose_coll_limits(comm, s, m, sets, opts.cpu_sharers != 0, &failed, why, sizeof why);
     size_t seg_size = 0, barrier_bytes = 0, coll_bytes = 0;
     if (!failed && s->node_size > 1 &&
         (topsync_barrier_segment_size((unsigned)s->node_size, &opts, &barrier_bytes) < 0 ||

@@ -128,9 +128,10 @@ struct comm_state {
     int node_rank, node_size;
     int *node_members; /* comm ranks of my (pseudo-)node, ascending */
     topsync_barrier_t *barrier;
-    topsync_coll_t *coll; /* the node's collectives (MODE_NODE, MODE_NODES) */
-    int *leader_rank_of;  /* MODE_NODES: comm rank -> its node leader's rank among the leaders */
-    void *scratch;        /* collectives: results this rank does not keep (collectives.c) */
+    topsync_coll_t *coll;              /* the node's collectives (MODE_NODE, MODE_NODES) */
+    topsync_coll_choice_t coll_choice; /* which calls topsync serves (explain left empty) */
+    int *leader_rank_of; /* MODE_NODES: comm rank -> its node leader's rank among the leaders */
+    void *scratch;       /* collectives: results this rank does not keep (collectives.c) */
     void *segment;
     size_t segment_size;
     unsigned deferred_barriers; /* MODE_DEFERRED: PMPI_Barriers left before set-up */

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <limits.h>
@@ -50,6 +51,52 @@ static int explain_auto(topsync_topology_t *topo, unsigned np, hwloc_const_bitma
     snprintf(why, len, "%s", topsync_barrier_explain(b));
     topsync_barrier_destroy(b);
     return 0;
+}
+
+/* What auto chooses for libtopsync-mpi's collectives on a node of these
+ * processes: per MPI library with a collectives entry in this machine's
+ * tuning file for the case, and for any other MPI (the rules). */
+#define MAX_COLL_MPIS 8
+struct coll_explain {
+    unsigned n; /* MPIs with an entry, then one for any other */
+    char mpi[MAX_COLL_MPIS + 1][TOPSYNC_TUNING_MPI_LEN];
+    topsync_coll_choice_t choice[MAX_COLL_MPIS + 1];
+};
+
+static int explain_collectives(topsync_topology_t *topo, unsigned np, hwloc_const_bitmap_t *sets,
+                               unsigned node_processes, struct coll_explain *out)
+{
+    char placement[48], path[4096];
+    hwloc_topology_t h = topsync_topology_hwloc(topo);
+    int cpus = hwloc_bitmap_weight(hwloc_topology_get_allowed_cpuset(h));
+    int oversubscribed = (int)(node_processes ? node_processes : np) > cpus;
+    out->n = 0;
+    if (topsync_tuning_placement(topo, np, sets, placement, sizeof placement) < 0)
+        goto failed;
+    topsync_tuning_t *tu = NULL;
+    if (topsync_tuning_path(topo, path, sizeof path) == 0 && access(path, F_OK) == 0 &&
+        topsync_tuning_load(&tu, path, topo) == 0) {
+        for (unsigned i = 0; i < topsync_tuning_coll_count(tu) && out->n < MAX_COLL_MPIS; i++) {
+            topsync_tuning_coll_entry_t e;
+            topsync_tuning_get_coll(tu, i, &e);
+            bool seen = !e.oversubscribed != !oversubscribed || strcmp(e.placement, placement);
+            for (unsigned j = 0; j < out->n && !seen; j++)
+                seen = !strcmp(out->mpi[j], e.mpi);
+            if (!seen)
+                snprintf(out->mpi[out->n++], sizeof out->mpi[0], "%s", e.mpi);
+        }
+        topsync_tuning_destroy(tu);
+    }
+    out->mpi[out->n][0] = '\0';
+    for (unsigned j = 0; j <= out->n; j++)
+        if (topsync_coll_choose(topo, np, oversubscribed, placement, out->mpi[j], &out->choice[j]) <
+            0)
+            goto failed;
+    out->n++;
+    return 0;
+failed:
+    fprintf(stderr, "topsync-info: %s\n", topsync_error_message());
+    return -1;
 }
 
 /* A JSON string literal of text (json_escape.h: UTF-8, escapes). */
@@ -396,8 +443,11 @@ int main(int argc, char **argv)
     }
 
     char auto_alg[96] = "", auto_wait[16] = "", auto_why[1100] = "";
-    if (explain && explain_auto(topo, np, sets, processes, node_processes, auto_alg, auto_wait,
-                                auto_why, sizeof auto_why) < 0) {
+    static struct coll_explain colls;
+    if (explain &&
+        (explain_auto(topo, np, sets, processes, node_processes, auto_alg, auto_wait, auto_why,
+                      sizeof auto_why) < 0 ||
+         (processes && explain_collectives(topo, np, sets, node_processes, &colls) < 0))) {
         topsync_topology_destroy(topo);
         return 1;
     }
@@ -465,6 +515,28 @@ int main(int argc, char **argv)
             json_string(auto_why);
             printf("}");
         }
+        if (explain && processes) {
+            printf(", \"collectives\": [");
+            for (unsigned j = 0; j < colls.n; j++)
+                for (unsigned k = 0; k < TOPSYNC_COLL_KINDS; k++) {
+                    printf("%s{\"mpi\": ", j || k ? ", " : "");
+                    json_string(colls.mpi[j]);
+                    printf(", \"kind\": \"%s\", \"max_bytes\": %zu, \"sizes\": [",
+                           topsync_coll_kind_name((topsync_coll_kind_t)k),
+                           colls.choice[j].max_bytes[k]);
+                    /* each class topsync serves, by its largest size */
+                    for (unsigned cls = 0, first = 1; cls < TOPSYNC_COLL_CLASSES; cls++)
+                        if ((colls.choice[j].classes[k] >> cls & 1u) &&
+                            ((size_t)8 << cls) / 2 < colls.choice[j].max_bytes[k]) {
+                            printf("%s%zu", first ? "" : ", ", (size_t)8 << cls);
+                            first = 0;
+                        }
+                    printf("], \"explain\": ");
+                    json_string(colls.choice[j].explain[k]);
+                    printf("}");
+                }
+            printf("]");
+        }
         printf("}\n");
     } else {
         printf("Topology:      %s\n", topsync_topology_source(topo));
@@ -521,6 +593,13 @@ int main(int argc, char **argv)
         if (explain)
             printf("\nauto for these %u %s: %s, wait %s\n  %s\n", np,
                    processes ? "processes" : "threads", auto_alg, auto_wait, auto_why);
+        for (unsigned j = 0; explain && processes && j < colls.n; j++) {
+            printf("\nauto for their collectives (libtopsync-mpi) under %s:\n",
+                   colls.mpi[j][0] ? colls.mpi[j] : "an MPI without a tuning entry");
+            for (unsigned k = 0; k < TOPSYNC_COLL_KINDS; k++)
+                printf("  %s up to %zu B: %s\n", topsync_coll_kind_name((topsync_coll_kind_t)k),
+                       colls.choice[j].max_bytes[k], colls.choice[j].explain[k]);
+        }
     }
     free(sets);
     free(cores);

@@ -133,6 +133,111 @@ int topsync_tuning_lookup(const topsync_tuning_t *tuning, unsigned n, int proces
 int topsync_tuning_candidates(const topsync_topology_t *topology, unsigned n,
                               const hwloc_const_bitmap_t *cpusets, char (*names)[96], unsigned max);
 
+/*
+ * The small collectives of libtopsync-mpi (README, "Small collectives"),
+ * tuned per operation and size: `topsync-tune --mpi` times topsync's call
+ * and the MPI's own in the same job at sizes 8 B, 16 B, ... 16 KiB, and
+ * keeps both figures per size in an entry of the job's case and MPI
+ * library. auto then serves each operation up to the largest size below
+ * which topsync was never slower (topsync_coll_choose).
+ */
+typedef enum topsync_coll_kind {
+    TOPSYNC_COLL_ALLREDUCE,
+    TOPSYNC_COLL_REDUCE,
+    TOPSYNC_COLL_BCAST,
+    TOPSYNC_COLL_KINDS
+} topsync_coll_kind_t;
+
+/* "allreduce", "reduce", "bcast"; "" for another value. */
+const char *topsync_coll_kind_name(topsync_coll_kind_t kind);
+
+#define TOPSYNC_TUNING_COLL_POINTS 16
+#define TOPSYNC_TUNING_MPI_LEN 64
+
+typedef struct topsync_tuning_coll_point {
+    size_t bytes;      /* the call's buffer */
+    double topsync_ns; /* topsync's call, the benchmark's protocol */
+    double own_ns;     /* the MPI's own, in the same job */
+} topsync_tuning_coll_point_t;
+
+typedef struct topsync_tuning_coll_entry {
+    unsigned participants; /* processes on the node */
+    int oversubscribed;    /* more processes than CPUs */
+    char placement[48];    /* topsync_tuning_placement() */
+    /* The MPI library whose own collectives were timed: the first line of
+     * MPI_Get_library_version up to its first comma (topsync-mpi's
+     * TOPSYNC_VERBOSE names it), e.g. "Open MPI v4.1.4". */
+    char mpi[TOPSYNC_TUNING_MPI_LEN];
+    /* per kind, ascending sizes, each once */
+    unsigned npoints[TOPSYNC_COLL_KINDS];
+    topsync_tuning_coll_point_t points[TOPSYNC_COLL_KINDS][TOPSYNC_TUNING_COLL_POINTS];
+} topsync_tuning_coll_entry_t;
+
+/* Add a collectives entry, replacing the one of the same case and MPI.
+ * -EINVAL for bad values (no points, sizes not ascending, a latency that
+ * is not one), -ENOSPC beyond TOPSYNC_TUNING_MAX_ENTRIES of them. */
+int topsync_tuning_put_coll(topsync_tuning_t *tuning, const topsync_tuning_coll_entry_t *entry);
+
+/* The collectives entry of this MPI, oversubscription and placement, for n
+ * processes or, with no entry of that count, the nearest tuned count (the
+ * smaller on a tie). -ENOENT when there is none. */
+int topsync_tuning_lookup_coll(const topsync_tuning_t *tuning, unsigned n, int oversubscribed,
+                               const char *placement, const char *mpi,
+                               topsync_tuning_coll_entry_t *out);
+
+unsigned topsync_tuning_coll_count(const topsync_tuning_t *tuning);
+int topsync_tuning_get_coll(const topsync_tuning_t *tuning, unsigned index,
+                            topsync_tuning_coll_entry_t *out);
+
+/*
+ * What auto chooses for libtopsync-mpi's collectives on a node of n
+ * processes of this oversubscription and placement under `mpi` (as in an
+ * entry; NULL or "" for none): per kind, which calls topsync serves (the
+ * MPI's own serves the others) and why, in this order:
+ *   given: TOPSYNC_COLL_MAX_BYTES, when set: every call up to it;
+ *   tuning: the entry of the tuning file (topsync_tuning_path) for this
+ *     case and MPI, when TOPSYNC_AUTO allows the step: per size class (the
+ *     calls of 1-8 B, 9-16 B, 17-32 B, ...) the verdict of the measured
+ *     size that ends it, topsync unless the MPI's own was more than
+ *     TOPSYNC_COLL_OWN_MARGIN times faster there; calls above the largest
+ *     measured size go to the MPI's own;
+ *   rules: every call up to TOPSYNC_COLL_MAX_BYTES_DEFAULT.
+ * 0, or -EINVAL for a bad argument or a bad TOPSYNC_COLL_MAX_BYTES or
+ * TOPSYNC_AUTO (with the message).
+ */
+#define TOPSYNC_COLL_CLASSES 18 /* size classes up to 1 MiB */
+/* The run-to-run spread of one size's ratio on the development VM
+ * (docs/results.md, "auto for the collectives"): a smaller lead is noise. */
+#define TOPSYNC_COLL_OWN_MARGIN 1.2
+
+typedef struct topsync_coll_choice {
+    size_t max_bytes[TOPSYNC_COLL_KINDS]; /* nothing larger is topsync's */
+    /* bit c: topsync serves calls of size class c (topsync_coll_class) */
+    unsigned classes[TOPSYNC_COLL_KINDS];
+    char explain[TOPSYNC_COLL_KINDS][768];
+} topsync_coll_choice_t;
+
+int topsync_coll_choose(const topsync_topology_t *topology, unsigned n, int oversubscribed,
+                        const char *placement, const char *mpi, topsync_coll_choice_t *out);
+
+/* The size class of a call of `bytes` (>= 1): 0 for up to 8 bytes, then c
+ * for 8 * 2^(c-1) < bytes <= 8 * 2^c. */
+static inline unsigned topsync_coll_class(size_t bytes)
+{
+    unsigned c = 0;
+    for (size_t top = 8; top < bytes && c < 31; top *= 2)
+        c++;
+    return c;
+}
+
+/* Whether topsync serves a call of `kind` and `bytes` under `choice`. */
+static inline int topsync_coll_choice_serves(const topsync_coll_choice_t *choice,
+                                             topsync_coll_kind_t kind, size_t bytes)
+{
+    return bytes <= choice->max_bytes[kind] &&
+           (bytes == 0 || ((choice->classes[kind] >> topsync_coll_class(bytes)) & 1u));
+}
+
 unsigned topsync_tuning_count(const topsync_tuning_t *tuning);
 int topsync_tuning_get(const topsync_tuning_t *tuning, unsigned index, topsync_tuning_entry_t *out);
 const char *topsync_tuning_machine_fingerprint(const topsync_tuning_t *tuning);

@@ -202,6 +202,22 @@ static bool tuning_step(const struct ts_auto_request *req, struct ts_auto_choice
     return true;
 }
 
+bool ts_auto_allows_tuning(void)
+{
+    return auto_steps() & STEP_TUNING;
+}
+
+bool ts_auto_tuning_coll(const topsync_topology_t *t, unsigned n, int oversubscribed,
+                         const char *placement, const char *mpi, topsync_tuning_coll_entry_t *out,
+                         char *path, size_t len)
+{
+    pthread_mutex_lock(&cache_lock);
+    const topsync_tuning_t *tu = machine_tuning(t, path, len);
+    bool found = tu && topsync_tuning_lookup_coll(tu, n, oversubscribed, placement, mpi, out) == 0;
+    pthread_mutex_unlock(&cache_lock);
+    return found;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Step 2: the machine model.                                               */
 

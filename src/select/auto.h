@@ -22,10 +22,21 @@
 
 #include <topsync/groups.h>
 #include <topsync/model.h>
+#include <topsync/tune.h>
 
 #include "barrier/barrier_private.h" /* struct ts_auto_request, ts_auto_choice */
 
 void ts_auto_choose(const struct ts_auto_request *request, struct ts_auto_choice *choice);
+
+/* Whether TOPSYNC_AUTO lets the tuning file decide. */
+bool ts_auto_allows_tuning(void);
+
+/* The collectives entry of this machine's tuning file for the case (its
+ * path in path), as topsync_tuning_lookup_coll; false when there is no
+ * file or no such entry (a refused file is said once on stderr). */
+bool ts_auto_tuning_coll(const topsync_topology_t *topology, unsigned n, int oversubscribed,
+                         const char *placement, const char *mpi, topsync_tuning_coll_entry_t *out,
+                         char *path, size_t len);
 
 /* TOPSYNC_AUTO: 0, or -EINVAL naming the valid steps. */
 int ts_auto_steps_check(void);

@@ -30,16 +30,6 @@
 #define FILE_FORMAT "topsync-tuning"
 #define MAX_FILE_BYTES (16u << 20)
 
-struct topsync_tuning {
-    char fingerprint[TOPSYNC_FINGERPRINT_LEN];
-    char machine[320];
-    topsync_tuning_entry_t *entries;
-    unsigned nentries;
-    double *c2c; /* c2c_n x c2c_n, or NULL */
-    unsigned c2c_n;
-    double mlp, miss_interval_ns; /* topsync-bench c2c --mlp; 0: not measured */
-};
-
 /* ---------------------------------------------------------------------- */
 /* Fingerprint and placement.                                               */
 
@@ -192,6 +182,7 @@ void topsync_tuning_destroy(topsync_tuning_t *tu)
     if (!tu)
         return;
     free(tu->entries);
+    free(tu->colls);
     free(tu->c2c);
     free(tu);
 }
@@ -502,6 +493,7 @@ int topsync_tuning_load(topsync_tuning_t **out, const char *path, const topsync_
     const ts_json *fp = ts_json_member(root, "fingerprint", TS_JSON_STRING);
     const ts_json *entries = ts_json_member(root, "entries", TS_JSON_ARRAY);
     const ts_json *c2c = ts_json_member(root, "c2c_ns", TS_JSON_ARRAY);
+    const ts_json *colls = ts_json_member(root, "collectives", TS_JSON_ARRAY);
     const ts_json *mlp = ts_json_member(root, "mlp", TS_JSON_NUMBER);
     const ts_json *interval = ts_json_member(root, "miss_interval_ns", TS_JSON_NUMBER);
     const ts_json *machine = ts_json_member(root, "machine", TS_JSON_STRING);
@@ -539,6 +531,8 @@ int topsync_tuning_load(topsync_tuning_t **out, const char *path, const topsync_
         }
         char why[160];
         if (rc == 0 && c2c && read_c2c(tu, c2c, why, sizeof why) < 0)
+            rc = damaged(path, why);
+        if (rc == 0 && colls && ts_tuning_read_colls(tu, colls, why, sizeof why) < 0)
             rc = damaged(path, why);
         if (rc == 0 && (!mlp != !interval ||
                         (mlp && topsync_tuning_set_mlp(tu, mlp->number, interval->number) < 0)))
@@ -593,6 +587,7 @@ static void write_json(FILE *f, const topsync_tuning_t *tu)
     if (tu->mlp > 0)
         fprintf(f, ",\n  \"mlp\": %.2f,\n  \"miss_interval_ns\": %.3f", tu->mlp,
                 tu->miss_interval_ns);
+    ts_tuning_write_colls(f, tu);
     fprintf(f, "\n}\n");
 }
 
