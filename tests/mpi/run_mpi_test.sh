@@ -560,6 +560,42 @@ mpi4py) # mpi4py (from pip, for this MPI) running a checked barrier loop
         expect_pass "$out" "mpi4py np $1 ($2)"
         grep -q "topsync-mpi: comm of $1 ranks" <<<"$out" && ok || ko "mpi4py np $1: topsync did not serve the barrier"
     done ;;
+mpi4py-suite) # mpi4py 4.1.2's own tests of the collectives (buffers, persistent,
+    # nonblocking, objects: Allreduce, Reduce, Bcast among the rest) under
+    # this MPI, natively and preloaded: what passes natively passes preloaded
+    py=$prefix/bin/python
+    suite=${TOPSYNC_SUITES:-/var/cache/topsync-suites}/mpi4py-4.1.2/test
+    if [ -z "$prefix" ] || ! "$py" -c 'import mpi4py' 2>/dev/null || [ "$impl" = abi ]; then
+        echo "SKIPPED: no mpi4py for MPI '$mpi' with its own ABI (scripts/setup-mpis.sh)"
+        exit 77
+    fi
+    if [ ! -f "$suite/runtests.py" ]; then
+        echo "SKIPPED: no mpi4py 4.1.2 test suite in $suite (scripts/setup-suites.sh)"
+        exit 77
+    fi
+    tests=(test_cco_buf test_cco_pr_buf test_cco_nb_buf test_cco_obj)
+    for np_bind in "2 core" "3 none"; do
+        set -- $np_bind
+        declare -A summary=()
+        for how in native preloaded; do
+            envs=()
+            [ $how = preloaded ] && envs=(LD_PRELOAD=$lib TOPSYNC_VERBOSE=1)
+            out=$(cd "$suite" && launch "$1" "$2" "${envs[@]}" -- "$py" runtests.py --no-builddir -q "${tests[@]}" 2>&1)
+            # every rank's summary: "Ran N tests" and "OK ..." or "FAILED (...)"
+            summary[$how]="$(grep -E '^Ran [0-9]+ tests' <<<"$out" | sed 's/ in .*//' | sort | uniq -c) / $(grep -E '^(OK|FAILED)' <<<"$out" | sort | uniq -c)"
+            [ $how = preloaded ] && { grep -q "topsync-mpi: comm of $1 ranks" <<<"$out" && ok ||
+                ko "mpi4py suite np $1: topsync did not set up: $(tail -5 <<<"$out")"; }
+        done
+        echo "mpi4py suite np $1 ($2): native ${summary[native]}; preloaded ${summary[preloaded]}" | tr "\n" " "; echo
+        if grep -q "OK" <<<"${summary[native]}" && [ "${summary[native]}" = "${summary[preloaded]}" ]; then
+            ok
+        elif ! grep -q "OK" <<<"${summary[native]}"; then
+            ko "mpi4py suite np $1 fails natively: ${summary[native]}"
+        else
+            ko "mpi4py suite np $1 ($2): native ${summary[native]}, preloaded ${summary[preloaded]}"
+        fi
+        unset summary
+    done ;;
 *)
     echo "unknown case $case" >&2; exit 2 ;;
 esac
