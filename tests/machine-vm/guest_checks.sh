@@ -171,6 +171,35 @@ if [ "$plan" = full ]; then
     mpi_check mpich $((cores * 2)) -bind-to none
 fi
 
+# 5b. the collectives (tests/mpi/coll_check.c, preloaded), every rank of the
+#     machine bound by the MPI, on the groups of its levels: every predefined
+#     type and op, roots, in place, world/split/dup
+coll_mpi_check() { # IMPL LAUNCHER-ARGS...
+    local impl=$1
+    shift
+    local lib=$build/mpi/libtopsync-mpi-$impl.so prog=$build/tests/mpi/coll_check_$impl
+    local what="MPI collectives $impl np $cores $*"
+    if [ "$impl" = openmpi ]; then
+        limited 600 mpirun.openmpi -np "$cores" "$@" -x LD_PRELOAD="$lib" -x TOPSYNC_VERBOSE=1 "$prog" 1
+    else
+        limited 600 mpiexec.mpich -n "$cores" "$@" -genv LD_PRELOAD "$lib" -genv TOPSYNC_VERBOSE 1 "$prog" 1
+    fi
+    if [ -n "$timed_out" ]; then
+        timed_out "$what"
+    elif [ $rc != 0 ] || ! grep -qE '^[1-9][0-9]* passed, 0 failed$' <<<"$log"; then
+        fail "$what: exit $rc: $(grep -E 'FAIL|rror|passed' <<<"$log" | head -n 5)"
+    elif ! grep -q "topsync-mpi: MPI_Allreduce up to 4096 B: rules" <<<"$log" ||
+        ! grep -q "topsync-mpi: comm of $cores ranks, one node: .*NUMANode=" <<<"$log"; then
+        fail "$what: topsync did not serve them on the NUMA groups: $(grep -m3 'topsync-mpi: \(comm\|MPI_Allreduce up\)' <<<"$log")"
+    else
+        pass "$what: $(grep -E 'passed, 0 failed' <<<"$log")"
+    fi
+}
+if [ "$plan" != detect ]; then
+    coll_mpi_check openmpi --bind-to core --map-by "${openmpi_maps##* }"
+    coll_mpi_check mpich -bind-to core -map-by "${mpich_maps##* }"
+fi
+
 # 6. topsync-tune with small options, then topsync-info --explain names the file
 # (a thread and a process per core in the full plan; 8 otherwise: every
 # candidate at 32 takes 9 minutes under TCG)
