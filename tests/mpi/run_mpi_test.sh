@@ -578,16 +578,24 @@ mpi4py-suite) # mpi4py 4.1.2's own tests of the collectives (buffers, persistent
         set -- $np_bind
         declare -A summary=()
         for how in native preloaded; do
-            envs=()
-            [ $how = preloaded ] && envs=(LD_PRELOAD=$lib TOPSYNC_VERBOSE=1)
-            out=$(cd "$suite" && launch "$1" "$2" "${envs[@]}" -- "$py" runtests.py --no-builddir -q "${tests[@]}" 2>&1)
+            # each rank's output in a file of its own (interleaved on one
+            # stream, two ranks' summary lines can merge)
+            outdir=$tmp/mpi4py-$1-$how
+            mkdir -p "$outdir"
+            envs=(MPI4PY_SUITE_OUT=$outdir)
+            [ $how = preloaded ] && envs+=(LD_PRELOAD=$lib TOPSYNC_VERBOSE=1)
+            out=$(cd "$suite" && launch "$1" "$2" "${envs[@]}" -- sh -c \
+                'exec "$0" runtests.py --no-builddir -q "$@" >"$MPI4PY_SUITE_OUT/rank.${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-$$}}" 2>&1' \
+                "$py" "${tests[@]}" 2>&1)
             # every rank's summary: "Ran N tests" and "OK ..." or "FAILED (...)"
-            summary[$how]="$(grep -E '^Ran [0-9]+ tests' <<<"$out" | sed 's/ in .*//' | sort | uniq -c) / $(grep -E '^(OK|FAILED)' <<<"$out" | sort | uniq -c)"
-            [ $how = preloaded ] && { grep -q "topsync-mpi: comm of $1 ranks" <<<"$out" && ok ||
-                ko "mpi4py suite np $1: topsync did not set up: $(tail -5 <<<"$out")"; }
+            summary[$how]=$(for f in "$outdir"/rank.*; do
+                echo "$(grep -E '^Ran [0-9]+ tests' "$f" | sed 's/ in .*//'), $(grep -E '^(OK|FAILED)' "$f")"
+            done | sort | uniq -c | tr -s ' ')
+            [ $how = preloaded ] && { cat "$outdir"/rank.* | grep -q "topsync-mpi: comm of $1 ranks" && ok ||
+                ko "mpi4py suite np $1: topsync did not set up: $(tail -5 <<<"$out") $(tail -3 "$outdir"/rank.*)"; }
         done
-        echo "mpi4py suite np $1 ($2): native ${summary[native]}; preloaded ${summary[preloaded]}" | tr "\n" " "; echo
-        if grep -q "OK" <<<"${summary[native]}" && [ "${summary[native]}" = "${summary[preloaded]}" ]; then
+        echo "mpi4py suite np $1 ($2): native ${summary[native]}; preloaded ${summary[preloaded]}"
+        if grep -q " $1 Ran [0-9]* tests, OK" <<<"${summary[native]}" && [ "${summary[native]}" = "${summary[preloaded]}" ]; then
             ok
         elif ! grep -q "OK" <<<"${summary[native]}"; then
             ko "mpi4py suite np $1 fails natively: ${summary[native]}"
