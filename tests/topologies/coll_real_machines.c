@@ -126,9 +126,7 @@ static void *participant(void *p)
 
 static void run_case(const char *machine, topsync_topology_t *t, unsigned np, topsync_map_by_t map)
 {
-    hwloc_bitmap_t sets[MAX_NP];
-    for (unsigned i = 0; i < np; i++)
-        sets[i] = hwloc_bitmap_alloc();
+    hwloc_bitmap_t sets[MAX_NP]; /* allocated by topsync_placement_compute */
     CHECK_EQ(topsync_placement_compute(t, np, map, TOPSYNC_BIND_TO_CORE, sets), 0);
     topsync_coll_options_t o;
     topsync_coll_options_init(&o);
