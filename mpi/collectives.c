@@ -30,6 +30,11 @@ enum coll_fn {
 };
 static const char *const fn_names[] = {"MPI_Allreduce", "MPI_Reduce", "MPI_Bcast"};
 
+const char *ts_mpi_coll_name(topsync_coll_kind_t kind)
+{
+    return (unsigned)kind < TOPSYNC_COLL_KINDS ? fn_names[kind] : "";
+}
+
 enum why_own { OWN_OP, OWN_TYPE, OWN_OP_TYPE, OWN_SIZE, OWN_COUNT, OWN_COUNT_OF_WHY };
 static const char *const why_words[] = {
     "an op that is not predefined (user-defined or MPI_REPLACE/MPI_NO_OP)",

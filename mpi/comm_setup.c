@@ -283,12 +283,9 @@ static size_t choose_coll_limits(MPI_Comm comm, struct comm_state *s, topsync_to
         bool less = s->coll_choice.max_bytes[k] != choice.max_bytes[k] ||
                     s->coll_choice.classes[k] != choice.classes[k];
         if (ts_mpi_verbose() && rank == 0 && !*failed)
-            fprintf(stderr, "topsync-mpi: MPI_%s up to %zu B%s: %s\n",
-                    k == TOPSYNC_COLL_ALLREDUCE ? "Allreduce"
-                    : k == TOPSYNC_COLL_REDUCE  ? "Reduce"
-                                                : "Bcast",
-                    s->coll_choice.max_bytes[k], less ? " (another rank chose less)" : "",
-                    choice.explain[k]);
+            fprintf(stderr, "topsync-mpi: %s up to %zu B%s: %s\n",
+                    ts_mpi_coll_name((topsync_coll_kind_t)k), s->coll_choice.max_bytes[k],
+                    less ? " (another rank chose less)" : "", choice.explain[k]);
     }
     return most;
 }

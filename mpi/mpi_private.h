@@ -200,4 +200,7 @@ bool ts_mpi_progress_eager(void);
 void ts_mpi_fatal(MPI_Comm comm, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn));
 
+/* "MPI_Allreduce", "MPI_Reduce", "MPI_Bcast" (collectives.c). */
+const char *ts_mpi_coll_name(topsync_coll_kind_t kind);
+
 #endif

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "base/env.h"
 #include "base/error.h"
 #include "base/keywords.h"
+#include "base/text.h"
 #include "model/model_private.h"
 #include "select/model_cache.h"
 #include "select/model_error.h"
@@ -150,29 +150,16 @@ static const topsync_tuning_t *machine_tuning(const topsync_topology_t *t, char 
     return tuning_cache.tuning;
 }
 
-/* printf at buf + used, cut at len; the new used (>= len once full). */
-static size_t append(char *buf, size_t len, size_t used, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static size_t append(char *buf, size_t len, size_t used, const char *fmt, ...)
-{
-    if (used >= len)
-        return used;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf + used, len - used, fmt, ap);
-    va_end(ap);
-    return n < 0 ? used : used + (size_t)n;
-}
-
 static void describe_results(const topsync_tuning_entry_t *e, char *buf, size_t len)
 {
     size_t used = 0;
     buf[0] = '\0';
     for (unsigned k = 0; k < e->nresults && k < 4; k++)
-        used = append(buf, len, used, "%s%s/%s %.0f ns", k ? ", " : "", e->results[k].algorithm,
+        used =
+            ts_append(buf, len, used, "%s%s/%s %.0f ns", k ? ", " : "", e->results[k].algorithm,
                       topsync_wait_policy_to_string(e->results[k].wait), e->results[k].latency_ns);
     if (e->nresults > 4)
-        append(buf, len, used, " (fastest of %u measured)", e->nresults);
+        ts_append(buf, len, used, " (fastest of %u measured)", e->nresults);
 }
 
 static bool tuning_step(const struct ts_auto_request *req, struct ts_auto_choice *out)
@@ -459,7 +446,8 @@ static size_t describe_bests(const struct model_run *mr, char names[][96], char 
             continue;
         for (unsigned c = 0; c < mr->nc; c++)
             if (mr->lat[c][k] == mr->best[k]) {
-                used = append(buf, len, used, "%sK=%u: %s", first ? "" : ", ", mr->ks[k], names[c]);
+                used =
+                    ts_append(buf, len, used, "%sK=%u: %s", first ? "" : ", ", mr->ks[k], names[c]);
                 first = false;
                 break;
             }
@@ -538,19 +526,18 @@ static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice 
     if (!model_screen(req, m, names, &mr, rules, &fastest, &rules_first)) {
         topsync_model_destroy(own);
         if (!strcmp(names[fastest], rules) || rules_first <= mr.lat[fastest][0])
-            used =
-                append(explain, sizeof explain, used,
-                       "model (%s): predicted the rules' %s fastest at K = %u (%.0f ns): ", source,
-                       rules, mr.ks[0], rules_first);
+            used = ts_append(explain, sizeof explain, used,
+                             "model (%s): predicted the rules' %s fastest at K = %u (%.0f ns): ",
+                             source, rules, mr.ks[0], rules_first);
         else
-            used =
-                append(explain, sizeof explain, used,
-                       "model (%s): predicted %s fastest at K = %u (%.0f ns), only %.2fx "
-                       "faster than the rules' %s (%.0f ns), within the model's error on "
-                       "the ratio of two barriers (%.2fx on the barrier paper's Fig. 4 and "
-                       "6, docs/model.md): ",
-                       source, names[fastest], mr.ks[0], mr.lat[fastest][0],
-                       rules_first / mr.lat[fastest][0], rules, rules_first, TS_MODEL_RATIO_ERROR);
+            used = ts_append(explain, sizeof explain, used,
+                             "model (%s): predicted %s fastest at K = %u (%.0f ns), only %.2fx "
+                             "faster than the rules' %s (%.0f ns), within the model's error on "
+                             "the ratio of two barriers (%.2fx on the barrier paper's Fig. 4 and "
+                             "6, docs/model.md): ",
+                             source, names[fastest], mr.ks[0], mr.lat[fastest][0],
+                             rules_first / mr.lat[fastest][0], rules, rules_first,
+                             TS_MODEL_RATIO_ERROR);
         snprintf(note, note_len, "%s", explain); /* the rules decide; the note says why */
         remember(disk, key, "", explain);
         return false;
@@ -578,13 +565,13 @@ static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice 
     if (chosen < 0)
         return false;
     if (robust && !overrules) {
-        used = append(explain, sizeof explain, used,
-                      "model (%s): predicted %s fastest, but at K = %u only %.2fx faster than "
-                      "the rules' %s (%.0f against %.0f ns), within the model's error on the "
-                      "ratio of two barriers (%.2fx on the barrier paper's Fig. 4 and 6, "
-                      "docs/model.md): ",
-                      source, names[chosen], mr.ks[margin_k], margin, rules,
-                      mr.lat[chosen][margin_k], rules_at_margin, TS_MODEL_RATIO_ERROR);
+        used = ts_append(explain, sizeof explain, used,
+                         "model (%s): predicted %s fastest, but at K = %u only %.2fx faster than "
+                         "the rules' %s (%.0f against %.0f ns), within the model's error on the "
+                         "ratio of two barriers (%.2fx on the barrier paper's Fig. 4 and 6, "
+                         "docs/model.md): ",
+                         source, names[chosen], mr.ks[margin_k], margin, rules,
+                         mr.lat[chosen][margin_k], rules_at_margin, TS_MODEL_RATIO_ERROR);
         snprintf(note, note_len, "%s", explain); /* the rules decide; the note says why */
         remember(disk, key, "", explain);
         return false;
@@ -592,8 +579,8 @@ static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice 
     unsigned k0 = 0; /* the figures shown: the first K (1, or the model's) */
     if (robust) {
         snprintf(out->algorithm, sizeof out->algorithm, "%s", names[chosen]);
-        used = append(explain, sizeof explain, used, "model (%s): predicted %s %.0f ns", source,
-                      names[chosen], mr.lat[chosen][k0]);
+        used = ts_append(explain, sizeof explain, used, "model (%s): predicted %s %.0f ns", source,
+                         names[chosen], mr.lat[chosen][k0]);
         /* the next two fastest at that K */
         int shown[2] = {-1, -1};
         for (int s = 0; s < 2; s++) {
@@ -602,28 +589,28 @@ static bool model_step(const struct ts_auto_request *req, struct ts_auto_choice 
                     (shown[s] < 0 || mr.lat[c][k0] < mr.lat[shown[s]][k0]))
                     shown[s] = (int)c;
             if (shown[s] >= 0)
-                used = append(explain, sizeof explain, used, ", %s %.0f ns", names[shown[s]],
-                              mr.lat[shown[s]][k0]);
+                used = ts_append(explain, sizeof explain, used, ", %s %.0f ns", names[shown[s]],
+                                 mr.lat[shown[s]][k0]);
         }
-        used = append(explain, sizeof explain, used, " (of %u candidates", mr.nc);
+        used = ts_append(explain, sizeof explain, used, " (of %u candidates", mr.nc);
         if (mr.nk == 1)
-            used = append(explain, sizeof explain, used, ", %u outstanding misses per core)",
-                          mr.ks[0]);
+            used = ts_append(explain, sizeof explain, used, ", %u outstanding misses per core)",
+                             mr.ks[0]);
         else
-            used = append(explain, sizeof explain, used,
-                          "; within %.0f %% of the best at every memory-level parallelism "
-                          "K = %u..%u, at worst %.1f %% behind)",
-                          MODEL_MARGIN * 100, mr.ks[0], mr.ks[mr.nk - 1], (worst - 1) * 100);
+            used = ts_append(explain, sizeof explain, used,
+                             "; within %.0f %% of the best at every memory-level parallelism "
+                             "K = %u..%u, at worst %.1f %% behind)",
+                             MODEL_MARGIN * 100, mr.ks[0], mr.ks[mr.nk - 1], (worst - 1) * 100);
     } else {
-        used = append(explain, sizeof explain, used,
-                      "the model's choice depends on memory-level parallelism not known for "
-                      "this core (model (%s): fastest at ",
-                      source);
+        used = ts_append(explain, sizeof explain, used,
+                         "the model's choice depends on memory-level parallelism not known for "
+                         "this core (model (%s): fastest at ",
+                         source);
         used = describe_bests(&mr, names, explain, sizeof explain, used);
-        used = append(explain, sizeof explain, used,
-                      "; none within %.0f %% of the best at "
-                      "every K, the closest %s %.0f %% behind): ",
-                      MODEL_MARGIN * 100, names[chosen], (worst - 1) * 100);
+        used = ts_append(explain, sizeof explain, used,
+                         "; none within %.0f %% of the best at "
+                         "every K, the closest %s %.0f %% behind): ",
+                         MODEL_MARGIN * 100, names[chosen], (worst - 1) * 100);
     }
     snprintf(robust ? out->explain : note, robust ? sizeof out->explain : note_len, "%s", explain);
     remember(disk, key, robust ? out->algorithm : "", explain);
@@ -689,8 +676,8 @@ void ts_auto_choose(const struct ts_auto_request *req, struct ts_auto_choice *ou
         char rules[sizeof out->explain];
         memcpy(rules, out->explain, sizeof rules);
         /* what does not fit is cut: the explanation is for reading */
-        size_t used = append(out->explain, sizeof out->explain, 0, "%s", note);
-        append(out->explain, sizeof out->explain, used, "%s", rules);
+        size_t used = ts_append(out->explain, sizeof out->explain, 0, "%s", note);
+        ts_append(out->explain, sizeof out->explain, used, "%s", rules);
     }
     if (!(steps & STEP_MODEL) || !(steps & STEP_TUNING))
         snprintf(skipped, sizeof skipped, " [TOPSYNC_AUTO=%s]", ts_getenv("TOPSYNC_AUTO"));

@@ -5,7 +5,6 @@
  * The why: docs/design.md section 9.6.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,21 +13,8 @@
 
 #include "base/env.h"
 #include "base/error.h"
+#include "base/text.h"
 #include "select/auto.h"
-
-/* printf at buf + used, cut at len; the new used. */
-static size_t add(char *buf, size_t len, size_t used, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static size_t add(char *buf, size_t len, size_t used, const char *fmt, ...)
-{
-    if (used >= len)
-        return used;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf + used, len - used, fmt, ap);
-    va_end(ap);
-    return n < 0 ? used : used + (size_t)n;
-}
 
 /* Every class of calls up to `bytes`. */
 static unsigned classes_up_to(size_t bytes)
@@ -52,7 +38,7 @@ static void decide(const topsync_tuning_coll_entry_t *e, unsigned kind, size_t *
     *max_bytes = 0;
     *classes = 0;
     if (n == 0) {
-        add(buf, len, used, "not measured: the MPI's own for every size");
+        ts_append(buf, len, used, "not measured: the MPI's own for every size");
         return;
     }
     *max_bytes = p[n - 1].bytes;
@@ -66,23 +52,24 @@ static void decide(const topsync_tuning_coll_entry_t *e, unsigned kind, size_t *
         else
             lost |= 1u << c;
     }
-    used = add(buf, len, used, "topsync / the MPI's own:");
+    used = ts_append(buf, len, used, "topsync / the MPI's own:");
     for (unsigned i = 0; i < n; i++)
-        used = add(buf, len, used, "%s %zu B %.2fx", i ? "," : "", p[i].bytes,
-                   p[i].topsync_ns / p[i].own_ns);
+        used = ts_append(buf, len, used, "%s %zu B %.2fx", i ? "," : "", p[i].bytes,
+                         p[i].topsync_ns / p[i].own_ns);
     if (lost) {
-        used = add(buf, len, used, "; the MPI's own takes the calls of");
+        used = ts_append(buf, len, used, "; the MPI's own takes the calls of");
         for (unsigned c = 0, first = 1; c < TOPSYNC_COLL_CLASSES; c++)
             if (lost >> c & 1u) {
-                used = add(buf, len, used, "%s %zu-%zu B", first ? "" : ",",
-                           c ? ((size_t)8 << (c - 1)) + 1 : 1, (size_t)8 << c);
+                used = ts_append(buf, len, used, "%s %zu-%zu B", first ? "" : ",",
+                                 c ? ((size_t)8 << (c - 1)) + 1 : 1, (size_t)8 << c);
                 first = 0;
             }
-        used = add(buf, len, used, " (more than %.2gx faster there)", TOPSYNC_COLL_OWN_MARGIN);
+        used =
+            ts_append(buf, len, used, " (more than %.2gx faster there)", TOPSYNC_COLL_OWN_MARGIN);
     } else {
-        used = add(buf, len, used, "; topsync takes every size measured");
+        used = ts_append(buf, len, used, "; topsync takes every size measured");
     }
-    add(buf, len, used, ", and the MPI's own those above %zu B (not measured)", *max_bytes);
+    ts_append(buf, len, used, ", and the MPI's own those above %zu B (not measured)", *max_bytes);
 }
 
 int topsync_coll_choose(const topsync_topology_t *t, unsigned n, int oversubscribed,

@@ -250,13 +250,9 @@ int topsync_tuning_put(topsync_tuning_t *tu, const topsync_tuning_entry_t *e)
     while (k < tu->nentries && !same_case(&tu->entries[k], e))
         k++;
     if (k == tu->nentries) {
-        if (tu->nentries == TOPSYNC_TUNING_MAX_ENTRIES)
-            return ts_fail(ENOSPC, "a tuning holds at most %d entries", TOPSYNC_TUNING_MAX_ENTRIES);
-        topsync_tuning_entry_t *grown = realloc(tu->entries, (tu->nentries + 1) * sizeof *grown);
-        if (!grown)
-            return ts_fail(ENOMEM, "out of memory");
-        tu->entries = grown;
-        tu->nentries++;
+        int rc = ts_tuning_grow((void **)&tu->entries, &tu->nentries, sizeof *tu->entries, "");
+        if (rc < 0)
+            return rc;
     }
     tu->entries[k] = *e;
     tu->entries[k].processes = !!e->processes;
@@ -346,10 +342,7 @@ int topsync_tuning_lookup(const topsync_tuning_t *tu, unsigned n, int processes,
         if (!e->processes != !processes || !e->oversubscribed != !oversubscribed ||
             strcmp(e->placement, placement))
             continue;
-        unsigned d = e->participants > n ? e->participants - n : n - e->participants;
-        unsigned bd =
-            best ? (best->participants > n ? best->participants - n : n - best->participants) : ~0u;
-        if (d < bd || (d == bd && best && e->participants < best->participants))
+        if (ts_tuning_nearer(e->participants, best ? &best->participants : NULL, n))
             best = e;
     }
     if (!best)

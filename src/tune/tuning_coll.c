@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <topsync/collectives.h>
@@ -82,14 +81,10 @@ int topsync_tuning_put_coll(topsync_tuning_t *tu, const topsync_tuning_coll_entr
     while (k < tu->ncolls && !same_coll_case(&tu->colls[k], e))
         k++;
     if (k == tu->ncolls) {
-        if (tu->ncolls == TOPSYNC_TUNING_MAX_ENTRIES)
-            return ts_fail(ENOSPC, "a tuning holds at most %d collectives entries",
-                           TOPSYNC_TUNING_MAX_ENTRIES);
-        topsync_tuning_coll_entry_t *grown = realloc(tu->colls, (tu->ncolls + 1) * sizeof *grown);
-        if (!grown)
-            return ts_fail(ENOMEM, "out of memory");
-        tu->colls = grown;
-        tu->ncolls++;
+        int rc =
+            ts_tuning_grow((void **)&tu->colls, &tu->ncolls, sizeof *tu->colls, "collectives ");
+        if (rc < 0)
+            return rc;
     }
     tu->colls[k] = *e;
     tu->colls[k].oversubscribed = !!e->oversubscribed;
@@ -103,17 +98,13 @@ int topsync_tuning_lookup_coll(const topsync_tuning_t *tu, unsigned n, int overs
     if (!tu || !placement || !mpi || !out)
         return ts_fail(EINVAL, "topsync_tuning_lookup_coll: NULL argument");
     const topsync_tuning_coll_entry_t *best = NULL;
-    unsigned best_distance = ~0u;
     for (unsigned k = 0; k < tu->ncolls; k++) {
         const topsync_tuning_coll_entry_t *e = &tu->colls[k];
         if (!e->oversubscribed != !oversubscribed || strcmp(e->placement, placement) ||
             strcmp(e->mpi, mpi))
             continue;
-        unsigned d = e->participants > n ? e->participants - n : n - e->participants;
-        if (d < best_distance || (d == best_distance && e->participants < best->participants)) {
+        if (ts_tuning_nearer(e->participants, best ? &best->participants : NULL, n))
             best = e;
-            best_distance = d;
-        }
     }
     if (!best)
         return ts_fail(ENOENT, "no collectives entry for %s, %s, placement %s", mpi,
