@@ -122,16 +122,20 @@ static inline ts_word *ts_rank_line(const topsync_barrier_t *b, unsigned rank, u
 /* Before a wait on b's words as participant `rank` (every barrier wait,
  * and the collectives' one-way waits): the thread's wait context, i.e.
  * where the wait policy keeps what it learns (words 1..3 of the rank's
- * line 0, wait.h) and, for the adaptive spin, this participant's CPU. */
+ * line 0, wait.h) and, for the co-location check, this participant's CPU. */
 static inline void ts_barrier_wait_as(const topsync_barrier_t *b, unsigned rank)
 {
     ts_word *local = ts_rank_line(b, rank, 0);
     ts_wait_learned = b->wait.learn ? local + 1 : NULL;
-    if (b->wait.adaptive_spin) {
+    if (b->wait.colocation) {
         int cpu = sched_getcpu();
+        uint32_t seen = cpu < 0 ? 0u : (uint32_t)cpu + 1;
         ts_wait_rank = rank;
-        /* relaxed: a hint for the other participants' spin (wait.h) */
-        atomic_store_explicit(&local->aux, cpu < 0 ? 0u : (uint32_t)cpu + 1, memory_order_relaxed);
+        /* relaxed: a hint for the other participants' spin (wait.h); stored
+         * only when it changed, so that the line the others read in their
+         * slow path stays shared while this thread keeps its CPU */
+        if (atomic_load_explicit(&local->aux, memory_order_relaxed) != seen)
+            atomic_store_explicit(&local->aux, seen, memory_order_relaxed);
     }
 }
 

@@ -193,7 +193,7 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
     return 0;
 }
 
-/* Where the adaptive spin reads the participants' CPUs: line 0 of each
+/* Where the co-location check reads the participants' CPUs: line 0 of each
  * rank block. */
 static void set_peers(topsync_barrier_t *b)
 {

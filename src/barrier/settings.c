@@ -38,6 +38,7 @@
 static pthread_once_t machine_once = PTHREAD_ONCE_INIT;
 static size_t machine_line_size = 128;
 static unsigned machine_cpus = 1;
+static unsigned machine_online_cpus = 1; /* the whole machine's (the kernel's slice) */
 
 static void machine_probe(void)
 {
@@ -45,6 +46,9 @@ static void machine_probe(void)
     if (topsync_topology_load(&t) != 0)
         return; /* keep the safe fallbacks */
     machine_line_size = topsync_topology_line_size(t);
+    int online = hwloc_bitmap_weight(hwloc_topology_get_topology_cpuset(t->hwloc));
+    if (online > 0)
+        machine_online_cpus = (unsigned)online;
     hwloc_bitmap_t set = hwloc_bitmap_alloc();
     if (set && hwloc_get_cpubind(t->hwloc, set, HWLOC_CPUBIND_PROCESS) == 0 &&
         !hwloc_bitmap_iszero(set))
@@ -101,6 +105,7 @@ int ts_barrier_resolve(unsigned n, const topsync_barrier_options_t *o, struct re
     if (rc < 0)
         return rc;
     r->given_by_env = origin[0] != '\0';
+    r->participants = n;
     if (!r->alg.algo && (rc = auto_check()) < 0)
         return rc;
 
@@ -174,13 +179,14 @@ void ts_barrier_wait_settings(ts_wait *w, const struct resolved *r, bool process
                                             : TS_SPIN_OVERSUBSCRIBED;
     /* Not bound apart, but few enough to fit the CPUs, and oversubscribed
      * by other processes: spin that much only when no other participant
-     * was last seen on this CPU (wait.h, adaptive spin; unbound pairs of an
-     * oversubscribed job). With more participants than CPUs some always
-     * share one: no spin, as above. */
-    w->adaptive_spin = 0;
-    if (r->oversubscribed && !r->disjoint_cpus && r->fits_cpus && spin_override < 0) {
-        w->adaptive_spin = TS_SPIN_OVERSUBSCRIBED_DISJOINT;
-        w->spin_iterations = 0;
+     * was last seen on this CPU (wait.h, co-location check; unbound pairs
+     * of an oversubscribed job). With more participants than CPUs some
+     * always share one: no spin, as above. */
+    bool apart_unknown = !r->disjoint_cpus && r->fits_cpus && spin_override < 0;
+    w->colocation = false;
+    if (r->oversubscribed && apart_unknown) {
+        w->colocation = true;
+        w->spin_iterations = TS_SPIN_OVERSUBSCRIBED_DISJOINT;
     }
     if (spin_override >= 0)
         w->spin_iterations = (uint32_t)spin_override;
@@ -188,11 +194,26 @@ void ts_barrier_wait_settings(ts_wait *w, const struct resolved *r, bool process
     w->learn = spin_override < 0;
     w->spin_learn_most =
         !r->oversubscribed && w->learn ? ts_wait_pauses_for_ns(TS_SPIN_NS_MOST) : 0;
+    /* As few as the CPUs, not bound apart, and few enough that a waiter
+     * scans their CPUs: with none on its CPU, the spin may grow to a
+     * scheduler slice (wait.h, TS_SLICE_NS_BASE); past the first 32 us it
+     * keeps the deadline and the idle hook. */
+    w->spin_unclocked = 0;
+    if (!r->oversubscribed && apart_unknown && r->participants <= TS_COLOCATION_PEERS_MOST) {
+        w->colocation = true;
+        w->spin_learn_most = ts_wait_pauses_for_ns(ts_wait_slice_ns(machine_online_cpus));
+        w->spin_unclocked = ts_wait_pauses_for_ns(TS_SPIN_NS_MOST);
+    }
     /* Yields only when the participants share CPUs (one may hand the CPU
      * to the awaited one). With a CPU each, the CPU a yield gives up goes
      * to other work, for its whole time slice (issue 35: milliseconds with
      * a CPU hog), and a futex sleep is woken at once: none. */
     w->yield_iterations = r->oversubscribed ? TS_YIELD_OVERSUBSCRIBED : 0;
+    w->yield_colocated_only = false;
+    if (w->spin_unclocked) {
+        w->yield_iterations = TS_YIELD_OVERSUBSCRIBED;
+        w->yield_colocated_only = true;
+    }
     w->process_shared = process_shared;
 }
 

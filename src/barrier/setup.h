@@ -36,6 +36,7 @@ struct resolved {
     bool disjoint_cpus; /* every participant bound, no CPU shared by two of them */
     bool fits_cpus;     /* the participants alone would not oversubscribe their CPUs */
     bool given_by_env;  /* the algorithm came from TOPSYNC_BARRIER */
+    unsigned participants;
 };
 int ts_barrier_resolve(unsigned n, const topsync_barrier_options_t *o, struct resolved *r);
 void ts_barrier_wait_settings(ts_wait *w, const struct resolved *r, bool process_shared,

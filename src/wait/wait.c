@@ -46,8 +46,6 @@ static inline uint32_t learned_cap(ts_word *learned, unsigned which, uint32_t in
 /* How far the spin may grow while it keeps succeeding. */
 static inline uint32_t spin_most(const ts_wait *p)
 {
-    if (p->adaptive_spin)
-        return p->adaptive_spin;
     return p->spin_learn_most > p->spin_iterations ? p->spin_learn_most : p->spin_iterations;
 }
 
@@ -57,28 +55,33 @@ static inline void learned_set(ts_word *learned, unsigned which, uint32_t cap)
     atomic_store_explicit(&learned[which].aux, cap + 1, memory_order_relaxed);
 }
 
-/* The spin of this wait: the policy's, capped by what was learned; with the
- * adaptive spin, none when another participant was last seen on this CPU
- * (wait.h). The relaxed loads read hints: a stale CPU only misjudges one
+/* Was another participant last seen on this CPU? (Or is this CPU not
+ * known.) The relaxed loads read hints: a stale CPU only misjudges one
  * spin. */
+static bool colocated(const ts_wait *p)
+{
+    int cpu = sched_getcpu();
+    if (cpu < 0)
+        return true;
+    for (unsigned r = 0; r < p->npeers; r++) {
+        if (r == ts_wait_rank)
+            continue;
+        const ts_word *w = (const ts_word *)(p->peer_base + (size_t)r * p->peer_stride);
+        /* relaxed: a hint (see above) */
+        if (atomic_load_explicit(&w->aux, memory_order_relaxed) == (uint32_t)cpu + 1)
+            return true;
+    }
+    return false;
+}
+
+/* The spin of this wait: the policy's, capped by what was learned; none
+ * when the policy checks co-location and another participant was last seen
+ * on this CPU (wait.h). */
 static uint32_t spin_budget(const ts_wait *p, ts_word *learned)
 {
-    uint32_t most = p->spin_iterations;
-    if (p->adaptive_spin) {
-        int cpu = sched_getcpu();
-        if (cpu < 0)
-            return 0;
-        for (unsigned r = 0; r < p->npeers; r++) {
-            if (r == ts_wait_rank)
-                continue;
-            const ts_word *w = (const ts_word *)(p->peer_base + (size_t)r * p->peer_stride);
-            /* relaxed: a hint (see above) */
-            if (atomic_load_explicit(&w->aux, memory_order_relaxed) == (uint32_t)cpu + 1)
-                return 0;
-        }
-        most = p->adaptive_spin;
-    }
-    return learned ? learned_cap(learned, 0, most, spin_most(p)) : most;
+    if (p->colocation && colocated(p))
+        return 0;
+    return learned ? learned_cap(learned, 0, p->spin_iterations, spin_most(p)) : p->spin_iterations;
 }
 
 static void spin_learn(const ts_wait *p, ts_word *learned, uint32_t spin, bool reached)
@@ -90,6 +93,32 @@ static void spin_learn(const ts_wait *p, ts_word *learned, uint32_t spin, bool r
     if (cap < TS_ADAPTIVE_SPIN_FLOOR)
         cap = TS_ADAPTIVE_SPIN_FLOOR;
     learned_set(learned, 0, cap > most ? most : cap);
+}
+
+/* A spin that ran out, in a wait that lasted waited_ns more: had a spin
+ * of that length (twice it: the wake-up is in the figure, and the margin
+ * errs towards spinning) fitted within the most, it would have ended the
+ * wait, and the cap becomes that; a longer wait halves the cap. Learning
+ * from the time waited, not from the spin's outcome alone, brings a cap
+ * that fell to the floor back up (a spin of 16 pauses never catches a
+ * partner that takes a microsecond: the cap would stay there for good). */
+static void spin_learn_missed(const ts_wait *p, ts_word *learned, uint32_t spin, uint64_t waited_ns)
+{
+    uint32_t most = spin_most(p);
+    uint64_t spun_ns = (uint64_t)((double)spin * ts_wait_pause_ns());
+    uint32_t would = ts_wait_pauses_for_ns(2 * (spun_ns + waited_ns));
+    uint32_t cap = would <= most ? would : spin / 2;
+    if (cap < TS_ADAPTIVE_SPIN_FLOOR)
+        cap = TS_ADAPTIVE_SPIN_FLOOR;
+    learned_set(learned, 0, cap);
+}
+
+/* Did a long spin (past its unclocked part) end only because another
+ * participant, now seen on this CPU, got it? Then the spin held the CPU
+ * that participant needed until the scheduler took it away: a miss. */
+static bool spun_on_partners_cpu(const ts_wait *p, uint32_t pauses)
+{
+    return p->colocation && p->spin_unclocked && pauses > p->spin_unclocked && colocated(p);
 }
 
 /* Yields before the futex (block policy): the policy's, capped by what was
@@ -166,6 +195,16 @@ static _Noreturn void unwind(int why)
  * programs 30-2000x slower than in the MPI's own barrier, which polls all
  * along). */
 #define TS_IDLE_FIRST_NS 1000u
+/* The hook's last answer on this thread was TOPSYNC_IDLE_AGAIN (the
+ * runtime wants its progress all along: an MPI program with a window or
+ * nonblocking calls in flight): the next wait spins no longer than the
+ * floor before it calls the hook, as the MPI's own barrier polls from its
+ * start (issue 35: with a learned spin of up to a scheduler slice before
+ * the hook, MPICH's Fetch_and_op + Win_flush pattern, unbound, took 37 us
+ * per iteration against 2.5 natively; with the hook called every 8 pauses
+ * from the start of that spin, 2.7-3.4 us against 2.2-2.7 with the
+ * short spin). */
+static TS_TLS_INITIAL_EXEC _Thread_local bool ts_idle_eager;
 struct slow_clock {
     uint64_t deadline, next_idle, interval;
     bool timed, started;
@@ -197,6 +236,7 @@ static uint64_t clock_check(struct slow_clock *c, const ts_wait *p)
         unwind(TS_UNWIND_TIMEOUT);
     if (c->next_idle && now >= c->next_idle) {
         int rc = p->idle(p->idle_arg);
+        ts_idle_eager = rc == TOPSYNC_IDLE_AGAIN;
         if (rc == TOPSYNC_IDLE_AGAIN) {
             c->interval = TS_IDLE_FIRST_NS;
         } else if (rc) {
@@ -245,7 +285,7 @@ static inline bool reached_now(ts_word *w, uint32_t episode)
  * yields when the policy yields (its participants share CPUs). */
 static bool short_wait(ts_word *w, uint32_t episode, const ts_wait *p, uint64_t ns)
 {
-    if (p->yield_iterations) {
+    if (p->yield_iterations && !p->yield_colocated_only) {
         sched_yield();
         return reached_now(w, episode);
     }
@@ -256,6 +296,59 @@ static bool short_wait(ts_word *w, uint32_t episode, const ts_wait *p, uint64_t 
         ts_cpu_relax();
     }
     return reached_now(w, episode);
+}
+
+/* The rest of a wait whose spin ran out: yields or the futex, as the
+ * policy says. */
+static void wait_after_spin(ts_word *w, uint32_t episode, const ts_wait *policy, ts_word *learned,
+                            struct slow_clock *clock, bool colocated_now)
+{
+    if (policy->kind == TS_WAIT_YIELD) {
+        while (!reached_now(w, episode)) {
+            clock_check(clock, policy);
+            sched_yield();
+        }
+        return;
+    }
+    uint32_t yields =
+        !policy->yield_colocated_only || colocated_now ? yield_budget(policy, learned) : 0;
+    uint64_t yields_began = yields && learned ? now_ns() : 0;
+    for (uint32_t i = 0; i < yields; i++) {
+        if (reached_now(w, episode)) {
+            /* reached, but a yield that handed the CPU to other work for
+             * its time slice did not pay: a sleep would have been woken
+             * sooner */
+            yield_learn(policy, learned, yields,
+                        !yields_began || now_ns() - yields_began < TS_YIELDS_WORTH_NS);
+            return;
+        }
+        clock_check(clock, policy);
+        sched_yield();
+    }
+    yield_learn(policy, learned, yields, false);
+    for (;;) {
+        /* acquire: pairs with the release exchange in ts_publish() */
+        uint32_t v = atomic_load_explicit(&w->value, memory_order_acquire);
+        if (ts_reached(v, episode))
+            return;
+        uint64_t left = clock_check(clock, policy);
+        if (left && left < TS_SLEEP_MIN_NS && policy->idle) {
+            /* the hook is due soon: not worth a sleep */
+            if (short_wait(w, episode, policy, left))
+                return;
+            continue;
+        }
+        if (!(v & TS_SLEEPING)) {
+            /* relaxed: the CAS only has to be ordered against the publisher's
+             * exchange, which the word's modification order does (see wait.h);
+             * the acquire that matters is the reload at the top of the loop */
+            if (!atomic_compare_exchange_strong_explicit(
+                    &w->value, &v, v | TS_SLEEPING, memory_order_relaxed, memory_order_relaxed))
+                continue;
+            v |= TS_SLEEPING;
+        }
+        ts_futex_wait(&w->value, v, policy->process_shared, left);
+    }
 }
 
 void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
@@ -280,60 +373,30 @@ void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
         }
         return;
     }
-    /* one thread-local read per wait (NULL: nothing to learn) */
-    ts_word *learned = policy->learn ? ts_wait_learned : NULL;
-    uint32_t spin = spin_budget(policy, learned);
+    /* The hook wants to run all along (ts_idle_eager): after a spin of at
+     * most the floor, the loop of wait_after_spin calls it every microsecond and
+     * polls the word in between; what such waits would teach is left out.
+     * Otherwise one thread-local read per wait (NULL: nothing to learn). */
+    bool eager = policy->idle && ts_idle_eager;
+    ts_word *learned = policy->learn && !eager ? ts_wait_learned : NULL;
+    uint32_t spin = !eager ? spin_budget(policy, learned)
+                    : policy->spin_iterations < TS_ADAPTIVE_SPIN_FLOOR ? policy->spin_iterations
+                                                                       : TS_ADAPTIVE_SPIN_FLOOR;
+    /* a long spin (a scheduler slice, wait.h) still keeps the deadline and
+     * calls the idle hook (the MPI's progress) every 32 pauses past its
+     * first part */
+    uint32_t unclocked = clock.timed && policy->spin_unclocked ? policy->spin_unclocked : spin;
     for (uint32_t i = 0; i < spin; i++) {
         if (reached_now(w, episode)) {
-            spin_learn(policy, learned, spin, true);
+            spin_learn(policy, learned, spin, !spun_on_partners_cpu(policy, i));
             return;
         }
+        if (i >= unclocked && (i & 31u) == 0)
+            clock_check(&clock, policy);
         ts_cpu_relax();
     }
-    spin_learn(policy, learned, spin, false);
-    if (policy->kind == TS_WAIT_YIELD) {
-        while (!reached_now(w, episode)) {
-            clock_check(&clock, policy);
-            sched_yield();
-        }
-        return;
-    }
-    uint32_t yields = yield_budget(policy, learned);
-    uint64_t yields_began = yields && learned ? now_ns() : 0;
-    for (uint32_t i = 0; i < yields; i++) {
-        if (reached_now(w, episode)) {
-            /* reached, but a yield that handed the CPU to other work for
-             * its time slice did not pay: a sleep would have been woken
-             * sooner */
-            yield_learn(policy, learned, yields,
-                        !yields_began || now_ns() - yields_began < TS_YIELDS_WORTH_NS);
-            return;
-        }
-        clock_check(&clock, policy);
-        sched_yield();
-    }
-    yield_learn(policy, learned, yields, false);
-    for (;;) {
-        /* acquire: pairs with the release exchange in ts_publish() */
-        uint32_t v = atomic_load_explicit(&w->value, memory_order_acquire);
-        if (ts_reached(v, episode))
-            return;
-        uint64_t left = clock_check(&clock, policy);
-        if (left && left < TS_SLEEP_MIN_NS && policy->idle) {
-            /* the hook is due soon: not worth a sleep */
-            if (short_wait(w, episode, policy, left))
-                return;
-            continue;
-        }
-        if (!(v & TS_SLEEPING)) {
-            /* relaxed: the CAS only has to be ordered against the publisher's
-             * exchange, which the word's modification order does (see wait.h);
-             * the acquire that matters is the reload at the top of the loop */
-            if (!atomic_compare_exchange_strong_explicit(
-                    &w->value, &v, v | TS_SLEEPING, memory_order_relaxed, memory_order_relaxed))
-                continue;
-            v |= TS_SLEEPING;
-        }
-        ts_futex_wait(&w->value, v, policy->process_shared, left);
-    }
+    uint64_t missed_at = learned && spin ? now_ns() : 0;
+    wait_after_spin(w, episode, policy, learned, &clock, spin == 0 && !eager);
+    if (missed_at)
+        spin_learn_missed(policy, learned, spin, now_ns() - missed_at);
 }

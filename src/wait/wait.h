@@ -27,7 +27,7 @@ typedef struct ts_word {
     _Atomic uint32_t value;
     /* Keeps MCS child slots 8 bytes apart. In line 0 of a rank block: the
      * CPU its participant last entered a wait on, + 1 (0: not known), for
-     * the adaptive spin below. */
+     * the co-location check below. */
     _Atomic uint32_t aux;
 } ts_word;
 
@@ -46,11 +46,14 @@ typedef struct ts_wait {
     bool process_shared;       /* futex without FUTEX_PRIVATE_FLAG */
     uint64_t timeout_ns;       /* 0: wait forever; else see ts_timeout_target */
     uint64_t idle_ns;          /* longest period of idle() in the slow path (see clock_check) */
-    /* Adaptive spin: 0, or the spin of a waiter that shares its CPU with no
-     * other participant (then spin_iterations is 0); peers' CPU words at
+    /* Co-location check: spin none when another participant was last seen
+     * on this CPU (it may need this very CPU); peers' CPU words at
      * peer_base + r * peer_stride, r < npeers; the waiter's rank is
      * ts_wait_rank. */
-    uint32_t adaptive_spin;
+    bool colocation;
+    /* Yields only when the co-location check found another participant on
+     * this CPU (a spin that ran out goes to the futex). */
+    bool yield_colocated_only;
     const unsigned char *peer_base;
     size_t peer_stride;
     unsigned npeers;
@@ -68,6 +71,10 @@ typedef struct ts_wait {
     /* Learning: how far the spin may grow while it keeps succeeding (0:
      * spin_iterations, which is where it starts) */
     uint32_t spin_learn_most;
+    /* Pauses of the spin during which neither the deadline nor the idle
+     * hook is looked at (0: the whole spin); past them, a longer spin
+     * checks both every 64 pauses. */
+    uint32_t spin_unclocked;
 } ts_wait;
 
 /*
@@ -94,6 +101,27 @@ extern TS_TLS_INITIAL_EXEC _Thread_local ts_word *ts_wait_learned;
  * then): about the cost of a futex sleep and wake-up, the competitive
  * bound. */
 #define TS_SPIN_NS_MOST 32000u
+/* How far it grows when the participants are as few as the CPUs but not
+ * bound apart, and none was last seen on the waiter's CPU (unbound threads
+ * on a node busy with other work): the partner that other work preempted
+ * comes back within a scheduler slice of it, so a spin that lasts one
+ * catches it still running where a futex sleep would have to preempt
+ * that work to be woken (issue 35: 2 unbound threads beside 2 CPU hogs,
+ * 4.5-4.8 us per barrier with the 32 us cap, 87-493 ns with an 8 ms spin,
+ * libgomp's 490-1276 ns; libgomp spins 300000 pauses). Linux's EEVDF slice
+ * (kernel/sched/fair.c, sysctl_sched_base_slice): 0.75 ms times
+ * 1 + log2 of the online CPUs, at most 8 of them counted. */
+#define TS_SLICE_NS_BASE 750000u
+static inline uint64_t ts_wait_slice_ns(unsigned online_cpus)
+{
+    unsigned counted = online_cpus < 8 ? online_cpus : 8, log2 = 0;
+    while ((2u << log2) <= counted)
+        log2++;
+    return (uint64_t)TS_SLICE_NS_BASE * (1 + log2);
+}
+/* Participants of one barrier whose CPUs a waiter scans (the co-location
+ * check, slow path): beyond, the long spin is off. */
+#define TS_COLOCATION_PEERS_MOST 8u
 /* The cost of one ts_cpu_relax() here in ns, measured once per process
  * (the least of a few timed runs of pauses). */
 double ts_wait_pause_ns(void);
@@ -111,7 +139,7 @@ uint32_t ts_wait_pauses_for_ns(uint64_t ns);
 enum { TS_UNWIND_TIMEOUT = 1, TS_UNWIND_IDLE = 2 };
 extern _Thread_local jmp_buf *ts_timeout_target;
 /* The rank of the participant this thread waits as (set by
- * topsync_barrier_wait when the policy is adaptive). */
+ * topsync_barrier_wait when the policy checks co-location). */
 extern _Thread_local unsigned ts_wait_rank;
 
 /* Has a word holding `value` reached `episode`? (31-bit wrap-safe) */

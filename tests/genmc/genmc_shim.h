@@ -86,6 +86,10 @@ uint32_t ts_wait_pauses_for_ns(uint64_t ns)
     (void)ns;
     return 16;
 }
+double ts_wait_pause_ns(void)
+{
+    return 1.0;
+}
 #undef sched_yield
 #define sched_yield() 0
 

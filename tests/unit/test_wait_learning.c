@@ -1,0 +1,277 @@
+/*
+ * The wait policy's learning (src/wait/wait.c, docs/design.md section 8.1,
+ * "The spin" and "The long spin"), driven through ts_wait_slow with a word
+ * that a second thread publishes at a point the test controls (once the
+ * waiter sleeps on the futex, or once its idle hook has run), and the
+ * settings that choose it (ts_barrier_wait_settings). No timed assertion:
+ * each check follows from the order of events, not from how long they took.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <topsync/wait.h>
+
+#include "barrier/setup.h"
+#include "check.h"
+#include "wait/wait.h"
+
+#define FLOOR 16u /* wait.c, TS_ADAPTIVE_SPIN_FLOOR */
+
+/* Two participants' rank lines: word 0's aux is the CPU a participant last
+ * waited on (+1), words 1-3 what rank 0 learns. */
+static _Alignas(64) ts_word lines[2][8];
+static ts_word word;
+
+static uint32_t learned_spin(void)
+{
+    return atomic_load_explicit(&lines[0][1].aux, memory_order_relaxed);
+}
+
+static void set_learned_spin(uint32_t cap)
+{
+    atomic_store_explicit(&lines[0][1].aux, cap + 1, memory_order_relaxed);
+}
+
+/* The publisher's trigger. */
+enum trigger { WHEN_ASLEEP, WHEN_ASLEEP_THEN_2MS, WHEN_HOOK_RAN, AFTER_200US_FROM_ITS_CPU };
+static _Atomic int waiter_cpu;
+static _Atomic unsigned hook_calls;
+struct publish {
+    enum trigger trigger;
+    uint32_t episode;
+    ts_wait *policy;
+};
+
+static void *publisher(void *arg)
+{
+    struct publish *p = arg;
+    if (p->trigger == AFTER_200US_FROM_ITS_CPU) {
+        /* well into the waiter's long spin, as if from its CPU */
+        nanosleep(&(struct timespec){0, 200000}, NULL);
+        int cpu = atomic_load_explicit(&waiter_cpu, memory_order_relaxed);
+        atomic_store_explicit(&lines[1][0].aux, (uint32_t)cpu + 1, memory_order_relaxed);
+    } else if (p->trigger == WHEN_HOOK_RAN) {
+        /* acquire: pairs with the hook's release increment */
+        while (atomic_load_explicit(&hook_calls, memory_order_acquire) < 3)
+            sched_yield();
+    } else {
+        /* relaxed: only when to publish is decided here; the publish is the
+         * release */
+        while (!(atomic_load_explicit(&word.value, memory_order_relaxed) & TS_SLEEPING))
+            sched_yield();
+        if (p->trigger == WHEN_ASLEEP_THEN_2MS)
+            nanosleep(&(struct timespec){0, 2000000}, NULL);
+    }
+    ts_publish(&word, p->episode, p->policy);
+    return NULL;
+}
+
+static uint32_t episode_now = 1;
+
+/* One wait of rank 0 for the next episode, published as `trigger` says. */
+static void wait_once(ts_wait *policy, enum trigger trigger)
+{
+    uint32_t episode = ++episode_now;
+    struct publish p = {trigger, episode, policy};
+    pthread_t t;
+    atomic_store_explicit(&hook_calls, 0, memory_order_relaxed);
+    ts_wait_learned = &lines[0][1];
+    ts_wait_rank = 0;
+    pthread_create(&t, NULL, publisher, &p);
+    ts_wait_slow(&word, episode, policy);
+    pthread_join(t, NULL);
+}
+
+static int hook_again(void *arg)
+{
+    (void)arg;
+    /* release: pairs with the publisher's acquire */
+    atomic_fetch_add_explicit(&hook_calls, 1, memory_order_release);
+    return TOPSYNC_IDLE_AGAIN;
+}
+
+static ts_wait block_policy(void)
+{
+    ts_wait p;
+    memset(&p, 0, sizeof p);
+    p.kind = TS_WAIT_BLOCK;
+    p.spin_iterations = 64;
+    p.learn = true;
+    p.peer_base = (const unsigned char *)&lines[0][0];
+    p.peer_stride = sizeof lines[0];
+    p.npeers = 2;
+    return p;
+}
+
+static void test_learning_from_the_time_waited(void)
+{
+    /* A cap at the floor comes back up: the spin ran out (the publisher
+     * waits for the waiter to sleep), and the wait, sleep and wake-up
+     * included, took far less than the most (28 ms of pauses at most: the
+     * publisher yields at once). Judged by the spin's outcome alone it
+     * would stay at 16 for good. */
+    ts_wait p = block_policy();
+    p.spin_learn_most = 1u << 20;
+    set_learned_spin(FLOOR);
+    wait_once(&p, WHEN_ASLEEP);
+    CHECK(learned_spin() - 1 > FLOOR);
+
+    /* A wait much longer than the most halves the cap. */
+    p.spin_learn_most = 64;
+    set_learned_spin(64);
+    wait_once(&p, WHEN_ASLEEP_THEN_2MS);
+    CHECK_EQ(learned_spin() - 1, 32);
+    set_learned_spin(FLOOR);
+    wait_once(&p, WHEN_ASLEEP_THEN_2MS);
+    CHECK_EQ(learned_spin() - 1, FLOOR);
+}
+
+static void test_colocation(void)
+{
+    /* Another participant last seen on this CPU: no spin, so nothing is
+     * learned from the wait. The CPU is read twice (here and in the wait),
+     * so a migration in between may spoil one try: one in three is
+     * enough. Without the check every try learns. */
+    ts_wait p = block_policy();
+    p.colocation = true;
+    p.yield_colocated_only = true;
+    p.yield_iterations = 16;
+    p.spin_learn_most = 1u << 20;
+    int untouched = 0;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        set_learned_spin(FLOOR);
+        int cpu = sched_getcpu();
+        atomic_store_explicit(&lines[1][0].aux, (uint32_t)cpu + 1, memory_order_relaxed);
+        wait_once(&p, WHEN_ASLEEP);
+        untouched += learned_spin() - 1 == FLOOR;
+    }
+    CHECK(untouched > 0);
+
+    /* Nobody on this CPU (no CPU numbered UINT32_MAX - 1): the spin runs,
+     * and the wait is learned from. */
+    atomic_store_explicit(&lines[1][0].aux, UINT32_MAX, memory_order_relaxed);
+    set_learned_spin(FLOOR);
+    wait_once(&p, WHEN_ASLEEP);
+    CHECK(learned_spin() - 1 > FLOOR);
+}
+
+static void test_long_spin_on_the_partners_cpu(void)
+{
+    /* A long spin (past its unclocked part) that ends with the partner now
+     * seen on the waiter's CPU held the CPU the partner needed: a miss,
+     * the cap halves, though the word was reached. A migration between the
+     * two reads of the CPU, or a spin that ran out first (28 ms), spoils a
+     * try: one in three is enough; without the check it never halves. */
+    ts_wait p = block_policy();
+    p.colocation = true;
+    p.spin_unclocked = 32;
+    p.spin_learn_most = 1u << 20;
+    int halved = 0;
+    for (int attempt = 0; attempt < 3 && !halved; attempt++) {
+        atomic_store_explicit(&lines[1][0].aux, UINT32_MAX, memory_order_relaxed);
+        atomic_store_explicit(&waiter_cpu, sched_getcpu(), memory_order_relaxed);
+        set_learned_spin(1u << 20);
+        wait_once(&p, AFTER_200US_FROM_ITS_CPU);
+        halved = learned_spin() - 1 == 1u << 19;
+    }
+    CHECK(halved);
+}
+
+static void test_eager_hook(void)
+{
+    /* A hook that answers TOPSYNC_IDLE_AGAIN: the wait after it spins at
+     * most the floor before the hook and learns nothing from itself (its
+     * publisher waits for the hook, so its spin always runs out). */
+    ts_wait p = block_policy();
+    p.spin_learn_most = 1u << 20;
+    p.idle = hook_again;
+    p.idle_ns = 1000000;
+    set_learned_spin(FLOOR);
+    wait_once(&p, WHEN_HOOK_RAN); /* not eager yet: learned from */
+    uint32_t after_first = learned_spin();
+    CHECK(after_first - 1 > FLOOR);
+    wait_once(&p, WHEN_HOOK_RAN); /* eager */
+    CHECK_EQ(learned_spin(), after_first);
+    CHECK(atomic_load_explicit(&hook_calls, memory_order_relaxed) >= 3);
+}
+
+static void test_settings(void)
+{
+    struct resolved r;
+    memset(&r, 0, sizeof r);
+    r.wait = TOPSYNC_WAIT_BLOCK;
+    r.fits_cpus = true;
+    r.participants = 2;
+    ts_wait w;
+
+    /* unbound, as few as the CPUs: the long spin and the co-location check */
+    memset(&w, 0, sizeof w);
+    ts_barrier_wait_settings(&w, &r, false, -1);
+    CHECK(w.colocation && w.yield_colocated_only && w.learn);
+    CHECK_EQ(w.spin_iterations, ts_wait_pauses_for_ns(TS_SPIN_NS_DEFAULT));
+    CHECK_EQ(w.spin_unclocked, ts_wait_pauses_for_ns(TS_SPIN_NS_MOST));
+    CHECK(w.spin_learn_most >= ts_wait_pauses_for_ns(ts_wait_slice_ns(1)));
+    CHECK(w.spin_learn_most <= ts_wait_pauses_for_ns(ts_wait_slice_ns(8)));
+
+    /* more than a waiter scans: the 32 us cap, no check */
+    r.participants = TS_COLOCATION_PEERS_MOST + 1;
+    memset(&w, 0, sizeof w);
+    ts_barrier_wait_settings(&w, &r, false, -1);
+    CHECK(!w.colocation && !w.yield_colocated_only && w.spin_unclocked == 0);
+    CHECK_EQ(w.spin_learn_most, ts_wait_pauses_for_ns(TS_SPIN_NS_MOST));
+    CHECK_EQ(w.yield_iterations, 0);
+
+    /* bound to CPUs of their own: the same */
+    r.participants = 2;
+    r.disjoint_cpus = true;
+    memset(&w, 0, sizeof w);
+    ts_barrier_wait_settings(&w, &r, false, -1);
+    CHECK(!w.colocation && w.spin_unclocked == 0);
+    CHECK_EQ(w.spin_learn_most, ts_wait_pauses_for_ns(TS_SPIN_NS_MOST));
+
+    /* TOPSYNC_SPIN: fixed, nothing learned, no check */
+    r.disjoint_cpus = false;
+    memset(&w, 0, sizeof w);
+    ts_barrier_wait_settings(&w, &r, false, 100);
+    CHECK(!w.colocation && !w.learn && w.spin_unclocked == 0);
+    CHECK_EQ(w.spin_iterations, 100);
+
+    /* oversubscribed by other processes, the participants fitting: the
+     * short co-located spin, yields whether or not */
+    r.oversubscribed = true;
+    memset(&w, 0, sizeof w);
+    ts_barrier_wait_settings(&w, &r, false, -1);
+    CHECK(w.colocation && !w.yield_colocated_only && w.spin_unclocked == 0);
+    CHECK_EQ(w.spin_iterations, 256);
+    CHECK_EQ(w.spin_learn_most, 0);
+    CHECK_EQ(w.yield_iterations, 16);
+}
+
+static void test_slice(void)
+{
+    /* EEVDF's base slice, 0.75 ms x (1 + log2 of the CPUs, up to 8) */
+    CHECK_EQ(ts_wait_slice_ns(0), 750000);
+    CHECK_EQ(ts_wait_slice_ns(1), 750000);
+    CHECK_EQ(ts_wait_slice_ns(2), 1500000);
+    CHECK_EQ(ts_wait_slice_ns(3), 1500000);
+    CHECK_EQ(ts_wait_slice_ns(4), 2250000);
+    CHECK_EQ(ts_wait_slice_ns(7), 2250000);
+    CHECK_EQ(ts_wait_slice_ns(8), 3000000);
+    CHECK_EQ(ts_wait_slice_ns(256), 3000000);
+}
+
+int main(void)
+{
+    test_learning_from_the_time_waited();
+    test_colocation();
+    test_long_spin_on_the_partners_cpu();
+    test_eager_hook();
+    test_settings();
+    test_slice();
+    return check_summary();
+}
