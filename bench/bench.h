@@ -163,6 +163,10 @@ double bench_thread_run(const bench_barrier *bb, unsigned n, uint64_t warmup, ui
 double bench_process_run(const topsync_barrier_options_t *options, unsigned n, uint64_t warmup,
                          uint64_t iterations, bench_binding *binding, char *resolved,
                          size_t resolved_len);
+/* The peer of that: glibc's pthread_barrier_t, process-shared, in shared
+ * memory, n forked processes. -1 on failure. */
+double bench_pthread_process_run(unsigned n, uint64_t warmup, uint64_t iterations,
+                                 bench_binding *binding);
 
 /* This machine's core-to-core table (c2c.c): n x n ns (symmetric, 0 on the
  * diagonal), K round trips per measurement, the median of R; 0 or -1 after

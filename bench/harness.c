@@ -126,25 +126,15 @@ out:
 /* ---------------------------------------------------------------------- */
 /* Processes.                                                               */
 
-double bench_process_run(const topsync_barrier_options_t *options, unsigned n, uint64_t warmup,
-                         uint64_t iterations, bench_binding *binding, char *resolved,
-                         size_t resolved_len)
+/* One forked process per participant, each calling wait(ctx, rank): the
+ * worst participant's mean, or -1. */
+static double process_run(unsigned n, uint64_t warmup, uint64_t iterations, bench_binding *binding,
+                          void (*wait)(void *, unsigned), void *ctx)
 {
-    topsync_barrier_options_t o = *options;
-    o.process_shared = 1;
-    topsync_barrier_t *b;
-    if (topsync_barrier_create(&b, n, &o) < 0) {
-        fprintf(stderr, "topsync-bench: %s\n", topsync_error_message());
-        return -1;
-    }
-    if (resolved)
-        snprintf(resolved, resolved_len, "%s", topsync_barrier_algorithm(b));
     size_t bytes = ((size_t)n * sizeof(double) + 4095) / 4096 * 4096;
     double *means = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (means == MAP_FAILED) {
-        topsync_barrier_destroy(b);
+    if (means == MAP_FAILED)
         return -1;
-    }
     pid_t *pids = calloc(n, sizeof *pids);
     unsigned started = 0;
     int failed = !pids;
@@ -160,10 +150,10 @@ double bench_process_run(const topsync_barrier_options_t *options, unsigned n, u
                 hwloc_set_cpubind(topsync_topology_hwloc(binding->topo), binding->sets[r],
                                   HWLOC_CPUBIND_PROCESS);
             for (uint64_t i = 0; i < warmup; i++)
-                topsync_barrier_wait(b, r);
+                wait(ctx, r);
             uint64_t t0 = bench_now_ns();
             for (uint64_t i = 0; i < iterations; i++)
-                topsync_barrier_wait(b, r);
+                wait(ctx, r);
             means[r] = (double)(bench_now_ns() - t0) / (double)iterations;
             _exit(0);
         }
@@ -183,6 +173,53 @@ double bench_process_run(const topsync_barrier_options_t *options, unsigned n, u
             worst = means[r];
     munmap(means, bytes);
     free(pids);
+    return worst;
+}
+
+static void topsync_process_wait(void *ctx, unsigned rank)
+{
+    topsync_barrier_wait(ctx, rank);
+}
+
+double bench_process_run(const topsync_barrier_options_t *options, unsigned n, uint64_t warmup,
+                         uint64_t iterations, bench_binding *binding, char *resolved,
+                         size_t resolved_len)
+{
+    topsync_barrier_options_t o = *options;
+    o.process_shared = 1;
+    topsync_barrier_t *b;
+    if (topsync_barrier_create(&b, n, &o) < 0) {
+        fprintf(stderr, "topsync-bench: %s\n", topsync_error_message());
+        return -1;
+    }
+    if (resolved)
+        snprintf(resolved, resolved_len, "%s", topsync_barrier_algorithm(b));
+    double worst = process_run(n, warmup, iterations, binding, topsync_process_wait, b);
     topsync_barrier_destroy(b);
+    return worst;
+}
+
+static void pthread_process_wait(void *ctx, unsigned rank)
+{
+    (void)rank;
+    pthread_barrier_wait(ctx);
+}
+
+double bench_pthread_process_run(unsigned n, uint64_t warmup, uint64_t iterations,
+                                 bench_binding *binding)
+{
+    pthread_barrier_t *b =
+        mmap(NULL, sizeof *b, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (b == MAP_FAILED)
+        return -1;
+    pthread_barrierattr_t attr;
+    double worst = -1;
+    if (pthread_barrierattr_init(&attr) == 0 &&
+        pthread_barrierattr_setpshared(&attr, PTHREAD_PROCESS_SHARED) == 0 &&
+        pthread_barrier_init(b, &attr, n) == 0) {
+        worst = process_run(n, warmup, iterations, binding, pthread_process_wait, b);
+        pthread_barrier_destroy(b);
+    }
+    munmap(b, sizeof *b);
     return worst;
 }

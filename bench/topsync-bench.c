@@ -184,7 +184,8 @@ static void usage(FILE *f)
             "                     [--budget-ms MS] [--peers LIST] [--noise N] [--json]\n"
             "                     [--output FILE.json]\n"
             "  --threads N       participants (threads), 1 to 4096\n"
-            "  --processes N     participants (forked processes; topsync only), 1 to 4096\n"
+            "  --processes N     participants (forked processes; the one peer: pthread,\n"
+            "                    process-shared), 1 to 4096\n"
             "  --bind WHAT       core: rank r on core r mod cores (default); none: unbound\n"
             "  --algorithm NAME  a barrier algorithm or all (default all)\n"
             "  --wait POLICY     spin, yield or block (default: TOPSYNC_WAIT, else block)\n"
@@ -370,7 +371,7 @@ static int cmd_barrier(int argc, char **argv)
     if (o.unbound)
         binding.sets = NULL; /* the participants run where the kernel puts them */
     if (o.processes)
-        o.peers = 0; /* the peers are thread barriers */
+        o.peers &= PEER_PTHREAD; /* the other peers are thread barriers */
     if (bench_noise_start(o.noise) < 0)
         return 1;
 
@@ -447,7 +448,21 @@ static int cmd_barrier(int argc, char **argv)
         }
         nres++;
     }
-    if (o.peers & PEER_PTHREAD) {
+    if (o.peers & PEER_PTHREAD && o.processes) {
+        /* glibc's barrier, process-shared, the same processes' way */
+        struct result *r = &results[nres];
+        snprintf(r->name, sizeof r->name, "peer:pthread");
+        r->wait = "futex";
+        r->iterations = o.iterations;
+        r->nruns = o.runs;
+        uint64_t warmup = o.iterations / 10 ? o.iterations / 10 : 1;
+        for (unsigned k = 0; k < o.runs && !r->failed; k++) {
+            r->runs[k] = bench_pthread_process_run(o.threads, warmup, o.iterations, &binding);
+            r->failed = r->runs[k] < 0;
+        }
+        r->latency_ns = bench_protocol_summary(r->runs, o.runs);
+        nres++;
+    } else if (o.peers & PEER_PTHREAD) {
         bench_barrier pb = {
             "peer:pthread", "futex", pthread_create_fn, pthread_wait_fn, pthread_destroy_fn,
             NULL,           0};

@@ -4,7 +4,8 @@
 # same process, and the pthread drop-in against glibc in an unmodified
 # program, under three conditions side by side: threads bound to cores on
 # an idle machine, unbound on an idle machine, unbound with as many busy
-# neighbour processes as CPUs (topsync-bench --noise). A Markdown table on
+# neighbour processes as CPUs (topsync-bench --noise); and the same with
+# forked processes against glibc's process-shared barrier. A Markdown table on
 # stdout; every figure is the median over RUNS runs of the paper's protocol.
 #
 #   usage: scripts/conditions.sh [BUILD_DIR]
@@ -24,7 +25,11 @@ for n in $threads; do
         set -- $condition
         "$bench" barrier --threads "$n" --algorithm auto --bind "$1" --noise "$2" \
             --iterations "$iters" --runs "$runs" --peers pthread,omp,program --json \
-            >"$tmp/$n-$1-$2.json"
+            >"$tmp/threads-$n-$1-$2.json"
+        # forked processes: topsync's process-shared barrier against glibc's
+        "$bench" barrier --processes "$n" --algorithm auto --bind "$1" --noise "$2" \
+            --iterations "$iters" --runs "$runs" --peers pthread --json \
+            >"$tmp/processes-$n-$1-$2.json"
     done
 done
 python3 - "$tmp" <<'EOF'
@@ -36,16 +41,18 @@ for path in glob.glob(os.path.join(sys.argv[1], "*.json")):
     def median(name):
         r = records.get(name)
         return r["median_ns"] if r else float("nan")
-    rows.append((auto["participants"], auto["bind"], auto["noise"], auto["resolved"],
-                 median("auto"), median("peer:pthread"), median("peer:omp"),
+    rows.append((auto["kind"], auto["participants"], auto["bind"], auto["noise"],
+                 auto["resolved"], median("auto"), median("peer:pthread"), median("peer:omp"),
                  median("peer:pthread-program"), median("preload:pthread-program")))
-rows.sort(key=lambda r: (r[0], r[1] == "none", r[2]))
-print("| threads | condition | topsync (auto) ns | glibc ns | libgomp ns | topsync / glibc "
+rows.sort(key=lambda r: (r[0] != "threads", r[1], r[2] == "none", r[3]))
+def figure(x, digits=1):
+    return "-" if x != x else f"{x:.{digits}f}"
+print("| participants | condition | topsync (auto) ns | glibc ns | libgomp ns | topsync / glibc "
       "| topsync / libgomp | pthread program: preloaded / glibc |")
-print("|---:|---|---:|---:|---:|---:|---:|---:|")
-for n, bind, noise, resolved, t, g, o, pg, pp in rows:
+print("|---|---|---:|---:|---:|---:|---:|---:|")
+for kind, n, bind, noise, resolved, t, g, o, pg, pp in rows:
     condition = ("bound" if bind == "core" else "unbound") + ", " + (
         f"{noise} busy neighbour processes" if noise else "idle")
-    print(f"| {n} | {condition} | {t:.1f} ({resolved}) | {g:.1f} | {o:.1f} | {t / g:.2f} "
-          f"| {t / o:.2f} | {pp / pg:.2f} |")
+    print(f"| {n} {kind} | {condition} | {t:.1f} ({resolved}) | {figure(g)} | {figure(o)} "
+          f"| {figure(t / g, 2)} | {figure(t / o, 2)} | {figure(pp / pg, 2)} |")
 EOF
