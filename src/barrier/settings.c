@@ -209,11 +209,8 @@ void ts_barrier_wait_settings(ts_wait *w, const struct resolved *r, bool process
      * to other work, for its whole time slice (issue 35: milliseconds with
      * a CPU hog), and a futex sleep is woken at once: none. */
     w->yield_iterations = r->oversubscribed ? TS_YIELD_OVERSUBSCRIBED : 0;
-    w->yield_colocated_only = false;
-    if (w->spin_unclocked) {
-        w->yield_iterations = TS_YIELD_OVERSUBSCRIBED;
-        w->yield_colocated_only = true;
-    }
+    if (w->spin_unclocked)
+        w->yield_iterations = TS_YIELD_OVERSUBSCRIBED; /* when co-located (wait.h) */
     w->process_shared = process_shared;
 }
 

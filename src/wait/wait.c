@@ -285,7 +285,7 @@ static inline bool reached_now(ts_word *w, uint32_t episode)
  * yields when the policy yields (its participants share CPUs). */
 static bool short_wait(ts_word *w, uint32_t episode, const ts_wait *p, uint64_t ns)
 {
-    if (p->yield_iterations && !p->yield_colocated_only) {
+    if (p->yield_iterations && !p->spin_unclocked) {
         sched_yield();
         return reached_now(w, episode);
     }
@@ -310,8 +310,7 @@ static void wait_after_spin(ts_word *w, uint32_t episode, const ts_wait *policy,
         }
         return;
     }
-    uint32_t yields =
-        !policy->yield_colocated_only || colocated_now ? yield_budget(policy, learned) : 0;
+    uint32_t yields = !policy->spin_unclocked || colocated_now ? yield_budget(policy, learned) : 0;
     uint64_t yields_began = yields && learned ? now_ns() : 0;
     for (uint32_t i = 0; i < yields; i++) {
         if (reached_now(w, episode)) {

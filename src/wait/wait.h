@@ -51,9 +51,6 @@ typedef struct ts_wait {
      * peer_base + r * peer_stride, r < npeers; the waiter's rank is
      * ts_wait_rank. */
     bool colocation;
-    /* Yields only when the co-location check found another participant on
-     * this CPU (a spin that ran out goes to the futex). */
-    bool yield_colocated_only;
     const unsigned char *peer_base;
     size_t peer_stride;
     unsigned npeers;
@@ -73,7 +70,10 @@ typedef struct ts_wait {
     uint32_t spin_learn_most;
     /* Pauses of the spin during which neither the deadline nor the idle
      * hook is looked at (0: the whole spin); past them, a longer spin
-     * checks both every 64 pauses. */
+     * checks both every 32 pauses. Non-zero marks the long spin
+     * (TS_SLICE_NS_BASE), whose waiter yields only when the co-location
+     * check found another participant on its CPU: a spin that ran out
+     * goes to the futex. */
     uint32_t spin_unclocked;
 } ts_wait;
 

@@ -139,7 +139,7 @@ static void test_colocation(void)
      * enough. Without the check every try learns. */
     ts_wait p = block_policy();
     p.colocation = true;
-    p.yield_colocated_only = true;
+    p.spin_unclocked = 32; /* the long spin: yields only when co-located */
     p.yield_iterations = 16;
     p.spin_learn_most = 1u << 20;
     int untouched = 0;
@@ -212,7 +212,8 @@ static void test_settings(void)
     /* unbound, as few as the CPUs: the long spin and the co-location check */
     memset(&w, 0, sizeof w);
     ts_barrier_wait_settings(&w, &r, false, -1);
-    CHECK(w.colocation && w.yield_colocated_only && w.learn);
+    CHECK(w.colocation && w.learn);
+    CHECK_EQ(w.yield_iterations, 16); /* taken only when co-located */
     CHECK_EQ(w.spin_iterations, ts_wait_pauses_for_ns(TS_SPIN_NS_DEFAULT));
     CHECK_EQ(w.spin_unclocked, ts_wait_pauses_for_ns(TS_SPIN_NS_MOST));
     CHECK(w.spin_learn_most >= ts_wait_pauses_for_ns(ts_wait_slice_ns(1)));
@@ -222,7 +223,7 @@ static void test_settings(void)
     r.participants = TS_COLOCATION_PEERS_MOST + 1;
     memset(&w, 0, sizeof w);
     ts_barrier_wait_settings(&w, &r, false, -1);
-    CHECK(!w.colocation && !w.yield_colocated_only && w.spin_unclocked == 0);
+    CHECK(!w.colocation && w.spin_unclocked == 0);
     CHECK_EQ(w.spin_learn_most, ts_wait_pauses_for_ns(TS_SPIN_NS_MOST));
     CHECK_EQ(w.yield_iterations, 0);
 
@@ -246,7 +247,7 @@ static void test_settings(void)
     r.oversubscribed = true;
     memset(&w, 0, sizeof w);
     ts_barrier_wait_settings(&w, &r, false, -1);
-    CHECK(w.colocation && !w.yield_colocated_only && w.spin_unclocked == 0);
+    CHECK(w.colocation && w.spin_unclocked == 0);
     CHECK_EQ(w.spin_iterations, 256);
     CHECK_EQ(w.spin_learn_most, 0);
     CHECK_EQ(w.yield_iterations, 16);
