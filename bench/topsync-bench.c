@@ -134,19 +134,22 @@ static void measure(const bench_barrier *bb, const struct options *o, bench_bind
     res->latency_ns = bench_protocol_summary(res->runs, o->runs);
 }
 
-/* The same for a topsync algorithm run by forked processes. */
-static void measure_processes(const bench_topsync_arg *a, const struct options *o,
+/* The same with forked processes: a topsync algorithm, or with a NULL,
+ * glibc's barrier made process-shared (the peer). */
+static void measure_processes(const char *name, const bench_topsync_arg *a, const struct options *o,
                               bench_binding *binding, struct result *res)
 {
     topsync_barrier_options_t opts;
-    bench_topsync_options(a, &opts);
-    snprintf(res->name, sizeof res->name, "%s", a->algorithm);
+    if (a)
+        bench_topsync_options(a, &opts);
+    snprintf(res->name, sizeof res->name, "%s", name);
     res->iterations = o->iterations;
     uint64_t warmup = o->iterations / 10 ? o->iterations / 10 : 1;
     res->nruns = o->runs;
     for (unsigned r = 0; r < o->runs; r++) {
-        res->runs[r] = bench_process_run(&opts, o->threads, warmup, o->iterations, binding,
-                                         res->resolved, sizeof res->resolved);
+        res->runs[r] = a ? bench_process_run(&opts, o->threads, warmup, o->iterations, binding,
+                                             res->resolved, sizeof res->resolved)
+                         : bench_pthread_process_run(o->threads, warmup, o->iterations, binding);
         if (res->runs[r] < 0) {
             res->failed = 1;
             return;
@@ -415,7 +418,7 @@ static int cmd_barrier(int argc, char **argv)
                 struct result scratch = {0};
                 struct options once = o;
                 once.runs = 1;
-                measure_processes(&targs[0], &once, &binding, &scratch);
+                measure_processes(names[0], &targs[0], &once, &binding, &scratch);
             } else {
                 bench_thread_run(&warm, o.threads, 1, o.iterations, &binding);
             }
@@ -441,7 +444,7 @@ static int cmd_barrier(int argc, char **argv)
         snprintf(results[nres].resolved, sizeof results[nres].resolved, "%s", resolved);
         topsync_barrier_destroy(probe);
         if (o.processes) {
-            measure_processes(&targs[i], &o, &binding, &results[nres]);
+            measure_processes(names[i], &targs[i], &o, &binding, &results[nres]);
             results[nres].wait = bb.wait;
         } else {
             measure(&bb, &o, &binding, ncpus, &results[nres]);
@@ -450,18 +453,8 @@ static int cmd_barrier(int argc, char **argv)
     }
     if (o.peers & PEER_PTHREAD && o.processes) {
         /* glibc's barrier, process-shared, the same processes' way */
-        struct result *r = &results[nres];
-        snprintf(r->name, sizeof r->name, "peer:pthread");
-        r->wait = "futex";
-        r->iterations = o.iterations;
-        r->nruns = o.runs;
-        uint64_t warmup = o.iterations / 10 ? o.iterations / 10 : 1;
-        for (unsigned k = 0; k < o.runs && !r->failed; k++) {
-            r->runs[k] = bench_pthread_process_run(o.threads, warmup, o.iterations, &binding);
-            r->failed = r->runs[k] < 0;
-        }
-        r->latency_ns = bench_protocol_summary(r->runs, o.runs);
-        nres++;
+        results[nres].wait = "futex";
+        measure_processes("peer:pthread", NULL, &o, &binding, &results[nres++]);
     } else if (o.peers & PEER_PTHREAD) {
         bench_barrier pb = {
             "peer:pthread", "futex", pthread_create_fn, pthread_wait_fn, pthread_destroy_fn,
