@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# A new communicator's set-up (issue 35 item 4, docs/results.md "A
+# duplicate's set-up"): bench/mpi_comm_setup.c for each MPI natively and
+# with libtopsync-mpi preloaded (and, with PREV_LIB_DIR, a previous build's
+# libtopsync-mpi too), RUNS interleaved jobs each. A Markdown table on
+# stdout: the medians of the set-up barrier (the communicator's second
+# MPI_Barrier) and of the whole cycle (make, 3 barriers, free), in us.
+#
+#   usage: scripts/mpi_setup_cost.sh [BUILD_DIR]
+#   environment: MPIS (default: openmpi mpich; those missing are skipped,
+#   saying so), KINDS (default: dup split halves), NP (default 4), BIND
+#   (core | none, default none), RUNS (default 5), ITERS (communicators per
+#   job, default 200); LIB_DIR: where the libtopsync-mpi-*.so are;
+#   PREV_LIB_DIR: another build's, measured beside.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=$(readlink -f "${1:-build}")
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
+export OMPI_MCA_rmaps_base_oversubscribe=1
+mpis=${MPIS:-openmpi mpich} kinds=${KINDS:-dup split halves}
+np=${NP:-4} bind=${BIND:-none} runs=${RUNS:-5} iters=${ITERS:-200}
+case $bind in core | none) ;; *) echo "mpi_setup_cost: BIND=$bind: valid: core, none" >&2; exit 2 ;; esac
+for k in $kinds; do
+    case $k in dup | split | halves) ;; *) echo "mpi_setup_cost: KINDS: '$k': valid: dup, split, halves" >&2; exit 2 ;; esac
+done
+matrix=${TOPSYNC_MPI_MATRIX_DIR:-/var/cache/topsync-mpis}
+libdir=$(readlink -f "${LIB_DIR:-$build/mpi}")
+prev=${PREV_LIB_DIR:+$(readlink -f "$PREV_LIB_DIR")}
+. scripts/mpi_matrix.sh # abi_of, prefix_of, cc_of, launcher_of, median
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+hows="native preloaded${prev:+ previous}"
+echo "| MPI | kind | np, binding | how | set-up barrier us | cycle us |"
+echo "|---|---|---|---|---:|---:|"
+for mpi in $mpis; do
+    impl=$(abi_of "$mpi") prefix=$(prefix_of "$mpi")
+    cc=$(cc_of "$mpi")
+    lib=$libdir/libtopsync-mpi-$impl.so
+    if ! command -v "$cc" >/dev/null || [ ! -e "$lib" ]; then
+        echo "mpi_setup_cost: $mpi skipped: no $cc or no $lib (scripts/setup-mpis.sh)" >&2
+        continue
+    fi
+    I_MPI_ROOT=$prefix "$cc" -O2 -o "$tmp/setup-$mpi" bench/mpi_comm_setup.c
+    for kind in $kinds; do
+        for how in $hows; do : >"$tmp/$how.setup" && : >"$tmp/$how.cycle"; done
+        for k in $(seq "$runs"); do
+            for how in $hows; do
+                case $how in
+                native) launcher_of "$mpi" "$np" "$bind" ;;
+                preloaded) launcher_of "$mpi" "$np" "$bind" "LD_PRELOAD=$lib" ;;
+                previous) launcher_of "$mpi" "$np" "$bind" "LD_PRELOAD=$prev/libtopsync-mpi-$impl.so" ;;
+                esac
+                out=$(I_MPI_ROOT=$prefix timeout 600 "${launcher[@]}" \
+                    "$tmp/setup-$mpi" "$kind" "$iters" 2>&1) || {
+                    echo "mpi_setup_cost: $mpi $kind $how failed: $out" >&2
+                    exit 1
+                }
+                line=$(grep "^$kind setup_us " <<<"$out") || {
+                    echo "mpi_setup_cost: $mpi $kind $how: no result: $out" >&2
+                    exit 1
+                }
+                awk '{print $3}' <<<"$line" >>"$tmp/$how.setup"
+                awk '{print $5}' <<<"$line" >>"$tmp/$how.cycle"
+            done
+        done
+        for how in $hows; do
+            echo "| $mpi | $kind | $np, $bind | $how | $(median <"$tmp/$how.setup") | $(median <"$tmp/$how.cycle") |"
+        done
+    done
+done
