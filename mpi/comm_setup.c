@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,8 +111,8 @@ static void *xcalloc(MPI_Comm comm, size_t n, size_t size)
 /* The bindings of my node's ranks (node_members order), from every rank's
  * binding gathered over comm; NULL when one cannot be read. m may be NULL
  * (hwloc failed here): this rank then sends an empty binding. */
-static hwloc_bitmap_t *gather_bindings(MPI_Comm comm, int size, const struct comm_state *s,
-                                       topsync_topology_t *m)
+static hwloc_bitmap_t *gather_bindings(MPI_Comm comm, int size, const struct ts_layout *s,
+                                       topsync_topology_t *m, uint32_t *digest)
 {
     char *text = NULL;
     if (m) {
@@ -139,6 +140,7 @@ static hwloc_bitmap_t *gather_bindings(MPI_Comm comm, int size, const struct com
     char *all = xcalloc(comm, (size_t)total, 1);
     PMPI_Allgatherv(text ? text : "", len, MPI_CHAR, all, lens, displs, MPI_CHAR, comm);
     free(text);
+    *digest = ts_mpi_fnv1a(*digest, all, (size_t)total);
     hwloc_bitmap_t *sets = xcalloc(comm, (size_t)s->node_size, sizeof *sets);
     int bad = 0;
     for (int i = 0; i < s->node_size; i++) {
@@ -179,7 +181,7 @@ static int by_node_then_rank(const void *a, const void *b, void *records)
  * fills my node's members (ascending) into s. Identical on every rank.
  */
 static int find_nodes(MPI_Comm comm, const struct ts_node_record *all, int size, int me, int split,
-                      int *leader, struct comm_state *s)
+                      int *leader, struct ts_layout *s)
 {
     int *order = xcalloc(comm, (size_t)size, sizeof *order);
     for (int i = 0; i < size; i++)
@@ -290,7 +292,8 @@ static size_t choose_coll_limits(MPI_Comm comm, struct comm_state *s, topsync_to
     return most;
 }
 
-static void describe(const struct comm_state *s, MPI_Comm comm, const char *pmpi_reason)
+static void describe(const struct comm_state *s, MPI_Comm comm, const char *pmpi_reason,
+                     bool reused)
 {
     int size;
     PMPI_Comm_size(comm, &size);
@@ -334,6 +337,9 @@ static void describe(const struct comm_state *s, MPI_Comm comm, const char *pmpi
     fprintf(stderr, "%s\n", line);
     if (s->mode != MODE_PMPI) /* which step of auto chose, and on what */
         fprintf(stderr, "topsync-mpi:   %s\n", topsync_barrier_explain(s->barrier));
+    if (reused)
+        fprintf(stderr, "topsync-mpi:   nodes, bindings and collectives kept from an earlier "
+                        "communicator of the same ranks: none gathered\n");
 }
 
 void ts_mpi_state_free(struct comm_state *s)
@@ -399,13 +405,25 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
         return s;
     }
 
-    /* Validate the configuration on every rank and agree before anything
-     * depends on it; print before aborting, and meet first, so that the
-     * launcher does not tear the job down before the messages are out. */
+    /* Validate the configuration on every rank, and find whether every
+     * rank keeps this group's layout from the same earlier set-up: one
+     * MPI_Allreduce agrees on both before anything depends on them. Print
+     * before aborting, and meet first, so that the launcher does not tear
+     * the job down before the messages are out. */
     char config_error[512] = "";
-    int bad = check_config(config_error, sizeof config_error), any_bad = bad;
-    TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, &any_bad, 1, MPI_INT, MPI_MAX, comm);
-    if (any_bad) {
+    int bad = check_config(config_error, sizeof config_error);
+    uint32_t env_hash = ts_mpi_layout_env_hash();
+    int *world_ranks = NULL;
+    struct ts_layout kept, fresh;
+    memset(&kept, 0, sizeof kept);
+    memset(&fresh, 0, sizeof fresh);
+    bool have = !bad && ts_mpi_layout_world_ranks(comm, size, &world_ranks) == 0 &&
+                ts_mpi_layout_find(world_ranks, size, env_hash, &kept);
+    /* MPI_MAX of each and of the negated digest: equal digests everywhere
+     * when the two meet */
+    int agree[4] = {bad, !have, have ? (int)kept.digest : 0, have ? -(int)kept.digest : 0};
+    TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, agree, 4, MPI_INT, MPI_MAX, comm);
+    if (agree[0]) {
         if (bad) {
             fprintf(stderr, "topsync-mpi (rank %d): %s\n", rank, config_error);
             fflush(stderr);
@@ -413,50 +431,69 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
         TS_MPI_OWN(Barrier)(comm);
         ts_mpi_fatal(comm, "invalid configuration, aborting");
     }
+    bool reused = !agree[1] && agree[2] == -agree[3];
+    struct ts_layout *l = reused ? &kept : &fresh;
     int want_verbose = ts_mpi_verbose();
 
     /* Who is on which node, and the mode: the same answer on every rank. */
-    struct ts_node_record mine, *all = xcalloc(comm, (size_t)size, sizeof *all);
-    ts_mpi_node_record(&mine);
-    PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE, comm);
-    int *leader = xcalloc(comm, (size_t)size, sizeof *leader);
-    int nodes = find_nodes(comm, all, size, rank, ts_mpi_node_split(), leader, s);
-    const char *pmpi_reason = NULL;
-    if (nodes > 1) {
-        int same = MPI_UNEQUAL, min_level = MPI_THREAD_MULTIPLE, roles_match = 1;
-        PMPI_Comm_compare(comm, MPI_COMM_WORLD, &same);
+    if (!reused) {
+        struct ts_node_record mine, *all = xcalloc(comm, (size_t)size, sizeof *all);
+        ts_mpi_node_record(&mine);
+        PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE, comm);
+        l->size = size;
+        l->leader = xcalloc(comm, (size_t)size, sizeof *l->leader);
+        l->nodes = find_nodes(comm, all, size, rank, ts_mpi_node_split(), l->leader, l);
+        l->min_level = MPI_THREAD_MULTIPLE;
+        l->roles_match = 1;
         for (int r = 0; r < size; r++) {
-            if (all[r].thread_level < min_level)
-                min_level = all[r].thread_level;
-            roles_match &= all[r].world_leader == (leader[r] == r);
+            if (all[r].thread_level < l->min_level)
+                l->min_level = all[r].thread_level;
+            l->roles_match &= all[r].world_leader == (l->leader[r] == r);
         }
-        if (!(same == MPI_IDENT || (same == MPI_CONGRUENT && min_level < MPI_THREAD_MULTIPLE)))
+        l->world_leader = all[rank].world_leader;
+        l->digest = ts_mpi_fnv1a(2166136261u ^ env_hash, all, (size_t)size * sizeof *all);
+        free(all);
+        if (l->nodes == 1) {
+            free(l->leader);
+            l->leader = NULL;
+        }
+    }
+    s->node_rank = l->node_rank;
+    s->node_size = l->node_size;
+    s->node_members = xcalloc(comm, (size_t)l->node_size, sizeof *s->node_members);
+    memcpy(s->node_members, l->node_members, (size_t)l->node_size * sizeof *s->node_members);
+    const char *pmpi_reason = NULL;
+    if (l->nodes > 1) {
+        int same = MPI_UNEQUAL;
+        PMPI_Comm_compare(comm, MPI_COMM_WORLD, &same);
+        if (!(same == MPI_IDENT || (same == MPI_CONGRUENT && l->min_level < MPI_THREAD_MULTIPLE)))
             pmpi_reason = same == MPI_CONGRUENT
                               ? "congruent to MPI_COMM_WORLD under MPI_THREAD_MULTIPLE"
                               : "joining its nodes would create a communicator inside MPI_Barrier";
-        else if (!roles_match)
+        else if (!l->roles_match)
             pmpi_reason = "its nodes differ from those seen at MPI_Init";
         else
-            s->leaders = all[rank].world_leader ? ts_mpi_world_leaders() : MPI_COMM_NULL;
+            s->leaders = l->world_leader ? ts_mpi_world_leaders() : MPI_COMM_NULL;
         if (!pmpi_reason) {
             /* the leaders' communicator is split by world rank (node_map.c)
              * and comm is the world: a node's leader ranks there among
              * the leaders by its own rank */
             s->leader_rank_of = xcalloc(comm, (size_t)size, sizeof *s->leader_rank_of);
             for (int r = 0, leaders = 0; r < size; r++)
-                if (leader[r] == r)
+                if (l->leader[r] == r)
                     s->leader_rank_of[r] = leaders++;
             for (int r = 0; r < size; r++)
-                s->leader_rank_of[r] = s->leader_rank_of[leader[r]];
+                s->leader_rank_of[r] = s->leader_rank_of[l->leader[r]];
         }
     }
-    free(all);
-    free(leader);
     if (pmpi_reason) {
         if (want_verbose && rank == 0)
-            describe(s, comm, pmpi_reason);
+            describe(s, comm, pmpi_reason, false);
         free(s->node_members);
         s->node_members = NULL;
+        ts_mpi_layout_clear(&kept);
+        ts_mpi_layout_clear(&fresh);
+        free(world_ranks);
         return s;
     }
 
@@ -466,15 +503,17 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
     char why[256] = "";
     topsync_topology_t *m = load_machine(why, sizeof why);
     failed |= !m;
-    hwloc_bitmap_t *sets = gather_bindings(comm, size, s, m);
-    if (!sets && !failed) {
-        failed = 1;
-        snprintf(why, sizeof why, "cannot read the ranks' bindings");
+    if (!reused) {
+        l->sets = gather_bindings(comm, size, l, m, &l->digest);
+        if (!l->sets && !failed) {
+            failed = 1;
+            snprintf(why, sizeof why, "cannot read the ranks' bindings");
+        }
     }
     topsync_barrier_options_t opts;
     topsync_barrier_options_init(&opts);
     opts.topology = m;
-    opts.cpusets = (const hwloc_const_bitmap_t *)sets;
+    opts.cpusets = (const hwloc_const_bitmap_t *)l->sets;
     opts.process_shared = s->node_size > 1;
     /* Oversubscription is the node's, not the communicator's: when the job
      * has more processes on this node than it has CPUs, a pair of ranks
@@ -497,8 +536,19 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
     topsync_coll_options_init(&copts);
     copts.barrier = opts;
     copts.barrier.algorithm = NULL; /* topo: what the collectives run on */
-    copts.max_bytes =
-        choose_coll_limits(comm, s, m, sets, opts.cpu_sharers != 0, &failed, why, sizeof why);
+    if (reused) {
+        s->coll_choice = l->coll_choice;
+        copts.max_bytes = l->coll_most;
+    } else {
+        copts.max_bytes = choose_coll_limits(comm, s, m, l->sets, opts.cpu_sharers != 0, &failed,
+                                             why, sizeof why);
+        l->coll_choice = s->coll_choice;
+        l->coll_most = copts.max_bytes;
+        l->digest =
+            ts_mpi_fnv1a(l->digest, l->coll_choice.max_bytes, sizeof l->coll_choice.max_bytes);
+        l->digest = ts_mpi_fnv1a(l->digest, l->coll_choice.classes, sizeof l->coll_choice.classes) &
+                    0x7fffffffu;
+    }
     size_t seg_size = 0, barrier_bytes = 0, coll_bytes = 0;
     if (!failed && s->node_size > 1 &&
         (topsync_barrier_segment_size((unsigned)s->node_size, &opts, &barrier_bytes) < 0 ||
@@ -508,13 +558,16 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
     }
     seg_size = barrier_bytes + coll_bytes;
 
-    /* The segments: each node's first rank creates one, names go round. */
-    int any_failed = failed;
-    TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, &any_failed, 1, MPI_INT, MPI_MAX, comm);
+    /* The segments: each node's first rank creates one (unless it failed
+     * already: an empty name tells its node's ranks), names go round. Dead
+     * jobs' leftovers are swept at the process's first creation. */
+    static atomic_flag swept = ATOMIC_FLAG_INIT;
     char name[TS_SEGMENT_NAME_LEN] = "";
     int fd = -1;
-    if (!any_failed && s->node_size > 1 && s->node_rank == 0) {
-        ts_segment_sweep("/dev/shm", NULL, 0);
+    if (!failed && s->node_size > 1 && s->node_rank == 0) {
+        /* relaxed: orders nothing, one sweep per process is all it decides */
+        if (!atomic_flag_test_and_set_explicit(&swept, memory_order_relaxed))
+            ts_segment_sweep("/dev/shm", NULL, 0);
         fd = ts_segment_create(name, sizeof name, seg_size);
         if (fd < 0) {
             snprintf(why, sizeof why, "shm_open/ftruncate: %s", strerror(-fd));
@@ -522,24 +575,19 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
             failed = 1;
         }
     }
-    if (!any_failed) {
-        char *names = xcalloc(comm, (size_t)size, sizeof name);
-        PMPI_Allgather(name, sizeof name, MPI_CHAR, names, sizeof name, MPI_CHAR, comm);
-        const char *ours = names + (size_t)s->node_members[0] * sizeof name;
-        if (s->node_size > 1) {
-            if (!ours[0])
-                failed = 1; /* the node's first rank says why */
-            else if (map_segment(s, ours, seg_size, fd, why, sizeof why) < 0)
-                failed = 1;
-        }
-        free(names);
-        /* Everyone has mapped it (or failed to): unlink right away. */
-        int unused = failed;
-        TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, &unused, 1, MPI_INT, MPI_MAX, comm);
-        if (name[0])
-            shm_unlink(name);
+    char *names = xcalloc(comm, (size_t)size, sizeof name);
+    PMPI_Allgather(name, sizeof name, MPI_CHAR, names, sizeof name, MPI_CHAR, comm);
+    const char *ours = names + (size_t)s->node_members[0] * sizeof name;
+    if (s->node_size > 1 && !failed) {
+        if (!ours[0])
+            failed = 1; /* the node's first rank says why */
+        else if (map_segment(s, ours, seg_size, fd, why, sizeof why) < 0)
+            failed = 1;
+    } else if (fd >= 0) {
+        close(fd);
     }
-    if (!failed && !any_failed) {
+    free(names);
+    if (!failed) {
         int rc = s->node_size > 1
                      /* mapped read-write above: no /proc/self/maps check */
                      ? ts_barrier_attach_mapped(&s->barrier, (unsigned)s->node_size, &opts,
@@ -555,17 +603,16 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
             snprintf(why, sizeof why, "%s", topsync_error_message());
         }
     }
-    if (sets) {
-        for (int i = 0; i < s->node_size; i++)
-            hwloc_bitmap_free(sets[i]);
-        free(sets);
-    }
 
     /* All ranks of comm agree: topsync everywhere, or PMPI everywhere. This
      * reduction also orders every rank's attach before anyone's first wait
-     * (attach's contract): nobody has its result before all contributed. */
+     * (attach's contract): nobody has its result before all contributed;
+     * and every rank has mapped its node's segment (or failed to), which
+     * is then unlinked: from then on nothing of it is in /dev/shm. */
     int any = failed;
     TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm);
+    if (name[0])
+        shm_unlink(name);
     if (any) {
         if (failed && why[0])
             fprintf(stderr, "topsync-mpi: warning: %s; this communicator uses PMPI_Barrier\n", why);
@@ -578,10 +625,21 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
         s->segment = NULL;
         s->leaders = MPI_COMM_NULL;
         s->mode = MODE_PMPI;
+        if (world_ranks) /* on every rank: none keeps a layout that failed */
+            ts_mpi_layout_forget(world_ranks, size);
     } else {
-        s->mode = nodes > 1 ? MODE_NODES : MODE_NODE;
+        s->mode = l->nodes > 1 ? MODE_NODES : MODE_NODE;
+        if (!reused && world_ranks) { /* every rank keeps this set-up's */
+            l->world_ranks = world_ranks;
+            l->env_hash = env_hash;
+            world_ranks = NULL;
+            ts_mpi_layout_keep(l);
+        }
     }
     if (want_verbose && rank == 0)
-        describe(s, comm, NULL);
+        describe(s, comm, NULL, reused);
+    ts_mpi_layout_clear(&kept);
+    ts_mpi_layout_clear(&fresh);
+    free(world_ranks);
     return s;
 }

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <hwloc.h>
 #include <mpi.h>
 
 #include <topsync.h>
@@ -183,6 +184,39 @@ void ts_mpi_timeout_abort(MPI_Comm comm, struct comm_state *s, topsync_barrier_t
  * any other datatype; a predefined op's topsync op. */
 bool ts_mpi_coll_type(MPI_Datatype dt, int *type, size_t *size);
 bool ts_mpi_coll_op(MPI_Op op, topsync_op_t *out);
+
+/* ---- layouts kept per group (layouts.c) ----
+ * What a set-up learned with collectives over a communicator, for a later
+ * one of the same ranks in the same order. Every rank of that set-up keeps
+ * an identical copy (the digest says which set-up made it). */
+struct ts_layout {
+    int size;          /* the communicator's */
+    int *world_ranks;  /* its ranks' ranks in MPI_COMM_WORLD, in its order */
+    uint32_t digest;   /* of what the set-up gathered and agreed on; 31 bits */
+    uint32_t env_hash; /* the TOPSYNC_* variables it ran under */
+    int nodes, node_rank, node_size;
+    int *node_members; /* node_size: comm ranks of my (pseudo-)node */
+    int *leader;       /* size: each rank's node leader (nodes > 1), else NULL */
+    int min_level, roles_match, world_leader;
+    hwloc_bitmap_t *sets;              /* node_size: my node's ranks' bindings */
+    topsync_coll_choice_t coll_choice; /* agreed (explain left empty) */
+    size_t coll_most;
+    unsigned long used; /* last use, for eviction */
+};
+uint32_t ts_mpi_fnv1a(uint32_t hash, const void *data, size_t len);
+/* The TOPSYNC_* variables of this process, hashed (their order aside). */
+uint32_t ts_mpi_layout_env_hash(void);
+/* comm's ranks in MPI_COMM_WORLD, malloc()ed; -1 when one is not in it
+ * (spawned, connected) or out of memory. Local. */
+int ts_mpi_layout_world_ranks(MPI_Comm comm, int size, int **out);
+/* A copy of the layout kept for these world ranks under this environment
+ * (ts_mpi_layout_clear it); false when none. */
+bool ts_mpi_layout_find(const int *world_ranks, int size, uint32_t env_hash, struct ts_layout *out);
+/* Keep l (moved: l is cleared), replacing that group's, else the least
+ * recently used. */
+void ts_mpi_layout_keep(struct ts_layout *l);
+void ts_mpi_layout_forget(const int *world_ranks, int size);
+void ts_mpi_layout_clear(struct ts_layout *l);
 
 /* Set up comm's barrier: collective over comm, calls only collectives on
  * comm itself (never creates a communicator). Never NULL. */

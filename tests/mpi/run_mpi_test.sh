@@ -97,6 +97,7 @@ trap 'rm -rf "$tmp"' EXIT
 # MPI's own mpicc otherwise, linked with libtopsync-mpi when CMake links it
 prog() {
     local name=$1 src=${1%_plain}.c
+    [ "$name" = mpi_comm_setup ] && src=../../bench/$src
     if [ "$mpi" = debian ]; then echo "$bindir/${name}_$impl"; return; fi
     if [ ! -x "$tmp/$name" ]; then
         local link=()
@@ -212,7 +213,31 @@ setup-at) # deferred set-up: how many communicators are set up, per
         expect_pass "$out" "setup-at '$at'"
         n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi: comm of")
         [ "$n" = "$expect" ] && ok || ko "setup-at '$at': $n set-ups, expected $expect: $out"
+        # every duplicate's set-up reuses the world's layout
+        n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi:   nodes, bindings and collectives kept")
+        [ "$n" = "$((expect - 1))" ] && ok || ko "setup-at '$at': $n reused layouts, expected $((expect - 1)): $out"
     done
+    # rank 1's TOPSYNC_* variables change before the sixth duplicate: no
+    # reuse from there, on any rank (a rank alone reusing would hang the job)
+    out=$(launch 2 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$prog" diverge 2>&1)
+    expect_pass "$out" "setup-at diverge"
+    n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi:   nodes, bindings and collectives kept")
+    [ "$n" = 5 ] && ok || ko "setup-at diverge: $n reused layouts, expected 5: $out"
+    # bench/mpi_comm_setup.c: 20 communicators of each kind, each reusing the
+    # layout of the world (dup, split) or, after the first, of the first
+    # half (halves: two lines a set-up, one from each half's first rank)
+    prog=$(prog mpi_comm_setup)
+    for kind_np_expect in dup:2:20 split:2:20 halves:4:38; do
+        IFS=: read -r kind np expect <<<"$kind_np_expect"
+        out=$(launch "$np" overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$prog" "$kind" 20 2>&1)
+        grep -qE "^$kind setup_us [0-9.]+ cycle_us [0-9.]+$" <<<"$out" && ok ||
+            ko "mpi_comm_setup $kind: no result: $out"
+        n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi:   nodes, bindings and collectives kept")
+        [ "$n" = "$expect" ] && ok || ko "mpi_comm_setup $kind: $n reused layouts, expected $expect: $out"
+    done
+    out=$(launch 2 overload -- "$prog" nonsense 2>&1)
+    grep -q "kind 'nonsense': valid: dup, split, halves" <<<"$out" && ok ||
+        ko "mpi_comm_setup nonsense: no message: $out"
     for bad in 0 -1 x 1000001 " 2" +2; do
         out=$(launch 2 overload LD_PRELOAD=$lib "TOPSYNC_MPI_SETUP_AT=$bad" -- "$prog" 2>&1)
         rc=$?

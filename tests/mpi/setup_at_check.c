@@ -9,10 +9,21 @@
  * is checked: nobody leaves before the last arrives (one rank arrives 20 ms
  * late; every rank's exit time, on the node's monotonic clock, must follow
  * the late rank's arrival).
+ *
+ * A duplicate keeps the ranks of MPI_COMM_WORLD in order: its set-up reuses
+ * the world's layout (nodes, bindings, collectives; one verbose line says
+ * so). With the argument "diverge", rank 1 changes its TOPSYNC_* variables
+ * (TOPSYNC_NODE_SPLIT=1, the default) before the sixth duplicate: from
+ * there the ranks' kept layouts no longer agree, and every set-up must
+ * gather afresh, on every rank (else the ranks' collectives mismatch and
+ * the job hangs): 5 reuses, not 10.
+ *
+ *   usage: setup_at_check [diverge]
  */
 #define _DEFAULT_SOURCE /* usleep */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,7 +35,10 @@ int main(int argc, char **argv)
     int rank, size, failures = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int diverge = argc > 1 && !strcmp(argv[1], "diverge");
     for (int i = 0; i < 10; i++) {
+        if (diverge && i == 5 && rank == 1)
+            setenv("TOPSYNC_NODE_SPLIT", "1", 1);
         MPI_Comm dup;
         MPI_Comm_dup(MPI_COMM_WORLD, &dup);
         for (int b = 0; b <= i % 3; b++) {
