@@ -223,6 +223,14 @@ setup-at) # deferred set-up: how many communicators are set up, per
     expect_pass "$out" "setup-at diverge"
     n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi:   nodes, bindings and collectives kept")
     [ "$n" = 5 ] && ok || ko "setup-at diverge: $n reused layouts, expected 5: $out"
+    # ranks that keep different layouts (layouts_check.c): they still agree
+    prog=$(prog layouts_check)
+    out=$(launch 4 overload -- "$prog" 45 2>&1)
+    expect_pass "$out" "layouts_check native"
+    out=$(launch 4 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 TOPSYNC_MPI_SETUP_AT=1 -- "$prog" 45 2>&1)
+    expect_pass "$out" "layouts_check preloaded"
+    n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi:   nodes, bindings and collectives kept")
+    [ "$n" = 89 ] && ok || ko "layouts_check: $n reused layouts, expected 89: $out"
     # bench/mpi_comm_setup.c: 20 communicators of each kind, each reusing the
     # layout of the world (dup, split) or, after the first, of the first
     # half (halves: two lines a set-up, one from each half's first rank)
