@@ -298,6 +298,22 @@ static bool short_wait(ts_word *w, uint32_t episode, const ts_wait *p, uint64_t 
     return reached_now(w, episode);
 }
 
+/* A yield after which this thread ran again only this much later gave its
+ * CPU to other work for that work's time slice, not to a participant that
+ * arrived in the meantime (microseconds; a scheduler slice is 0.75-3 ms,
+ * TS_SLICE_NS_BASE in wait.h). Yields are then off for this thread, for
+ * TS_YIELDS_OFF_FACTOR times as long as that yield took: such yields cost
+ * at most 1/256 of the time, whatever the barrier's rate (issue 35:
+ * Splash-3's OCEAN, 8 threads beside 2 CPU hogs, made 811 yields of 358 us
+ * on average and ran 1.67x as long as with glibc's barrier, which never
+ * yields; yield_learn judges the whole wait, and a yield that hands the
+ * CPU to another participant, as most do, succeeds).
+ * Per thread: the other work runs on the thread's CPU, whatever barrier it
+ * waits in. */
+#define TS_YIELD_SLOW_NS 200000u
+#define TS_YIELDS_OFF_FACTOR 256u
+static TS_TLS_INITIAL_EXEC _Thread_local uint64_t ts_yields_off_until;
+
 /* The rest of a wait whose spin ran out: yields or the futex, as the
  * policy says. */
 static void wait_after_spin(ts_word *w, uint32_t episode, const ts_wait *policy, ts_word *learned,
@@ -311,18 +327,25 @@ static void wait_after_spin(ts_word *w, uint32_t episode, const ts_wait *policy,
         return;
     }
     uint32_t yields = !policy->spin_unclocked || colocated_now ? yield_budget(policy, learned) : 0;
-    uint64_t yields_began = yields && learned ? now_ns() : 0;
+    uint64_t yields_began = yields ? now_ns() : 0;
+    if (yields && yields_began < ts_yields_off_until)
+        yields = 0;
     for (uint32_t i = 0; i < yields; i++) {
         if (reached_now(w, episode)) {
             /* reached, but a yield that handed the CPU to other work for
              * its time slice did not pay: a sleep would have been woken
              * sooner */
-            yield_learn(policy, learned, yields,
-                        !yields_began || now_ns() - yields_began < TS_YIELDS_WORTH_NS);
+            yield_learn(policy, learned, yields, now_ns() - yields_began < TS_YIELDS_WORTH_NS);
             return;
         }
         clock_check(clock, policy);
+        uint64_t before = now_ns();
         sched_yield();
+        uint64_t back = now_ns();
+        if (back - before > TS_YIELD_SLOW_NS) { /* the CPU went to other work */
+            ts_yields_off_until = back + TS_YIELDS_OFF_FACTOR * (back - before);
+            break;
+        }
     }
     yield_learn(policy, learned, yields, false);
     for (;;) {

@@ -253,6 +253,78 @@ static void test_settings(void)
     CHECK_EQ(w.yield_iterations, 16);
 }
 
+/* A yield after which the waiter ran again only a scheduler slice later
+ * (its CPU went to other work: here a busy thread bound to the same CPU)
+ * turns that thread's yields off for a while (wait.c, TS_YIELD_SLOW_NS):
+ * its second wait yields nothing, so the yield cap it learned stays where
+ * the first wait left it. (Without that rule, the second wait's 8 yields
+ * fail too and halve the cap again. No control run without the busy
+ * thread: under ctest -j2 another test's thread may make a yield slow.) */
+struct slow_yield_run {
+    bool busy_neighbour;
+    int cpu;
+    uint32_t cap_after[2];
+};
+static _Atomic bool hog_stop;
+
+static void bind_to(int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+static void *hog(void *arg)
+{
+    bind_to(*(int *)arg);
+    /* relaxed: a stop flag, ordering nothing */
+    while (!atomic_load_explicit(&hog_stop, memory_order_relaxed))
+        ;
+    return NULL;
+}
+
+static void *slow_yield_waiter(void *arg)
+{
+    struct slow_yield_run *run = arg;
+    bind_to(run->cpu); /* a new thread: its yields are on */
+    ts_wait p = block_policy();
+    p.spin_iterations = 0;
+    p.yield_iterations = 16;
+    memset(lines, 0, sizeof lines);
+    for (int i = 0; i < 2; i++) {
+        wait_once(&p, WHEN_ASLEEP);
+        run->cap_after[i] = atomic_load_explicit(&lines[0][2].aux, memory_order_relaxed) - 1;
+    }
+    return NULL;
+}
+
+static void slow_yield(struct slow_yield_run *run)
+{
+    cpu_set_t allowed;
+    sched_getaffinity(0, sizeof allowed, &allowed);
+    run->cpu = 0;
+    while (!CPU_ISSET(run->cpu, &allowed))
+        run->cpu++;
+    pthread_t h, w;
+    atomic_store_explicit(&hog_stop, false, memory_order_relaxed);
+    if (run->busy_neighbour)
+        pthread_create(&h, NULL, hog, &run->cpu);
+    pthread_create(&w, NULL, slow_yield_waiter, run);
+    pthread_join(w, NULL);
+    atomic_store_explicit(&hog_stop, true, memory_order_relaxed);
+    if (run->busy_neighbour)
+        pthread_join(h, NULL);
+}
+
+static void test_slow_yield(void)
+{
+    struct slow_yield_run busy = {.busy_neighbour = true};
+    slow_yield(&busy);
+    CHECK_EQ(busy.cap_after[0], 8); /* the slow yield ended the yields, a failure */
+    CHECK_EQ(busy.cap_after[1], 8); /* none in the second wait */
+}
+
 static void test_slice(void)
 {
     /* EEVDF's base slice, 0.75 ms x (1 + log2 of the CPUs, up to 8) */
@@ -274,5 +346,6 @@ int main(void)
     test_eager_hook();
     test_settings();
     test_slice();
+    test_slow_yield();
     return check_summary();
 }
