@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "barrier/barrier_private.h"
+#include "base/hash.h"
 #include "collectives/coll_private.h"
 #include "mpi_identity.h"
 #include "mpi_private.h"
@@ -140,7 +141,7 @@ static hwloc_bitmap_t *gather_bindings(MPI_Comm comm, int size, const struct ts_
     char *all = xcalloc(comm, (size_t)total, 1);
     PMPI_Allgatherv(text ? text : "", len, MPI_CHAR, all, lens, displs, MPI_CHAR, comm);
     free(text);
-    *digest = ts_mpi_fnv1a(*digest, all, (size_t)total);
+    *digest = ts_fnv1a32(*digest, all, (size_t)total);
     hwloc_bitmap_t *sets = xcalloc(comm, (size_t)s->node_size, sizeof *sets);
     int bad = 0;
     for (int i = 0; i < s->node_size; i++) {
@@ -451,7 +452,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
             l->roles_match &= all[r].world_leader == (l->leader[r] == r);
         }
         l->world_leader = all[rank].world_leader;
-        l->digest = ts_mpi_fnv1a(2166136261u ^ env_hash, all, (size_t)size * sizeof *all);
+        l->digest = ts_fnv1a32(TS_FNV1A32_OFFSET ^ env_hash, all, (size_t)size * sizeof *all);
         free(all);
         if (l->nodes == 1) {
             free(l->leader);
@@ -545,8 +546,8 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
         l->coll_choice = s->coll_choice;
         l->coll_most = copts.max_bytes;
         l->digest =
-            ts_mpi_fnv1a(l->digest, l->coll_choice.max_bytes, sizeof l->coll_choice.max_bytes);
-        l->digest = ts_mpi_fnv1a(l->digest, l->coll_choice.classes, sizeof l->coll_choice.classes) &
+            ts_fnv1a32(l->digest, l->coll_choice.max_bytes, sizeof l->coll_choice.max_bytes);
+        l->digest = ts_fnv1a32(l->digest, l->coll_choice.classes, sizeof l->coll_choice.classes) &
                     0x7fffffffu;
     }
     size_t seg_size = 0, barrier_bytes = 0, coll_bytes = 0;

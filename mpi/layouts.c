@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "mpi_private.h"
 
 /* Layouts kept per process: a program that makes communicators of many
@@ -25,14 +26,6 @@ static pthread_mutex_t layouts_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ts_layout kept[TS_LAYOUTS_KEPT]; /* world_ranks NULL: free */
 static unsigned long last_use;
 
-uint32_t ts_mpi_fnv1a(uint32_t hash, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < len; i++)
-        hash = (hash ^ p[i]) * 16777619u;
-    return hash;
-}
-
 uint32_t ts_mpi_layout_env_hash(void)
 {
     /* environ's order is the process's own: hash each variable and add,
@@ -40,7 +33,7 @@ uint32_t ts_mpi_layout_env_hash(void)
     uint32_t sum = 0;
     for (char **e = environ; e && *e; e++)
         if (!strncmp(*e, "TOPSYNC_", 8))
-            sum += ts_mpi_fnv1a(2166136261u, *e, strlen(*e));
+            sum += ts_fnv1a32(TS_FNV1A32_OFFSET, *e, strlen(*e));
     return sum;
 }
 

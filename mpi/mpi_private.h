@@ -203,7 +203,6 @@ struct ts_layout {
     size_t coll_most;
     unsigned long used; /* last use, for eviction */
 };
-uint32_t ts_mpi_fnv1a(uint32_t hash, const void *data, size_t len);
 /* The TOPSYNC_* variables of this process, hashed (their order aside). */
 uint32_t ts_mpi_layout_env_hash(void);
 /* comm's ranks in MPI_COMM_WORLD, malloc()ed; -1 when one is not in it

@@ -8,6 +8,7 @@
 
 #include "base/env.h"
 #include "base/error.h"
+#include "base/hash.h"
 #include "mpi_private.h"
 
 static int32_t my_node_id = -1;
@@ -84,14 +85,6 @@ void ts_mpi_node_map_init(int provided)
     my_world_leader = world_leaders != MPI_COMM_NULL;
 }
 
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 void ts_mpi_node_record(struct ts_node_record *out)
 {
     char host[MPI_MAX_PROCESSOR_NAME + 1] = "";
@@ -102,7 +95,7 @@ void ts_mpi_node_record(struct ts_node_record *out)
     if (level < 0)
         PMPI_Query_thread(&level);
     *out = (struct ts_node_record){
-        .host_hash = fnv1a(host),
+        .host_hash = ts_fnv1a64_str(TS_FNV1A64_OFFSET, host),
         .node_id = my_node_id,
         .world_leader = my_world_leader,
         .thread_level = level,

@@ -17,6 +17,7 @@
 #include "barrier/barrier_private.h"
 #include "barrier/setup.h"
 #include "base/error.h"
+#include "base/hash.h"
 #include "base/keywords.h"
 #include "topology/topology_private.h"
 
@@ -372,14 +373,16 @@ int topsync_barrier_segment_size(unsigned n, const topsync_barrier_options_t *op
  * not wake a sleeping waiter). FNV-1a; never 0 (0 is "not set yet"). */
 static uint32_t fingerprint(const topsync_barrier_t *b)
 {
-    uint32_t h = 2166136261u;
+    uint32_t h = TS_FNV1A32_OFFSET;
     uint64_t fields[] = {b->n,          b->line,         b->block_bytes,
                          b->level_mask, b->tree_release, (uint64_t)b->wait.kind};
+    /* byte by byte, least significant first: the same on every process */
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-        for (unsigned k = 0; k < 8; k++)
-            h = (h ^ (uint8_t)(fields[i] >> (8 * k))) * 16777619u;
-    for (const char *c = b->name; *c; c++)
-        h = (h ^ (uint8_t)*c) * 16777619u;
+        for (unsigned k = 0; k < 8; k++) {
+            uint8_t byte = (uint8_t)(fields[i] >> (8 * k));
+            h = ts_fnv1a32(h, &byte, 1);
+        }
+    h = ts_fnv1a32(h, b->name, strlen(b->name));
     return h ? h : 1;
 }
 

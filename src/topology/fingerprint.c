@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "base/error.h"
+#include "base/hash.h"
 
 /*
  * The machine's fingerprint (topsync_tuning_fingerprint, tune.h): FNV-1a
@@ -36,11 +37,11 @@ static uint64_t hash_object(uint64_t h, hwloc_obj_t o)
     if (hwloc_obj_type_is_cache(o->type) && o->attr && len > 0 && (size_t)len < sizeof buf)
         snprintf(buf + len, sizeof buf - (size_t)len, ":%llu:%u",
                  (unsigned long long)o->attr->cache.size, o->attr->cache.linesize);
-    h = ts_fnv1a(h, buf);
+    h = ts_fnv1a64_str(h, buf);
     const char *model = hwloc_obj_get_info_by_name(o, "CPUModel");
     if (model)
-        h = ts_fnv1a(ts_fnv1a(h, ":"), model);
-    h = ts_fnv1a(h, ";");
+        h = ts_fnv1a64_str(ts_fnv1a64_str(h, ":"), model);
+    h = ts_fnv1a64_str(h, ";");
     for (hwloc_obj_t c = o->memory_first_child; c; c = c->next_sibling)
         h = hash_object(h, c);
     for (hwloc_obj_t c = o->first_child; c; c = c->next_sibling)
@@ -51,11 +52,11 @@ static uint64_t hash_object(uint64_t h, hwloc_obj_t o)
 int ts_topology_fingerprint(topsync_topology_t *t)
 {
     hwloc_obj_t root = hwloc_get_root_obj(t->hwloc);
-    uint64_t h = hash_object(TS_FNV1A_OFFSET, root);
+    uint64_t h = hash_object(TS_FNV1A64_OFFSET, root);
     char *set = NULL;
     if (hwloc_bitmap_asprintf(&set, hwloc_topology_get_complete_cpuset(t->hwloc)) < 0)
         return ts_fail(ENOMEM, "out of memory loading the topology");
-    h = ts_fnv1a(h, set);
+    h = ts_fnv1a64_str(h, set);
     free(set);
     snprintf(t->fingerprint, sizeof t->fingerprint, "%016llx", (unsigned long long)h);
     return 0;

@@ -71,14 +71,4 @@ int ts_topology_xml_check(const char *text, const char *name);
 /* The largest XML topology read or checked. */
 #define TS_XML_MAX_BYTES (256u << 20)
 
-/* FNV-1a, 64 bits: h (start from TS_FNV1A_OFFSET) extended by the bytes of
- * s. The machine's fingerprint and the placement signature (tuning.c). */
-#define TS_FNV1A_OFFSET 14695981039346656037ull
-static inline uint64_t ts_fnv1a(uint64_t h, const char *s)
-{
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
-}
-
 #endif

@@ -23,6 +23,7 @@
 #include "base/env.h"
 #include "base/error.h"
 #include "base/file.h"
+#include "base/hash.h"
 #include "base/json.h"
 #include "topology/topology_private.h"
 #include "tune/tune_private.h"
@@ -81,12 +82,12 @@ int topsync_tuning_placement(const topsync_topology_t *t, unsigned n,
         }
     }
     free(want);
-    uint64_t h = TS_FNV1A_OFFSET;
+    uint64_t h = TS_FNV1A64_OFFSET;
     for (unsigned i = 0; i < n; i++) {
         char *s = NULL;
         if (hwloc_bitmap_asprintf(&s, sets[i]) < 0)
             return ts_fail(ENOMEM, "out of memory");
-        h = ts_fnv1a(ts_fnv1a(h, s), ";");
+        h = ts_fnv1a64_str(ts_fnv1a64_str(h, s), ";");
         free(s);
     }
     snprintf(out, len, "custom-%08x", (unsigned)(h ^ (h >> 32)));
