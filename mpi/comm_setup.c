@@ -231,9 +231,9 @@ static int find_nodes(MPI_Comm comm, const struct ts_node_record *all, int size,
  * polling anything. */
 static int mpi_progress(void *arg)
 {
-    const struct comm_state *s = arg;
+    const MPI_Comm *comm = arg; /* the communicator now using this barrier (parked.c) */
     int flag = 0;
-    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, s->comm, &flag, MPI_STATUS_IGNORE);
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, *comm, &flag, MPI_STATUS_IGNORE);
     return ts_mpi_progress_eager() ? TOPSYNC_IDLE_AGAIN : 0;
 }
 
@@ -293,8 +293,11 @@ static size_t choose_coll_limits(MPI_Comm comm, struct comm_state *s, topsync_to
     return most;
 }
 
+/* how a set-up found what it did not build (describe's last line) */
+enum kept_from { KEPT_NOTHING, KEPT_LAYOUT, KEPT_NODE_BARRIER };
+
 static void describe(const struct comm_state *s, MPI_Comm comm, const char *pmpi_reason,
-                     bool reused)
+                     enum kept_from kept)
 {
     int size;
     PMPI_Comm_size(comm, &size);
@@ -338,23 +341,44 @@ static void describe(const struct comm_state *s, MPI_Comm comm, const char *pmpi
     fprintf(stderr, "%s\n", line);
     if (s->mode != MODE_PMPI) /* which step of auto chose, and on what */
         fprintf(stderr, "topsync-mpi:   %s\n", topsync_barrier_explain(s->barrier));
-    if (reused)
+    if (kept == KEPT_LAYOUT)
         fprintf(stderr, "topsync-mpi:   nodes, bindings and collectives kept from an earlier "
                         "communicator of the same ranks: none gathered\n");
+    else if (kept == KEPT_NODE_BARRIER)
+        fprintf(stderr, "topsync-mpi:   nodes, bindings and collectives kept from an earlier "
+                        "communicator of the same ranks: none gathered; node barrier and "
+                        "segment of a freed one: none made\n");
 }
 
 void ts_mpi_state_free(struct comm_state *s)
 {
     if (!s)
         return;
-    topsync_barrier_destroy(s->barrier);
-    topsync_coll_destroy(s->coll);
-    if (s->segment)
-        munmap(s->segment, s->segment_size);
+    /* comm is freed (or the process finalizes): its node barrier waits in
+     * the pool for the next communicator of the same ranks, when it has a
+     * segment to save */
+    ts_mpi_park(s);
+    ts_mpi_node_sync_free(s->barrier, s->coll, s->segment, s->segment_size, s->idle_comm);
+    free(s->world_ranks);
     free(s->node_members);
     free(s->leader_rank_of);
     free(s->scratch);
     free(s);
+}
+
+/* Which segments a set-up made: every node's name (pid and 128 random
+ * bits) hashed, the same on every rank; 0 when no node made one. 62 bits,
+ * for the agreement's two halves. */
+static uint64_t segments_token(const char *names, int size)
+{
+    bool any = false;
+    for (int r = 0; r < size && !any; r++)
+        any = names[(size_t)r * TS_SEGMENT_NAME_LEN] != '\0';
+    if (!any)
+        return 0;
+    uint64_t h = ts_fnv1a64(TS_FNV1A64_OFFSET, names, (size_t)size * TS_SEGMENT_NAME_LEN) &
+                 ((UINT64_C(1) << 62) - 1);
+    return h ? h : 1;
 }
 
 /* Map my node's segment (created by its first rank, named in names[]). */
@@ -420,10 +444,23 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
     memset(&fresh, 0, sizeof fresh);
     bool have = !bad && ts_mpi_layout_world_ranks(comm, size, &world_ranks) == 0 &&
                 ts_mpi_layout_find(world_ranks, size, env_hash, &kept);
-    /* MPI_MAX of each and of the negated digest: equal digests everywhere
-     * when the two meet */
-    int agree[4] = {bad, !have, have ? (int)kept.digest : 0, have ? -(int)kept.digest : 0};
-    TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, agree, 4, MPI_INT, MPI_MAX, comm);
+    /* And whether every rank holds the node barrier of the same freed
+     * communicator of this layout (parked.c): taken out of the pool now,
+     * so that a set-up on another thread cannot take it too, and put back
+     * unless all took the same (token: 62 bits, in two halves). */
+    uint64_t parked = have ? ts_mpi_unpark(world_ranks, size, kept.digest, s) : 0;
+    int parked_hi = (int)(parked >> 31), parked_lo = (int)(parked & 0x7fffffffu);
+    /* MPI_MAX of each and of the negated digest and token: equal ones
+     * everywhere when the two meet */
+    int agree[8] = {bad,
+                    !have,
+                    have ? (int)kept.digest : 0,
+                    have ? -(int)kept.digest : 0,
+                    parked_hi,
+                    -parked_hi,
+                    parked_lo,
+                    -parked_lo};
+    TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, agree, 8, MPI_INT, MPI_MAX, comm);
     if (agree[0]) {
         if (bad) {
             fprintf(stderr, "topsync-mpi (rank %d): %s\n", rank, config_error);
@@ -433,6 +470,9 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
         ts_mpi_fatal(comm, "invalid configuration, aborting");
     }
     bool reused = !agree[1] && agree[2] == -agree[3];
+    bool unparked = reused && parked && agree[4] == -agree[5] && agree[6] == -agree[7];
+    if (parked && !unparked)
+        ts_mpi_park(s);
     struct ts_layout *l = reused ? &kept : &fresh;
     int want_verbose = ts_mpi_verbose();
 
@@ -488,12 +528,29 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
         }
     }
     if (pmpi_reason) {
+        if (unparked) /* not where it was parked from: kept for another */
+            ts_mpi_park(s);
         if (want_verbose && rank == 0)
-            describe(s, comm, pmpi_reason, false);
+            describe(s, comm, pmpi_reason, KEPT_NOTHING);
         free(s->node_members);
         s->node_members = NULL;
         ts_mpi_layout_clear(&kept);
         ts_mpi_layout_clear(&fresh);
+        free(world_ranks);
+        return s;
+    }
+
+    if (unparked) {
+        /* Every rank of comm took the node barrier the same freed
+         * communicator left (its token): every rank ended its operations
+         * on that one before freeing it, and freed it before its part of
+         * the reduction above, so the barrier goes on from where it was. */
+        *s->idle_comm = comm;
+        s->coll_choice = l->coll_choice;
+        s->mode = l->nodes > 1 ? MODE_NODES : MODE_NODE;
+        if (want_verbose && rank == 0)
+            describe(s, comm, NULL, KEPT_NODE_BARRIER);
+        ts_mpi_layout_clear(&kept);
         free(world_ranks);
         return s;
     }
@@ -529,8 +586,10 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
         if (procs > 0 && cpus > 0 && procs > cpus)
             opts.cpu_sharers = (unsigned)procs;
     }
+    s->idle_comm = xcalloc(comm, 1, sizeof *s->idle_comm);
+    *s->idle_comm = comm;
     opts.idle = mpi_progress;
-    opts.idle_arg = s;
+    opts.idle_arg = s->idle_comm;
     /* The collectives ride on the same node's segment, after the barrier,
      * each served up to the size auto chose for it. */
     topsync_coll_options_t copts;
@@ -587,6 +646,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
     } else if (fd >= 0) {
         close(fd);
     }
+    uint64_t token = segments_token(names, size);
     free(names);
     if (!failed) {
         int rc = s->node_size > 1
@@ -630,6 +690,13 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
             ts_mpi_layout_forget(world_ranks, size);
     } else {
         s->mode = l->nodes > 1 ? MODE_NODES : MODE_NODE;
+        if (world_ranks && token) { /* parked when comm is freed */
+            s->world_ranks = xcalloc(comm, (size_t)size, sizeof *s->world_ranks);
+            memcpy(s->world_ranks, world_ranks, (size_t)size * sizeof *s->world_ranks);
+            s->size = size;
+            s->layout_digest = l->digest;
+            s->token = token;
+        }
         if (!reused && world_ranks) { /* every rank keeps this set-up's */
             l->world_ranks = world_ranks;
             l->env_hash = env_hash;
@@ -638,7 +705,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
         }
     }
     if (want_verbose && rank == 0)
-        describe(s, comm, NULL, reused);
+        describe(s, comm, NULL, reused ? KEPT_LAYOUT : KEPT_NOTHING);
     ts_mpi_layout_clear(&kept);
     ts_mpi_layout_clear(&fresh);
     free(world_ranks);

@@ -135,7 +135,15 @@ struct comm_state {
     void *scratch;       /* collectives: results this rank does not keep (collectives.c) */
     void *segment;
     size_t segment_size;
+    MPI_Comm *idle_comm;        /* the idle hook's communicator: comm, once set up */
     unsigned deferred_barriers; /* MODE_DEFERRED: PMPI_Barriers left before set-up */
+    /* For parking the node barrier when comm is freed (parked.c): comm's
+     * ranks in MPI_COMM_WORLD, the layout it was set up under, and the
+     * names of every node's segment hashed (0: nothing to park) */
+    int *world_ranks;
+    int size;
+    uint32_t layout_digest;
+    uint64_t token;
 };
 
 /* What a process tells the others about itself at set-up: which node it is
@@ -216,6 +224,19 @@ bool ts_mpi_layout_find(const int *world_ranks, int size, uint32_t env_hash, str
 void ts_mpi_layout_keep(struct ts_layout *l);
 void ts_mpi_layout_forget(const int *world_ranks, int size);
 void ts_mpi_layout_clear(struct ts_layout *l);
+
+/* ---- node barriers of freed communicators (parked.c) ----
+ * ts_mpi_park: move s's barrier, collectives, segment and idle hook's
+ * communicator to the pool when s has a token (else false, s untouched).
+ * ts_mpi_unpark: move the most recently parked of these world ranks and
+ * layout into s (replacing s->world_ranks); its token, 0 when none. Local;
+ * whether every rank took the same is the set-up's to agree on. */
+bool ts_mpi_park(struct comm_state *s);
+uint64_t ts_mpi_unpark(const int *world_ranks, int size, uint32_t layout_digest,
+                       struct comm_state *s);
+/* Destroy a node barrier's pieces (each may be NULL). */
+void ts_mpi_node_sync_free(topsync_barrier_t *barrier, topsync_coll_t *coll, void *segment,
+                           size_t segment_size, MPI_Comm *idle_comm);
 
 /* Set up comm's barrier: collective over comm, calls only collectives on
  * comm itself (never creates a communicator). Never NULL. */

@@ -216,6 +216,9 @@ setup-at) # deferred set-up: how many communicators are set up, per
         # every duplicate's set-up reuses the world's layout
         n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi:   nodes, bindings and collectives kept")
         [ "$n" = "$((expect - 1))" ] && ok || ko "setup-at '$at': $n reused layouts, expected $((expect - 1)): $out"
+        # and, after the first, the node barrier of the one freed before
+        n=$(printf '%s\n' "$out" | grep -c "node barrier and segment of a freed one")
+        [ "$n" = "$((expect - 2))" ] && ok || ko "setup-at '$at': $n parked barriers taken, expected $((expect - 2)): $out"
     done
     # rank 1's TOPSYNC_* variables change before the sixth duplicate: no
     # reuse from there, on any rank (a rank alone reusing would hang the job)
@@ -223,6 +226,8 @@ setup-at) # deferred set-up: how many communicators are set up, per
     expect_pass "$out" "setup-at diverge"
     n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi:   nodes, bindings and collectives kept")
     [ "$n" = 5 ] && ok || ko "setup-at diverge: $n reused layouts, expected 5: $out"
+    n=$(printf '%s\n' "$out" | grep -c "node barrier and segment of a freed one")
+    [ "$n" = 4 ] && ok || ko "setup-at diverge: $n parked barriers taken, expected 4: $out"
     # ranks that keep different layouts (layouts_check.c): they still agree
     prog=$(prog layouts_check)
     out=$(launch 4 overload -- "$prog" 45 2>&1)
@@ -231,17 +236,31 @@ setup-at) # deferred set-up: how many communicators are set up, per
     expect_pass "$out" "layouts_check preloaded"
     n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi:   nodes, bindings and collectives kept")
     [ "$n" = 89 ] && ok || ko "layouts_check: $n reused layouts, expected 89: $out"
+    # node barriers of freed communicators (parked_check.c): taken back only
+    # when every rank holds the same, 1 + 3 * (ROUNDS - 1) times in 6 rounds
+    prog=$(prog parked_check)
+    out=$(launch 4 overload -- "$prog" 6 2>&1)
+    expect_pass "$out" "parked_check native"
+    out=$(launch 4 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 TOPSYNC_MPI_SETUP_AT=1 -- "$prog" 6 2>&1)
+    expect_pass "$out" "parked_check preloaded"
+    n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi: comm of")
+    [ "$n" = 31 ] && ok || ko "parked_check: $n set-ups, expected 31: $out"
+    n=$(printf '%s\n' "$out" | grep -c "node barrier and segment of a freed one")
+    [ "$n" = 16 ] && ok || ko "parked_check: $n parked barriers taken, expected 16: $out"
     # bench/mpi_comm_setup.c: 20 communicators of each kind, each reusing the
     # layout of the world (dup, split) or, after the first, of the first
-    # half (halves: two lines a set-up, one from each half's first rank)
+    # half (halves: two lines a set-up, one from each half's first rank),
+    # and after the first the node barrier the previous one left
     prog=$(prog mpi_comm_setup)
-    for kind_np_expect in dup:2:20 split:2:20 halves:4:38; do
-        IFS=: read -r kind np expect <<<"$kind_np_expect"
+    for kind_np_expect in dup:2:20:19 split:2:20:19 halves:4:38:38; do
+        IFS=: read -r kind np expect parked <<<"$kind_np_expect"
         out=$(launch "$np" overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$prog" "$kind" 20 2>&1)
         grep -qE "^$kind setup_us [0-9.]+ cycle_us [0-9.]+$" <<<"$out" && ok ||
             ko "mpi_comm_setup $kind: no result: $out"
         n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi:   nodes, bindings and collectives kept")
         [ "$n" = "$expect" ] && ok || ko "mpi_comm_setup $kind: $n reused layouts, expected $expect: $out"
+        n=$(printf '%s\n' "$out" | grep -c "node barrier and segment of a freed one")
+        [ "$n" = "$parked" ] && ok || ko "mpi_comm_setup $kind: $n parked barriers taken, expected $parked: $out"
     done
     out=$(launch 2 overload -- "$prog" nonsense 2>&1)
     grep -q "kind 'nonsense': valid: dup, split, halves" <<<"$out" && ok ||
