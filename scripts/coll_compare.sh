@@ -16,28 +16,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$(readlink -f "${1:-build}")
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
-export OMPI_MCA_rmaps_base_oversubscribe=1
 mpis=${MPIS:-openmpi mpich openmpi5 mpich5 impi mpich5-abi}
 ops=${OPS:-allreduce reduce bcast} sizes=${SIZES:-8,1024}
 np=${NP:-2} bind=${BIND:-core} runs=${RUNS:-5} iters=${ITERS:-5000}
 case $bind in core | none) ;; *) echo "coll_compare: BIND=$bind: valid: core, none" >&2; exit 2 ;; esac
-matrix=${TOPSYNC_MPI_MATRIX_DIR:-/var/cache/topsync-mpis}
 libdir=$(readlink -f "${LIB_DIR:-$build/mpi}")
-. scripts/mpi_matrix.sh # abi_of, prefix_of, cc_of, launcher_of, median
+. scripts/mpi_matrix.sh # the OMPI_* settings, $matrix, mpi_usable, launcher_of, median
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 echo "| MPI | op | bytes | np, binding | native ns | preloaded ns | preloaded / native |"
 echo "|---|---|---:|---|---:|---:|---:|"
 for mpi in $mpis; do
-    impl=$(abi_of "$mpi") prefix=$(prefix_of "$mpi")
-    cc=$(cc_of "$mpi")
-    lib=$libdir/libtopsync-mpi-$impl.so
-    if ! command -v "$cc" >/dev/null || [ ! -e "$lib" ]; then
-        echo "coll_compare: $mpi skipped: no $cc or no $lib (scripts/setup-mpis.sh)" >&2
-        continue
-    fi
+    mpi_usable coll_compare "$mpi" || continue
     I_MPI_ROOT=$prefix "$cc" -O2 -o "$tmp/coll-$mpi" bench/coll_mpi.c bench/bench_common.c \
         -Iinclude -Ibench -Itools -L"$build/src" -L"$build" -ltopsync -ldl \
         -Wl,-rpath,"$build" -Wl,-rpath,"$build/src"

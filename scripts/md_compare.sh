@@ -19,8 +19,7 @@ build=$(readlink -f "${1:-build}")
 apps=${APPS:-lammps gromacs} np=${NP:-2} bind=${BIND:-core} runs=${RUNS:-3}
 case $bind in core | none) ;; *) echo "md_compare: BIND=$bind: valid: core, none" >&2; exit 2 ;; esac
 case $runs in '' | *[!0-9]* | 0) echo "md_compare: RUNS=$runs: valid: a whole number >= 1" >&2; exit 2 ;; esac
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
-export OMPI_MCA_rmaps_base_oversubscribe=1 GMX_MAXBACKUP=-1
+export GMX_MAXBACKUP=-1
 . scripts/mpi_matrix.sh # launcher_of, median
 lib=$build/mpi/libtopsync-mpi-openmpi.so
 [ -e "$lib" ] || { echo "md_compare: $lib not built" >&2; exit 2; }

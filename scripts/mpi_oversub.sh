@@ -20,7 +20,6 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 out=out/mpi-oversub
 mkdir -p "$out"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
 runs=${RUNS:-5}
 iters=${ITERS:-0.5}
 cases=${CASES:-"openmpi:2:core:world mpich:2:core:world
@@ -34,7 +33,6 @@ for v in $(env | grep -o '^TOPSYNC_[A-Z_]*' || true); do
     topsync_env+=("$v=${!v}")
 done
 
-matrix=${TOPSYNC_MPI_MATRIX_DIR:-/var/cache/topsync-mpis}
 libdir=${LIB_DIR:-$build/mpi}
 . scripts/mpi_matrix.sh # abi_of, prefix_of, cc_of, median
 for mpi in $(for c in $cases; do echo "${c%%:*}"; done | sort -u); do

@@ -16,25 +16,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$(readlink -f "${1:-build}")
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
 mpis=${MPIS:-openmpi mpich openmpi5 mpich5 impi mpich5-abi}
 np=${NP:-2} runs=${RUNS:-5} iters=${ITERS:-100000} rounds=${ROUNDS:-7}
-matrix=${TOPSYNC_MPI_MATRIX_DIR:-/var/cache/topsync-mpis}
 libdir=$(readlink -f "${LIB_DIR:-$build/mpi}")
-. scripts/mpi_matrix.sh # abi_of, prefix_of, cc_of, launcher_of, median
+. scripts/mpi_matrix.sh # the OMPI_* settings, $matrix, mpi_usable, launcher_of, median
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 echo "| MPI | algorithm | MPI_Barrier ns | bare barrier ns | difference ns (range) |"
 echo "|---|---|---:|---:|---|"
 for mpi in $mpis; do
-    impl=$(abi_of "$mpi") prefix=$(prefix_of "$mpi")
-    cc=$(cc_of "$mpi")
-    lib=$libdir/libtopsync-mpi-$impl.so
-    if ! command -v "$cc" >/dev/null || [ ! -e "$lib" ]; then
-        echo "mpi_path_cost: $mpi skipped: no $cc or no $lib (scripts/setup-mpis.sh)" >&2
-        continue
-    fi
+    mpi_usable mpi_path_cost "$mpi" || continue
     I_MPI_ROOT=$prefix "$cc" -O2 -Iinclude $(pkg-config --cflags hwloc) -o "$tmp/cost-$mpi" \
         scripts/mpi_path_cost.c -L"$build" -ltopsync -Wl,-rpath,"$build" -lhwloc -ldl
     launcher_of "$mpi" "$np" core "LD_PRELOAD=$(readlink -f "$lib")"

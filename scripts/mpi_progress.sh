@@ -14,27 +14,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$(readlink -f "${1:-build}")
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
-export OMPI_MCA_rmaps_base_oversubscribe=1
 mpis=${MPIS:-openmpi mpich openmpi5 mpich5 impi mpich5-abi}
 np=${NP:-2} bind=${BIND:-core} runs=${RUNS:-5} iters=${ITERS:-300}
 case $bind in core | none) ;; *) echo "mpi_progress: BIND=$bind: valid: core, none" >&2; exit 2 ;; esac
-matrix=${TOPSYNC_MPI_MATRIX_DIR:-/var/cache/topsync-mpis}
 libdir=$(readlink -f "${LIB_DIR:-$build/mpi}")
-. scripts/mpi_matrix.sh # abi_of, prefix_of, cc_of, launcher_of, median
+. scripts/mpi_matrix.sh # the OMPI_* settings, $matrix, mpi_usable, launcher_of, median
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 echo "| MPI | pattern | np, binding | native us/iter | preloaded us/iter | preloaded / native |"
 echo "|---|---|---|---:|---:|---:|"
 for mpi in $mpis; do
-    impl=$(abi_of "$mpi") prefix=$(prefix_of "$mpi")
-    cc=$(cc_of "$mpi")
-    lib=$libdir/libtopsync-mpi-$impl.so
-    if ! command -v "$cc" >/dev/null || [ ! -e "$lib" ]; then
-        echo "mpi_progress: $mpi skipped: no $cc or no $lib (scripts/setup-mpis.sh)" >&2
-        continue
-    fi
+    mpi_usable mpi_progress "$mpi" || continue
     I_MPI_ROOT=$prefix "$cc" -O2 -o "$tmp/progress-$mpi" tests/mpi/progress_check.c
     for pattern in irecv rma; do
         : >"$tmp/native" && : >"$tmp/preloaded"

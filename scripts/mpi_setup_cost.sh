@@ -15,18 +15,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$(readlink -f "${1:-build}")
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
-export OMPI_MCA_rmaps_base_oversubscribe=1
 mpis=${MPIS:-openmpi mpich} kinds=${KINDS:-dup split halves}
 np=${NP:-4} bind=${BIND:-none} runs=${RUNS:-5} iters=${ITERS:-200}
 case $bind in core | none) ;; *) echo "mpi_setup_cost: BIND=$bind: valid: core, none" >&2; exit 2 ;; esac
 for k in $kinds; do
     case $k in dup | split | halves) ;; *) echo "mpi_setup_cost: KINDS: '$k': valid: dup, split, halves" >&2; exit 2 ;; esac
 done
-matrix=${TOPSYNC_MPI_MATRIX_DIR:-/var/cache/topsync-mpis}
 libdir=$(readlink -f "${LIB_DIR:-$build/mpi}")
 prev=${PREV_LIB_DIR:+$(readlink -f "$PREV_LIB_DIR")}
-. scripts/mpi_matrix.sh # abi_of, prefix_of, cc_of, launcher_of, median
+. scripts/mpi_matrix.sh # the OMPI_* settings, $matrix, mpi_usable, launcher_of, median
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -34,13 +31,7 @@ hows="native preloaded${prev:+ previous}"
 echo "| MPI | kind | np, binding | how | set-up barrier us | cycle us |"
 echo "|---|---|---|---|---:|---:|"
 for mpi in $mpis; do
-    impl=$(abi_of "$mpi") prefix=$(prefix_of "$mpi")
-    cc=$(cc_of "$mpi")
-    lib=$libdir/libtopsync-mpi-$impl.so
-    if ! command -v "$cc" >/dev/null || [ ! -e "$lib" ]; then
-        echo "mpi_setup_cost: $mpi skipped: no $cc or no $lib (scripts/setup-mpis.sh)" >&2
-        continue
-    fi
+    mpi_usable mpi_setup_cost "$mpi" || continue
     I_MPI_ROOT=$prefix "$cc" -O2 -o "$tmp/setup-$mpi" bench/mpi_comm_setup.c
     for kind in $kinds; do
         for how in $hows; do : >"$tmp/$how.setup" && : >"$tmp/$how.cycle"; done

@@ -15,9 +15,6 @@ cd "$(dirname "$0")/.."
 build=$(readlink -f "${1:-build}")
 flavours=${FLAVOURS:-mpich openmpi} np=${NP:-2} bind=${BIND:-core} runs=${RUNS:-3}
 case $bind in core | none) ;; *) echo "nwchem_compare: BIND=$bind: valid: core, none" >&2; exit 2 ;; esac
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
-export OMPI_MCA_rmaps_base_oversubscribe=1
-matrix=${TOPSYNC_MPI_MATRIX_DIR:-/var/cache/topsync-mpis}
 . scripts/mpi_matrix.sh # launcher_of, median
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -46,8 +46,8 @@ static void expect(int ok, const char *what, int round, char which)
         passed++;
     } else {
         failed++;
-        fprintf(stderr, "parked_check: rank %d, round %d, communicator %c: %s\n", world_rank,
-                round, which, what);
+        fprintf(stderr, "parked_check: rank %d, round %d, communicator %c: %s\n", world_rank, round,
+                which, what);
     }
 }
 
@@ -66,7 +66,8 @@ static void check(MPI_Comm comm, int round, char which)
 
     long mine = 1000L * round + 100L * which + world_rank, sum = 0;
     MPI_Allreduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, comm);
-    long want = world_size * (1000L * round + 100L * which) + (long)world_size * (world_size - 1) / 2;
+    long want =
+        world_size * (1000L * round + 100L * which) + (long)world_size * (world_size - 1) / 2;
     expect(sum == want, "MPI_Allreduce: wrong sum", round, which);
 
     int value = world_rank == late ? round * 256 + which : -1;
