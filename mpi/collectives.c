@@ -93,7 +93,8 @@ static void node_failed(MPI_Comm comm, struct comm_state *s, bool after_leaders,
                         bool one_way)
 {
     if (!one_way)
-        ts_mpi_timeout_abort(comm, s, topsync_coll_barrier(s->coll), after_leaders, fn_names[fn]);
+        ts_mpi_timeout_abort(comm, s, topsync_coll_barrier(s->node.coll), after_leaders,
+                             fn_names[fn]);
     char why[256];
     snprintf(why, sizeof why, "%s", topsync_error_message());
     unsigned missing[16];
@@ -130,7 +131,7 @@ static int node_index(const struct comm_state *s, int rank)
  * communicator suffices); which: 0 or 1. */
 static void *scratch(struct comm_state *s, int which)
 {
-    size_t most = topsync_coll_max_bytes(s->coll);
+    size_t most = topsync_coll_max_bytes(s->node.coll);
     if (!s->scratch && !(s->scratch = malloc(2 * most)))
         ts_mpi_fatal(s->comm, "topsync-mpi: out of memory");
     return (char *)s->scratch + (size_t)which * most;
@@ -151,16 +152,16 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     unsigned me = (unsigned)s->node_rank;
     ts_mpi_progress_enter();
     if (s->mode == MODE_NODE) {
-        if (topsync_allreduce(s->coll, me, send, recvbuf, (size_t)count, type, top) < 0)
+        if (topsync_allreduce(s->node.coll, me, send, recvbuf, (size_t)count, type, top) < 0)
             node_failed(comm, s, false, FN_ALLREDUCE, false);
         return MPI_SUCCESS;
     }
     int rc = MPI_SUCCESS;
-    if (topsync_reduce(s->coll, me, send, recvbuf, (size_t)count, type, top, 0) < 0)
+    if (topsync_reduce(s->node.coll, me, send, recvbuf, (size_t)count, type, top, 0) < 0)
         node_failed(comm, s, false, FN_ALLREDUCE, true);
     if (me == 0)
         rc = TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, recvbuf, count, dt, op, s->leaders);
-    if (topsync_bcast(s->coll, me, recvbuf, bytes, 0) < 0)
+    if (topsync_bcast(s->node.coll, me, recvbuf, bytes, 0) < 0)
         node_failed(comm, s, true, FN_ALLREDUCE, true);
     return rc;
 }
@@ -186,7 +187,7 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
     int root_here = node_index(s, root);
     ts_mpi_progress_enter();
     if (s->mode == MODE_NODE) {
-        if (topsync_reduce(s->coll, me, send, recvbuf, (size_t)count, type, top,
+        if (topsync_reduce(s->node.coll, me, send, recvbuf, (size_t)count, type, top,
                            (unsigned)root_here) < 0)
             node_failed(comm, s, false, FN_REDUCE, true);
         return MPI_SUCCESS;
@@ -196,7 +197,7 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
      * rank of that node */
     int rc = MPI_SUCCESS;
     void *mine = rank == root ? recvbuf : scratch(s, 0);
-    if (topsync_reduce(s->coll, me, send, mine, (size_t)count, type, top, 0) < 0)
+    if (topsync_reduce(s->node.coll, me, send, mine, (size_t)count, type, top, 0) < 0)
         node_failed(comm, s, false, FN_REDUCE, true);
     if (me == 0) {
         /* not MPI_IN_PLACE at the target: MPICH 4.0.2's own MPI_Reduce
@@ -205,7 +206,7 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
         memcpy(part, mine, bytes);
         rc = TS_MPI_OWN(Reduce)(part, mine, count, dt, op, s->leader_rank_of[root], s->leaders);
     }
-    if (root_here > 0 && topsync_bcast(s->coll, me, mine, bytes, 0) < 0)
+    if (root_here > 0 && topsync_bcast(s->node.coll, me, mine, bytes, 0) < 0)
         node_failed(comm, s, true, FN_REDUCE, true);
     return rc;
 }
@@ -227,18 +228,18 @@ static int bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
     int root_here = node_index(s, root);
     ts_mpi_progress_enter();
     if (s->mode == MODE_NODE) {
-        if (topsync_bcast(s->coll, me, buf, bytes, (unsigned)root_here) < 0)
+        if (topsync_bcast(s->node.coll, me, buf, bytes, (unsigned)root_here) < 0)
             node_failed(comm, s, false, FN_BCAST, true);
         return MPI_SUCCESS;
     }
     /* the root's node first, then the leaders, then the other nodes:
      * one node step on every node */
     int rc = MPI_SUCCESS;
-    if (root_here >= 0 && topsync_bcast(s->coll, me, buf, bytes, (unsigned)root_here) < 0)
+    if (root_here >= 0 && topsync_bcast(s->node.coll, me, buf, bytes, (unsigned)root_here) < 0)
         node_failed(comm, s, false, FN_BCAST, true);
     if (me == 0)
         rc = TS_MPI_OWN(Bcast)(buf, count, dt, s->leader_rank_of[root], s->leaders);
-    if (root_here < 0 && topsync_bcast(s->coll, me, buf, bytes, 0) < 0)
+    if (root_here < 0 && topsync_bcast(s->node.coll, me, buf, bytes, 0) < 0)
         node_failed(comm, s, true, FN_BCAST, true);
     return rc;
 }

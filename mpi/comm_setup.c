@@ -313,9 +313,9 @@ static void describe(const struct comm_state *s, MPI_Comm comm, const char *pmpi
     } else {
         off += snprintf(line + off, sizeof line - (size_t)off,
                         "%d ranks on this node, algorithm %s, wait %s", s->node_size,
-                        topsync_barrier_algorithm(s->barrier),
-                        topsync_barrier_wait_policy_name(s->barrier));
-        const topsync_groups_t *g = topsync_barrier_groups(s->barrier);
+                        topsync_barrier_algorithm(s->node.barrier),
+                        topsync_barrier_wait_policy_name(s->node.barrier));
+        const topsync_groups_t *g = topsync_barrier_groups(s->node.barrier);
         if (g) {
             if (!topsync_groups_hierarchical(g))
                 off += snprintf(line + off, sizeof line - (size_t)off,
@@ -340,7 +340,7 @@ static void describe(const struct comm_state *s, MPI_Comm comm, const char *pmpi
     }
     fprintf(stderr, "%s\n", line);
     if (s->mode != MODE_PMPI) /* which step of auto chose, and on what */
-        fprintf(stderr, "topsync-mpi:   %s\n", topsync_barrier_explain(s->barrier));
+        fprintf(stderr, "topsync-mpi:   %s\n", topsync_barrier_explain(s->node.barrier));
     if (kept == KEPT_LAYOUT)
         fprintf(stderr, "topsync-mpi:   nodes, bindings and collectives kept from an earlier "
                         "communicator of the same ranks: none gathered\n");
@@ -357,9 +357,8 @@ void ts_mpi_state_free(struct comm_state *s)
     /* comm is freed (or the process finalizes): its node barrier waits in
      * the pool for the next communicator of the same ranks, when it has a
      * segment to save */
-    ts_mpi_park(s);
-    ts_mpi_node_sync_free(s->barrier, s->coll, s->segment, s->segment_size, s->idle_comm);
-    free(s->world_ranks);
+    ts_mpi_park(&s->node);
+    ts_mpi_node_sync_free(&s->node);
     free(s->node_members);
     free(s->leader_rank_of);
     free(s->scratch);
@@ -397,8 +396,8 @@ static int map_segment(struct comm_state *s, const char *name, size_t size, int 
         snprintf(why, len, "mmap: %s", strerror(errno));
         return -1;
     }
-    s->segment = p;
-    s->segment_size = size;
+    s->node.segment = p;
+    s->node.segment_size = size;
     return 0;
 }
 
@@ -448,7 +447,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
      * communicator of this layout (parked.c): taken out of the pool now,
      * so that a set-up on another thread cannot take it too, and put back
      * unless all took the same (token: 62 bits, in two halves). */
-    uint64_t parked = have ? ts_mpi_unpark(world_ranks, size, kept.digest, s) : 0;
+    uint64_t parked = have ? ts_mpi_unpark(world_ranks, size, kept.digest, &s->node) : 0;
     int parked_hi = (int)(parked >> 31), parked_lo = (int)(parked & 0x7fffffffu);
     /* MPI_MAX of each and of the negated digest and token: equal ones
      * everywhere when the two meet */
@@ -472,7 +471,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
     bool reused = !agree[1] && agree[2] == -agree[3];
     bool unparked = reused && parked && agree[4] == -agree[5] && agree[6] == -agree[7];
     if (parked && !unparked)
-        ts_mpi_park(s);
+        ts_mpi_park(&s->node);
     struct ts_layout *l = reused ? &kept : &fresh;
     int want_verbose = ts_mpi_verbose();
 
@@ -529,7 +528,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
     }
     if (pmpi_reason) {
         if (unparked) /* not where it was parked from: kept for another */
-            ts_mpi_park(s);
+            ts_mpi_park(&s->node);
         if (want_verbose && rank == 0)
             describe(s, comm, pmpi_reason, KEPT_NOTHING);
         free(s->node_members);
@@ -545,7 +544,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
          * communicator left (its token): every rank ended its operations
          * on that one before freeing it, and freed it before its part of
          * the reduction above, so the barrier goes on from where it was. */
-        *s->idle_comm = comm;
+        *s->node.idle_comm = comm;
         s->coll_choice = l->coll_choice;
         s->mode = l->nodes > 1 ? MODE_NODES : MODE_NODE;
         if (want_verbose && rank == 0)
@@ -586,10 +585,10 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
         if (procs > 0 && cpus > 0 && procs > cpus)
             opts.cpu_sharers = (unsigned)procs;
     }
-    s->idle_comm = xcalloc(comm, 1, sizeof *s->idle_comm);
-    *s->idle_comm = comm;
+    s->node.idle_comm = xcalloc(comm, 1, sizeof *s->node.idle_comm);
+    *s->node.idle_comm = comm;
     opts.idle = mpi_progress;
-    opts.idle_arg = s->idle_comm;
+    opts.idle_arg = s->node.idle_comm;
     /* The collectives ride on the same node's segment, after the barrier,
      * each served up to the size auto chose for it. */
     topsync_coll_options_t copts;
@@ -651,14 +650,16 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
     if (!failed) {
         int rc = s->node_size > 1
                      /* mapped read-write above: no /proc/self/maps check */
-                     ? ts_barrier_attach_mapped(&s->barrier, (unsigned)s->node_size, &opts,
-                                                s->segment, s->segment_size, (unsigned)s->node_rank)
-                     : topsync_barrier_create(&s->barrier, 1, &opts);
+                     ? ts_barrier_attach_mapped(&s->node.barrier, (unsigned)s->node_size, &opts,
+                                                s->node.segment, s->node.segment_size,
+                                                (unsigned)s->node_rank)
+                     : topsync_barrier_create(&s->node.barrier, 1, &opts);
         if (rc == 0)
-            rc = s->node_size > 1 ? ts_coll_attach_mapped(&s->coll, (unsigned)s->node_size, &copts,
-                                                          (char *)s->segment + barrier_bytes,
-                                                          coll_bytes, (unsigned)s->node_rank)
-                                  : topsync_coll_create(&s->coll, 1, &copts);
+            rc = s->node_size > 1
+                     ? ts_coll_attach_mapped(&s->node.coll, (unsigned)s->node_size, &copts,
+                                             (char *)s->node.segment + barrier_bytes, coll_bytes,
+                                             (unsigned)s->node_rank)
+                     : topsync_coll_create(&s->node.coll, 1, &copts);
         if (rc < 0) {
             failed = 1;
             snprintf(why, sizeof why, "%s", topsync_error_message());
@@ -677,13 +678,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
     if (any) {
         if (failed && why[0])
             fprintf(stderr, "topsync-mpi: warning: %s; this communicator uses PMPI_Barrier\n", why);
-        topsync_barrier_destroy(s->barrier);
-        s->barrier = NULL;
-        topsync_coll_destroy(s->coll);
-        s->coll = NULL;
-        if (s->segment)
-            munmap(s->segment, s->segment_size);
-        s->segment = NULL;
+        ts_mpi_node_sync_free(&s->node);
         s->leaders = MPI_COMM_NULL;
         s->mode = MODE_PMPI;
         if (world_ranks) /* on every rank: none keeps a layout that failed */
@@ -691,11 +686,11 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
     } else {
         s->mode = l->nodes > 1 ? MODE_NODES : MODE_NODE;
         if (world_ranks && token) { /* parked when comm is freed */
-            s->world_ranks = xcalloc(comm, (size_t)size, sizeof *s->world_ranks);
-            memcpy(s->world_ranks, world_ranks, (size_t)size * sizeof *s->world_ranks);
-            s->size = size;
-            s->layout_digest = l->digest;
-            s->token = token;
+            s->node.world_ranks = xcalloc(comm, (size_t)size, sizeof *s->node.world_ranks);
+            memcpy(s->node.world_ranks, world_ranks, (size_t)size * sizeof *s->node.world_ranks);
+            s->node.size = size;
+            s->node.layout_digest = l->digest;
+            s->node.token = token;
         }
         if (!reused && world_ranks) { /* every rank keeps this set-up's */
             l->world_ranks = world_ranks;

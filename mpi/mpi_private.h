@@ -122,28 +122,35 @@ extern struct ts_ompi_handles ts_ompi;
 enum comm_mode { MODE_PMPI, MODE_NODE, MODE_NODES, MODE_DEFERRED };
 
 /* One communicator's barrier, cached on it with an attribute. */
+/* A communicator's node barrier and what it stands on, with what parking
+ * it needs: moved as one into the pool of freed communicators' when comm
+ * is freed, and back into a later communicator of the same ranks
+ * (parked.c). */
+struct ts_node_sync {
+    topsync_barrier_t *barrier;
+    topsync_coll_t *coll; /* the node's collectives (MODE_NODE, MODE_NODES) */
+    void *segment;
+    size_t segment_size;
+    MPI_Comm *idle_comm; /* the idle hook's communicator: comm, once set up */
+    /* comm's ranks in MPI_COMM_WORLD, the layout it was set up under, and
+     * the names of every node's segment hashed (0: nothing to park) */
+    int *world_ranks;
+    int size;
+    uint32_t layout_digest;
+    uint64_t token;
+};
+
 struct comm_state {
     enum comm_mode mode;
     MPI_Comm comm;    /* the communicator (for the idle hook's messages) */
     MPI_Comm leaders; /* MODE_NODES: the world's node leaders (not owned) */
     int node_rank, node_size;
     int *node_members; /* comm ranks of my (pseudo-)node, ascending */
-    topsync_barrier_t *barrier;
-    topsync_coll_t *coll;              /* the node's collectives (MODE_NODE, MODE_NODES) */
+    struct ts_node_sync node;
     topsync_coll_choice_t coll_choice; /* which calls topsync serves (explain left empty) */
     int *leader_rank_of; /* MODE_NODES: comm rank -> its node leader's rank among the leaders */
     void *scratch;       /* collectives: results this rank does not keep (collectives.c) */
-    void *segment;
-    size_t segment_size;
-    MPI_Comm *idle_comm;        /* the idle hook's communicator: comm, once set up */
     unsigned deferred_barriers; /* MODE_DEFERRED: PMPI_Barriers left before set-up */
-    /* For parking the node barrier when comm is freed (parked.c): comm's
-     * ranks in MPI_COMM_WORLD, the layout it was set up under, and the
-     * names of every node's segment hashed (0: nothing to park) */
-    int *world_ranks;
-    int size;
-    uint32_t layout_digest;
-    uint64_t token;
 };
 
 /* What a process tells the others about itself at set-up: which node it is
@@ -226,17 +233,16 @@ void ts_mpi_layout_forget(const int *world_ranks, int size);
 void ts_mpi_layout_clear(struct ts_layout *l);
 
 /* ---- node barriers of freed communicators (parked.c) ----
- * ts_mpi_park: move s's barrier, collectives, segment and idle hook's
- * communicator to the pool when s has a token (else false, s untouched).
+ * ts_mpi_park: move *node to the pool when it has a token (node is then
+ * cleared; else false, node untouched).
  * ts_mpi_unpark: move the most recently parked of these world ranks and
- * layout into s (replacing s->world_ranks); its token, 0 when none. Local;
- * whether every rank took the same is the set-up's to agree on. */
-bool ts_mpi_park(struct comm_state *s);
+ * layout into *node (freeing node->world_ranks); its token, 0 when none.
+ * Local; whether every rank took the same is the set-up's to agree on. */
+bool ts_mpi_park(struct ts_node_sync *node);
 uint64_t ts_mpi_unpark(const int *world_ranks, int size, uint32_t layout_digest,
-                       struct comm_state *s);
-/* Destroy a node barrier's pieces (each may be NULL). */
-void ts_mpi_node_sync_free(topsync_barrier_t *barrier, topsync_coll_t *coll, void *segment,
-                           size_t segment_size, MPI_Comm *idle_comm);
+                       struct ts_node_sync *node);
+/* Destroy *node's pieces (each may be NULL) and clear it. */
+void ts_mpi_node_sync_free(struct ts_node_sync *node);
 
 /* Set up comm's barrier: collective over comm, calls only collectives on
  * comm itself (never creates a communicator). Never NULL. */

@@ -21,41 +21,34 @@
 #define TS_PARKED_KEPT 4
 
 struct parked {
-    int *world_ranks; /* NULL: a free slot */
-    int size;
-    uint32_t layout_digest;
-    uint64_t token;
-    topsync_barrier_t *barrier;
-    topsync_coll_t *coll;
-    void *segment;
-    size_t segment_size;
-    MPI_Comm *idle_comm;
-    unsigned long when; /* for eviction */
+    struct ts_node_sync node; /* node.world_ranks NULL: a free slot */
+    unsigned long when;       /* for eviction */
 };
 
 static pthread_mutex_t parked_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct parked pool[TS_PARKED_KEPT];
 static unsigned long clock_ticks;
 
-void ts_mpi_node_sync_free(topsync_barrier_t *barrier, topsync_coll_t *coll, void *segment,
-                           size_t segment_size, MPI_Comm *idle_comm)
+void ts_mpi_node_sync_free(struct ts_node_sync *node)
 {
-    topsync_barrier_destroy(barrier);
-    topsync_coll_destroy(coll);
-    if (segment)
-        munmap(segment, segment_size);
-    free(idle_comm);
+    topsync_barrier_destroy(node->barrier);
+    topsync_coll_destroy(node->coll);
+    if (node->segment)
+        munmap(node->segment, node->segment_size);
+    free(node->idle_comm);
+    free(node->world_ranks);
+    memset(node, 0, sizeof *node);
 }
 
-bool ts_mpi_park(struct comm_state *s)
+bool ts_mpi_park(struct ts_node_sync *node)
 {
-    if (!s->token || !s->world_ranks || !s->barrier)
+    if (!node->token || !node->world_ranks || !node->barrier)
         return false;
     struct parked evicted = {0};
     pthread_mutex_lock(&parked_lock);
     struct parked *slot = NULL;
     for (int i = 0; !slot && i < TS_PARKED_KEPT; i++)
-        if (!pool[i].world_ranks)
+        if (!pool[i].node.world_ranks)
             slot = &pool[i];
     if (!slot) { /* the longest parked goes */
         slot = &pool[0];
@@ -64,63 +57,34 @@ bool ts_mpi_park(struct comm_state *s)
                 slot = &pool[i];
         evicted = *slot;
     }
-    *slot = (struct parked){
-        .world_ranks = s->world_ranks,
-        .size = s->size,
-        .layout_digest = s->layout_digest,
-        .token = s->token,
-        .barrier = s->barrier,
-        .coll = s->coll,
-        .segment = s->segment,
-        .segment_size = s->segment_size,
-        .idle_comm = s->idle_comm,
-        .when = ++clock_ticks,
-    };
+    *slot = (struct parked){.node = *node, .when = ++clock_ticks};
     pthread_mutex_unlock(&parked_lock);
-    s->world_ranks = NULL;
-    s->token = 0;
-    s->barrier = NULL;
-    s->coll = NULL;
-    s->segment = NULL;
-    s->segment_size = 0;
-    s->idle_comm = NULL;
-    if (evicted.world_ranks) { /* outside the lock: munmap may take a while */
-        ts_mpi_node_sync_free(evicted.barrier, evicted.coll, evicted.segment, evicted.segment_size,
-                              evicted.idle_comm);
-        free(evicted.world_ranks);
-    }
+    memset(node, 0, sizeof *node);        /* moved */
+    ts_mpi_node_sync_free(&evicted.node); /* outside the lock: munmap may take a while */
     return true;
 }
 
 uint64_t ts_mpi_unpark(const int *world_ranks, int size, uint32_t layout_digest,
-                       struct comm_state *s)
+                       struct ts_node_sync *node)
 {
     pthread_mutex_lock(&parked_lock);
     struct parked *found = NULL;
     for (int i = 0; i < TS_PARKED_KEPT; i++) {
-        struct parked *p = &pool[i];
+        const struct ts_node_sync *p = &pool[i].node;
         if (p->world_ranks && p->size == size && p->layout_digest == layout_digest &&
             !memcmp(p->world_ranks, world_ranks, (size_t)size * sizeof *world_ranks) &&
-            (!found || p->when > found->when))
-            found = p;
+            (!found || pool[i].when > found->when))
+            found = &pool[i];
     }
-    struct parked taken = {0};
+    struct ts_node_sync taken = {0};
     if (found) {
-        taken = *found;
+        taken = found->node;
         memset(found, 0, sizeof *found);
     }
     pthread_mutex_unlock(&parked_lock);
     if (!found)
         return 0;
-    free(s->world_ranks);
-    s->world_ranks = taken.world_ranks;
-    s->size = taken.size;
-    s->layout_digest = taken.layout_digest;
-    s->token = taken.token;
-    s->barrier = taken.barrier;
-    s->coll = taken.coll;
-    s->segment = taken.segment;
-    s->segment_size = taken.segment_size;
-    s->idle_comm = taken.idle_comm;
+    free(node->world_ranks);
+    *node = taken;
     return taken.token;
 }

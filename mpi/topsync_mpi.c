@@ -149,8 +149,9 @@ void ts_mpi_timeout_abort(MPI_Comm comm, struct comm_state *s, topsync_barrier_t
 /* The intra-node barrier; with TOPSYNC_TIMEOUT set, a hang becomes an abort. */
 static inline void node_wait(MPI_Comm comm, struct comm_state *s, bool after_leaders)
 {
-    if (__builtin_expect(topsync_barrier_wait_checked(s->barrier, (unsigned)s->node_rank) < 0, 0))
-        ts_mpi_timeout_abort(comm, s, s->barrier, after_leaders, "MPI_Barrier");
+    if (__builtin_expect(topsync_barrier_wait_checked(s->node.barrier, (unsigned)s->node_rank) < 0,
+                         0))
+        ts_mpi_timeout_abort(comm, s, s->node.barrier, after_leaders, "MPI_Barrier");
 }
 
 struct comm_state *ts_mpi_state_for(MPI_Comm comm)
@@ -210,7 +211,7 @@ const char *topsync_mpi_describe(MPI_Comm comm)
     if (s->mode == MODE_DEFERRED)
         s = setup_deferred(comm);
     /* the barrier's own name: stable while the communicator lives */
-    return s->mode == MODE_PMPI ? "mpi" : topsync_barrier_algorithm(s->barrier);
+    return s->mode == MODE_PMPI ? "mpi" : topsync_barrier_algorithm(s->node.barrier);
 }
 
 /* ---- the entry points ---------------------------------------------------- */
