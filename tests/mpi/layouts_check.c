@@ -20,33 +20,18 @@
  *
  *   usage: layouts_check [ROUNDS]   (4 ranks)
  */
-#define _DEFAULT_SOURCE /* usleep */
+#define _DEFAULT_SOURCE /* usleep, in late_barrier.h */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <mpi.h>
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "late_barrier.h"
 
 /* One barrier on comm, with its late rank; 1 when someone left early. */
 static int checked_barrier(MPI_Comm comm, int late)
 {
-    int rank;
-    MPI_Comm_rank(comm, &rank);
-    if (rank == late)
-        usleep(2000);
-    double arrived = now();
-    MPI_Barrier(comm);
-    double left = now(), late_arrival = arrived;
-    MPI_Bcast(&late_arrival, 1, MPI_DOUBLE, late, comm);
-    return left < late_arrival;
+    return late_barrier_left_early(comm, late, 2000);
 }
 
 int main(int argc, char **argv)

@@ -23,22 +23,15 @@
  *
  *   usage: parked_check [ROUNDS]   (any number of ranks, 2 or more)
  */
-#define _DEFAULT_SOURCE /* usleep */
+#define _DEFAULT_SOURCE /* usleep, in late_barrier.h */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <mpi.h>
 
-static int world_rank, world_size, passed, failed;
+#include "late_barrier.h"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+static int world_rank, world_size, passed, failed;
 
 static void expect(int ok, const char *what, int round, char which)
 {
@@ -56,13 +49,8 @@ static void expect(int ok, const char *what, int round, char which)
 static void check(MPI_Comm comm, int round, char which)
 {
     int late = (round + which) % world_size;
-    if (world_rank == late)
-        usleep(2000);
-    double arrived = now();
-    MPI_Barrier(comm);
-    double left = now(), late_arrival = arrived;
-    MPI_Bcast(&late_arrival, 1, MPI_DOUBLE, late, comm);
-    expect(left >= late_arrival, "left the barrier before the late rank arrived", round, which);
+    expect(!late_barrier_left_early(comm, late, 2000),
+           "left the barrier before the late rank arrived", round, which);
 
     long mine = 1000L * round + 100L * which + world_rank, sum = 0;
     MPI_Allreduce(&mine, &sum, 1, MPI_LONG, MPI_SUM, comm);

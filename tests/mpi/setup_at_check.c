@@ -20,14 +20,14 @@
  *
  *   usage: setup_at_check [diverge]
  */
-#define _DEFAULT_SOURCE /* usleep */
+#define _DEFAULT_SOURCE /* usleep, in late_barrier.h */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <mpi.h>
+
+#include "late_barrier.h"
 
 int main(int argc, char **argv)
 {
@@ -42,18 +42,7 @@ int main(int argc, char **argv)
         MPI_Comm dup;
         MPI_Comm_dup(MPI_COMM_WORLD, &dup);
         for (int b = 0; b <= i % 3; b++) {
-            int late = (i + b) % size;
-            struct timespec ts;
-            if (rank == late)
-                usleep(20000);
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            double arrived = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-            MPI_Barrier(dup);
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            double left = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec, late_arrival = arrived;
-            MPI_Bcast(&late_arrival, 1, MPI_DOUBLE, late, dup);
-            if (left < late_arrival)
-                failures++;
+            failures += late_barrier_left_early(dup, (i + b) % size, 20000);
         }
         MPI_Comm_free(&dup);
     }
