@@ -70,6 +70,17 @@ launch() {
     fi
     timeout "${run_timeout:-300}" "${args[@]}" "$@"
 }
+# launch_apart: launch, printing the job's stdout, then its stderr. With
+# 2>&1 the MPI's forwarding of the two streams may cut a line of one into
+# a line of the other (seen under Open MPI: rank 0's result line inside a
+# TOPSYNC_VERBOSE line, which then matched neither); the checks only count
+# and grep whole lines. The launch's exit status.
+launch_apart() {
+    local rc=0
+    launch "$@" 2>"$tmp/launch.stderr" || rc=$?
+    cat "$tmp/launch.stderr"
+    return $rc
+}
 
 ms() { echo $(($(date +%s%N) / 1000000)); }
 shm_list() { ls /dev/shm 2>/dev/null | grep -i topsync | sort; }
@@ -127,7 +138,7 @@ wait-policies)
     out=$(launch 4 overload TOPSYNC_WAIT=yield BARRIER_CHECK_ONLY=topo/tree -- "$check" 1000 5 2>&1)
     expect_pass "$out" "np 4 yield" ;;
 preload) # the plain program, not linked with topsync: LD_PRELOAD
-    out=$(launch 4 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$plain" 300 10 2>&1)
+    out=$(launch_apart 4 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$plain" 300 10)
     expect_pass "$out" "preloaded"
     grep -q "topsync-mpi: comm of 4 ranks" <<<"$out" && ok || ko "preload: no topsync verbose line"
     out=$(launch 2 core TOPSYNC_EXPECT_PMPI=1 -- "$plain" 200 5 2>&1)
@@ -148,7 +159,7 @@ split) # concurrent barriers on pairs and halves, np 4 and 8 on this machine's c
 pseudo-nodes) # TOPSYNC_NODE_SPLIT: node barriers + PMPI_Barrier among leaders
     # MPICH's own barrier among leaders busy-polls: milliseconds when oversubscribed.
     if [ "$impl" = mpich ]; then n=100; else n=500; fi
-    out=$(launch 4 overload TOPSYNC_NODE_SPLIT=2 TOPSYNC_VERBOSE=1 -- "$check" $n 5 2>&1)
+    out=$(launch_apart 4 overload TOPSYNC_NODE_SPLIT=2 TOPSYNC_VERBOSE=1 -- "$check" $n 5)
     expect_pass "$out" "2 pseudo-nodes"
     grep -q "several nodes" <<<"$out" && ok || ko "pseudo-nodes: verbose line does not say several nodes"
     # barrier_check's even/odd intercommunicator: both groups' sizes (22.24)
@@ -163,10 +174,10 @@ fortran)
         if ! fortran $f "$tmp/linked" linked 2>"$tmp/err" || ! fortran $f "$tmp/plain" plain 2>>"$tmp/err"; then
             ko "$f does not build: $(cat "$tmp/err")"; continue
         fi
-        out=$(launch 2 core TOPSYNC_VERBOSE=1 -- "$tmp/linked" 2>&1)
+        out=$(launch_apart 2 core TOPSYNC_VERBOSE=1 -- "$tmp/linked")
         expect_pass "$out" "$f linked"
         grep -q "topsync-mpi: comm" <<<"$out" && ok || ko "$f linked did not reach topsync"
-        out=$(launch 2 core TOPSYNC_VERBOSE=1 LD_PRELOAD=$lib -- "$tmp/plain" 2>&1)
+        out=$(launch_apart 2 core TOPSYNC_VERBOSE=1 LD_PRELOAD=$lib -- "$tmp/plain")
         expect_pass "$out" "$f preloaded"
         grep -q "topsync-mpi: comm" <<<"$out" && ok || ko "$f preloaded did not reach topsync"
     done ;;
@@ -208,8 +219,8 @@ setup-at) # deferred set-up: how many communicators are set up, per
     # k-th of them, 10 have 2 or more, 6 have 3 or more, 3 have 5 or more
     for at_expect in ":11" "1:11" "2:11" "3:7" "5:4"; do
         at=${at_expect%%:*} expect=${at_expect#*:}
-        out=$(launch 2 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 ${at:+TOPSYNC_MPI_SETUP_AT=$at} \
-              -- "$prog" 2>&1)
+        out=$(launch_apart 2 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 ${at:+TOPSYNC_MPI_SETUP_AT=$at} \
+              -- "$prog")
         expect_pass "$out" "setup-at '$at'"
         n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi: comm of")
         [ "$n" = "$expect" ] && ok || ko "setup-at '$at': $n set-ups, expected $expect: $out"
@@ -222,7 +233,7 @@ setup-at) # deferred set-up: how many communicators are set up, per
     done
     # rank 1's TOPSYNC_* variables change before the sixth duplicate: no
     # reuse from there, on any rank (a rank alone reusing would hang the job)
-    out=$(launch 2 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$prog" diverge 2>&1)
+    out=$(launch_apart 2 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$prog" diverge)
     expect_pass "$out" "setup-at diverge"
     n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi:   nodes, bindings and collectives kept")
     [ "$n" = 5 ] && ok || ko "setup-at diverge: $n reused layouts, expected 5: $out"
@@ -232,7 +243,7 @@ setup-at) # deferred set-up: how many communicators are set up, per
     prog=$(prog layouts_check)
     out=$(launch 4 overload -- "$prog" 45 2>&1)
     expect_pass "$out" "layouts_check native"
-    out=$(launch 4 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 TOPSYNC_MPI_SETUP_AT=1 -- "$prog" 45 2>&1)
+    out=$(launch_apart 4 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 TOPSYNC_MPI_SETUP_AT=1 -- "$prog" 45)
     expect_pass "$out" "layouts_check preloaded"
     n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi:   nodes, bindings and collectives kept")
     [ "$n" = 89 ] && ok || ko "layouts_check: $n reused layouts, expected 89: $out"
@@ -241,7 +252,7 @@ setup-at) # deferred set-up: how many communicators are set up, per
     prog=$(prog parked_check)
     out=$(launch 4 overload -- "$prog" 6 2>&1)
     expect_pass "$out" "parked_check native"
-    out=$(launch 4 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 TOPSYNC_MPI_SETUP_AT=1 -- "$prog" 6 2>&1)
+    out=$(launch_apart 4 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 TOPSYNC_MPI_SETUP_AT=1 -- "$prog" 6)
     expect_pass "$out" "parked_check preloaded"
     n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi: comm of")
     [ "$n" = 31 ] && ok || ko "parked_check: $n set-ups, expected 31: $out"
@@ -254,7 +265,7 @@ setup-at) # deferred set-up: how many communicators are set up, per
     prog=$(prog mpi_comm_setup)
     for kind_np_expect in dup:2:20:19 split:2:20:19 halves:4:38:38; do
         IFS=: read -r kind np expect parked <<<"$kind_np_expect"
-        out=$(launch "$np" overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$prog" "$kind" 20 2>&1)
+        out=$(launch_apart "$np" overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$prog" "$kind" 20)
         grep -qE "^$kind setup_us [0-9.]+ cycle_us [0-9.]+$" <<<"$out" && ok ||
             ko "mpi_comm_setup $kind: no result: $out"
         n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi:   nodes, bindings and collectives kept")
@@ -320,7 +331,7 @@ bad-config) # invalid variables: a message listing the valid values, job aborted
     out=$(launch 2 core TOPSYNC_COLL_MAX_BYTES=2k -- "$check" 10 1 2>&1)
     [ $? -ne 0 ] && grep -q "TOPSYNC_COLL_MAX_BYTES='2k' is not valid; valid: a whole number of bytes from 1 to 1048576" <<<"$out" && ok ||
         ko "bad TOPSYNC_COLL_MAX_BYTES"
-    out=$(launch 2 core TOPSYNC_BARRIER=mpi TOPSYNC_VERBOSE=1 BARRIER_CHECK_ONLY=mpi -- "$check" 100 1 2>&1)
+    out=$(launch_apart 2 core TOPSYNC_BARRIER=mpi TOPSYNC_VERBOSE=1 BARRIER_CHECK_ONLY=mpi -- "$check" 100 1)
     expect_pass "$out" "TOPSYNC_BARRIER=mpi"
     grep -q "PMPI_Barrier" <<<"$out" && ok || ko "TOPSYNC_BARRIER=mpi verbose line" ;;
 timeout) # TOPSYNC_TIMEOUT: rank 1 dies (kill -9) or hangs (SIGSTOP) mid-run; the
@@ -376,7 +387,7 @@ coll-component) # Open MPI's coll/topsync (mpi/coll_topsync): MPI_Barrier by
     select_it="--mca mca_base_component_path $pkglib:$comp --mca coll_topsync_priority 90"
     for run in "2 core" "4 overload" "8 none"; do
         set -- $run
-        out=$(launcher_flags_openmpi=$select_it launch $1 $2 TOPSYNC_VERBOSE=1 -- "$plain" 300 10 2>&1)
+        out=$(launcher_flags_openmpi=$select_it launch_apart $1 $2 TOPSYNC_VERBOSE=1 -- "$plain" 300 10)
         expect_pass "$out" "coll/topsync np $1 $2"
         grep -q "^topsync-mpi: comm of $1 ranks" <<<"$out" && ok ||
             ko "coll/topsync np $1: topsync did not serve MPI_Barrier: $(tail -3 <<<"$out")"
@@ -384,8 +395,8 @@ coll-component) # Open MPI's coll/topsync (mpi/coll_topsync): MPI_Barrier by
     # on the path but not asked for: Open MPI's own barrier, topsync silent
     # (setup_at_check, which unlike barrier_check does not call topsync by
     # name: the component's library is loaded either way)
-    out=$(launcher_flags_openmpi="--mca mca_base_component_path $pkglib:$comp" launch 2 core \
-          TOPSYNC_VERBOSE=1 -- "$(prog setup_at_check)" 2>&1)
+    out=$(launcher_flags_openmpi="--mca mca_base_component_path $pkglib:$comp" launch_apart 2 core \
+          TOPSYNC_VERBOSE=1 -- "$(prog setup_at_check)")
     expect_pass "$out" "coll/topsync not selected"
     grep -q "^topsync-mpi:" <<<"$out" && ko "coll/topsync served without a priority: $out" || ok
     # (ompi_info reads the path from the environment, not from --mca)
@@ -393,8 +404,8 @@ coll-component) # Open MPI's coll/topsync (mpi/coll_topsync): MPI_Barrier by
         grep -q 'parameter "coll_topsync_priority" (current value: "0"' && ok ||
         ko "ompi_info does not list coll_topsync_priority"
     prog=$(prog tool_check) rounds=200
-    out=$(launcher_flags_openmpi=$select_it launch 2 core LD_PRELOAD=$bindir/libcount_tool_$impl.so \
-          TOPSYNC_VERBOSE=1 -- "$prog" $rounds 2>&1)
+    out=$(launcher_flags_openmpi=$select_it launch_apart 2 core LD_PRELOAD=$bindir/libcount_tool_$impl.so \
+          TOPSYNC_VERBOSE=1 -- "$prog" $rounds)
     expect_pass "$out" "coll/topsync with a PMPI tool"
     [ "$(grep -c "^count_tool: rank [0-9]*: init 1 barrier $rounds " <<<"$out")" = 2 ] && ok ||
         ko "coll/topsync: the tool did not see every barrier: $(grep count_tool <<<"$out")"
@@ -417,7 +428,7 @@ tools) # a PMPI tool (count_tool.c, as profilers are written: MPI_X counts and
         np=$1 bind=$2
         for order in tool-first topsync-first; do
             if [ $order = tool-first ]; then preload=$tool:$lib; else preload=$lib:$tool; fi
-            out=$(launch $np $bind LD_PRELOAD=$preload TOPSYNC_VERBOSE=1 -- "$prog" $rounds 2>&1)
+            out=$(launch_apart $np $bind LD_PRELOAD=$preload TOPSYNC_VERBOSE=1 -- "$prog" $rounds)
             expect_pass "$out" "tools $order np $np"
             seen=$(grep -c "^count_tool: rank [0-9]*: init 1 barrier $rounds isend $rounds irecv $rounds win_create 1 win_free 1$" <<<"$out")
             [ "$seen" = $np ] && ok ||
@@ -437,7 +448,7 @@ tools) # a PMPI tool (count_tool.c, as profilers are written: MPI_X counts and
         cc -o "$linked" "$srcdir/tool_check.c" -I"$srcdir/../../include" $(pkg-config --cflags $([ $impl = openmpi ] && echo ompi-c || echo mpich)) \
             -L"$libdir" -ltopsync-mpi-$impl -Wl,-rpath,"$libdir" $(pkg-config --libs $([ $impl = openmpi ] && echo ompi-c || echo mpich)) \
             2>"$tmp/linked.log" || ko "tool_check linked does not build: $(cat "$tmp/linked.log")"
-        out=$(launch 2 core LD_PRELOAD=$tool TOPSYNC_VERBOSE=1 -- "$linked" $rounds 2>&1)
+        out=$(launch_apart 2 core LD_PRELOAD=$tool TOPSYNC_VERBOSE=1 -- "$linked" $rounds)
         expect_pass "$out" "tools linked"
         seen=$(grep -c "^count_tool: rank [0-9]*: init 1 barrier $rounds " <<<"$out")
         [ "$seen" = 2 ] && ok || ko "tools linked: the tool missed calls: $(grep count_tool <<<"$out")"
@@ -447,7 +458,7 @@ tools) # a PMPI tool (count_tool.c, as profilers are written: MPI_X counts and
            cc -shared -fPIC -o "$tmp/libcount_tool_f.so" "$srcdir/count_tool_f.c" \
               $(pkg-config --cflags $([ $impl = openmpi ] && echo ompi-c || echo mpich)) 2>>"$tmp/err"; then
             for preload in "$tmp/libcount_tool_f.so:$lib" "$lib:$tmp/libcount_tool_f.so"; do
-                out=$(launch 2 core LD_PRELOAD=$preload TOPSYNC_VERBOSE=1 -- "$tmp/barrier_f" 2>&1)
+                out=$(launch_apart 2 core LD_PRELOAD=$preload TOPSYNC_VERBOSE=1 -- "$tmp/barrier_f")
                 expect_pass "$out" "Fortran tool $preload"
                 [ "$(grep -c "^count_tool_f: barrier 1000$" <<<"$out")" = 2 ] && ok ||
                     ko "Fortran tool $preload: the tool missed calls: $(grep count_tool_f <<<"$out")"
@@ -482,7 +493,7 @@ collectives) # MPI_Allreduce, MPI_Reduce, MPI_Bcast: every predefined type and
     # elements (above the limit: its own serves them), natively too
     case $mpi in impi*) export COLL_CHECK_MPI_LOC_TIES=broken ;; esac
     out=$(launch 2 core -- "$coll" 1 2>&1); expect_pass "$out" "collectives natively"
-    out=$(launch 2 core LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$coll" 2 2>&1)
+    out=$(launch_apart 2 core LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$coll" 2)
     expect_pass "$out" "collectives np 2 bound"
     grep -q "MPI_Allreduce of 1500 elements .*a size topsync does not serve" <<<"$out" && ok ||
         ko "collectives: verbose does not say a large MPI_Allreduce went to the MPI's own"
@@ -517,7 +528,7 @@ tune) # topsync-tune --mpi times the collectives against the MPI's own and
     grep -qF "auto for their collectives (libtopsync-mpi) under $mpiname:" <<<"$out" &&
         grep -q "^  reduce up to 16384 B: tuning file $file, entry 2 processes" <<<"$out" && ok ||
         ko "topsync-info --explain with the tuning: $(tail -8 <<<"$out")"
-    out=$(launch 2 core LD_PRELOAD=$lib TOPSYNC_TUNING=$file TOPSYNC_VERBOSE=1 -- "$coll" 1 2>&1)
+    out=$(launch_apart 2 core LD_PRELOAD=$lib TOPSYNC_TUNING=$file TOPSYNC_VERBOSE=1 -- "$coll" 1)
     expect_pass "$out" "collectives with the tuned choice"
     grep -q "topsync-mpi: MPI_Bcast up to 16384 B: tuning file $file" <<<"$out" && ok ||
         ko "verbose does not say the tuned choice: $(grep 'up to' <<<"$out")"
@@ -532,7 +543,7 @@ for kind in ("allreduce", "reduce", "bcast"):
         p[1] = p[2] * (10 if kind == "reduce" and p[0] in (32, 64) else 0.5)
 json.dump(d, open(sys.argv[1], "w"))
 PY
-    out=$(launch 2 core LD_PRELOAD=$lib TOPSYNC_TUNING=$file TOPSYNC_VERBOSE=1 -- "$coll" 1 2>&1)
+    out=$(launch_apart 2 core LD_PRELOAD=$lib TOPSYNC_TUNING=$file TOPSYNC_VERBOSE=1 -- "$coll" 1)
     expect_pass "$out" "collectives with reduce's 17-64 B given to the MPI's own"
     grep -q "MPI_Reduce up to 16384 B: .*the MPI's own takes the calls of 17-32 B, 33-64 B" <<<"$out" &&
         grep -qE "MPI_Reduce of [0-9]+ elements \((2[4-9]|[3-5][0-9]|6[0-4]) bytes\): the MPI's own, for a size topsync does not serve" <<<"$out" &&
@@ -556,7 +567,7 @@ PY
     grep -q "MPI_Allreduce up to 64 B (another rank chose less): given: TOPSYNC_COLL_MAX_BYTES=4096" <<<"$out" && ok ||
         ko "differing limits not agreed on: $(grep 'up to' <<<"$out")"
     # TOPSYNC_AUTO=rules: the file is left out, said
-    out=$(launch 2 core LD_PRELOAD=$lib TOPSYNC_TUNING=$file TOPSYNC_AUTO=rules TOPSYNC_VERBOSE=1 -- "$coll" 1 2>&1)
+    out=$(launch_apart 2 core LD_PRELOAD=$lib TOPSYNC_TUNING=$file TOPSYNC_AUTO=rules TOPSYNC_VERBOSE=1 -- "$coll" 1)
     expect_pass "$out" "collectives under TOPSYNC_AUTO=rules"
     grep -q "MPI_Reduce up to 4096 B: rules: .*TOPSYNC_AUTO leaves out the tuning step" <<<"$out" && ok ||
         ko "TOPSYNC_AUTO=rules: $(grep 'up to' <<<"$out")" ;;
@@ -608,7 +619,7 @@ mpi4py) # mpi4py (from pip, for this MPI) running a checked barrier loop
     fi
     for np_bind in "2 core" "4 none"; do
         set -- $np_bind
-        out=$(launch "$1" "$2" LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$py" "$srcdir/mpi4py_check.py" 1000 2>&1)
+        out=$(launch_apart "$1" "$2" LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$py" "$srcdir/mpi4py_check.py" 1000)
         expect_pass "$out" "mpi4py np $1 ($2)"
         grep -q "topsync-mpi: comm of $1 ranks" <<<"$out" && ok || ko "mpi4py np $1: topsync did not serve the barrier"
     done ;;
