@@ -80,6 +80,28 @@ static int check_config(char *why, size_t len)
     return 0;
 }
 
+/*
+ * The TOPSYNC_* variables last found valid, as ts_mpi_layout_env_hash
+ * hashes them (UINT64_MAX: none yet; no variables hash as 0): a set-up under the same variables does not
+ * parse them again. Parsing them is a getenv per variable, each a walk
+ * through an MPI launcher's long environment: 0.5-0.8 us of the 3-4 us a
+ * set-up that takes a freed communicator's barrier back cost (issue 35
+ * item 4). Only a valid set is remembered, so a variable changed to a
+ * wrong value is still reported. relaxed: the value is the whole message,
+ * it publishes nothing else.
+ */
+static _Atomic uint64_t valid_env = UINT64_MAX;
+
+static bool config_checked(uint64_t env_hash)
+{
+    return atomic_load_explicit(&valid_env, memory_order_relaxed) == env_hash;
+}
+
+static void config_valid(uint64_t env_hash)
+{
+    atomic_store_explicit(&valid_env, env_hash, memory_order_relaxed);
+}
+
 static int pmpi_mode_requested(void)
 {
     const char *v = getenv("TOPSYNC_BARRIER");
@@ -435,8 +457,10 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
      * before aborting, and meet first, so that the launcher does not tear
      * the job down before the messages are out. */
     char config_error[512] = "";
-    int bad = check_config(config_error, sizeof config_error);
-    uint32_t env_hash = ts_mpi_layout_env_hash();
+    uint64_t env_hash = ts_mpi_layout_env_hash();
+    int bad = config_checked(env_hash) ? 0 : check_config(config_error, sizeof config_error);
+    if (!bad)
+        config_valid(env_hash);
     int *world_ranks = NULL;
     struct ts_layout kept, fresh;
     memset(&kept, 0, sizeof kept);
@@ -459,6 +483,8 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
                     -parked_hi,
                     parked_lo,
                     -parked_lo};
+    /* For a set-up that takes a parked barrier, this is the last
+     * collective: topsync_mpi_barrier counts on it as the barrier */
     TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, agree, 8, MPI_INT, MPI_MAX, comm);
     if (agree[0]) {
         if (bad) {
@@ -491,7 +517,8 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
             l->roles_match &= all[r].world_leader == (l->leader[r] == r);
         }
         l->world_leader = all[rank].world_leader;
-        l->digest = ts_fnv1a32(TS_FNV1A32_OFFSET ^ env_hash, all, (size_t)size * sizeof *all);
+        l->digest = ts_fnv1a32(TS_FNV1A32_OFFSET ^ (uint32_t)(env_hash ^ env_hash >> 32), all,
+                               (size_t)size * sizeof *all);
         free(all);
         if (l->nodes == 1) {
             free(l->leader);
@@ -670,7 +697,9 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
      * reduction also orders every rank's attach before anyone's first wait
      * (attach's contract): nobody has its result before all contributed;
      * and every rank has mapped its node's segment (or failed to), which
-     * is then unlinked: from then on nothing of it is in /dev/shm. */
+     * is then unlinked: from then on nothing of it is in /dev/shm. The
+     * set-up's last collective: topsync_mpi_barrier counts on it as the
+     * barrier of the call that set comm up. */
     int any = failed;
     TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm);
     if (name[0])

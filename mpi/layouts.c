@@ -26,14 +26,16 @@ static pthread_mutex_t layouts_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ts_layout kept[TS_LAYOUTS_KEPT]; /* world_ranks NULL: free */
 static unsigned long last_use;
 
-uint32_t ts_mpi_layout_env_hash(void)
+uint64_t ts_mpi_layout_env_hash(void)
 {
     /* environ's order is the process's own: hash each variable and add,
-     * so that two processes with the same variables agree */
-    uint32_t sum = 0;
+     * so that two processes with the same variables agree; 64 bits, since
+     * a set-up does not validate variables that hash as the last valid
+     * ones did (comm_setup.c) */
+    uint64_t sum = 0;
     for (char **e = environ; e && *e; e++)
         if (!strncmp(*e, "TOPSYNC_", 8))
-            sum += ts_fnv1a32(TS_FNV1A32_OFFSET, *e, strlen(*e));
+            sum += ts_fnv1a64(TS_FNV1A64_OFFSET, *e, strlen(*e));
     return sum;
 }
 
@@ -110,7 +112,7 @@ static struct ts_layout *slot_of(const int *world_ranks, int size)
     return NULL;
 }
 
-bool ts_mpi_layout_find(const int *world_ranks, int size, uint32_t env_hash, struct ts_layout *out)
+bool ts_mpi_layout_find(const int *world_ranks, int size, uint64_t env_hash, struct ts_layout *out)
 {
     pthread_mutex_lock(&layouts_lock);
     struct ts_layout *l = slot_of(world_ranks, size);

@@ -208,7 +208,7 @@ struct ts_layout {
     int size;          /* the communicator's */
     int *world_ranks;  /* its ranks' ranks in MPI_COMM_WORLD, in its order */
     uint32_t digest;   /* of what the set-up gathered and agreed on; 31 bits */
-    uint32_t env_hash; /* the TOPSYNC_* variables it ran under */
+    uint64_t env_hash; /* the TOPSYNC_* variables it ran under */
     int nodes, node_rank, node_size;
     int *node_members; /* node_size: comm ranks of my (pseudo-)node */
     int *leader;       /* size: each rank's node leader (nodes > 1), else NULL */
@@ -219,13 +219,13 @@ struct ts_layout {
     unsigned long used; /* last use, for eviction */
 };
 /* The TOPSYNC_* variables of this process, hashed (their order aside). */
-uint32_t ts_mpi_layout_env_hash(void);
+uint64_t ts_mpi_layout_env_hash(void);
 /* comm's ranks in MPI_COMM_WORLD, malloc()ed; -1 when one is not in it
  * (spawned, connected) or out of memory. Local. */
 int ts_mpi_layout_world_ranks(MPI_Comm comm, int size, int **out);
 /* A copy of the layout kept for these world ranks under this environment
  * (ts_mpi_layout_clear it); false when none. */
-bool ts_mpi_layout_find(const int *world_ranks, int size, uint32_t env_hash, struct ts_layout *out);
+bool ts_mpi_layout_find(const int *world_ranks, int size, uint64_t env_hash, struct ts_layout *out);
 /* Keep l (moved: l is cleared), replacing that group's, else the least
  * recently used. */
 void ts_mpi_layout_keep(struct ts_layout *l);

@@ -16,9 +16,12 @@
  * (TOPSYNC_NODE_SPLIT=1, the default) before the sixth duplicate: from
  * there the ranks' kept layouts no longer agree, and every set-up must
  * gather afresh, on every rank (else the ranks' collectives mismatch and
- * the job hangs): 5 reuses, not 10.
+ * the job hangs): 5 reuses, not 10. With "invalid", rank 1 sets
+ * TOPSYNC_NODE_SPLIT=0 instead: the sixth duplicate's set-up must report
+ * it and abort, although the five before validated the variables (the
+ * set-up does not parse variables again that hash as the last valid ones).
  *
- *   usage: setup_at_check [diverge]
+ *   usage: setup_at_check [diverge|invalid]
  */
 #define _DEFAULT_SOURCE /* usleep, in late_barrier.h */
 #include <stdio.h>
@@ -36,9 +39,10 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int diverge = argc > 1 && !strcmp(argv[1], "diverge");
+    int invalid = argc > 1 && !strcmp(argv[1], "invalid");
     for (int i = 0; i < 10; i++) {
-        if (diverge && i == 5 && rank == 1)
-            setenv("TOPSYNC_NODE_SPLIT", "1", 1);
+        if ((diverge || invalid) && i == 5 && rank == 1)
+            setenv("TOPSYNC_NODE_SPLIT", invalid ? "0" : "1", 1);
         MPI_Comm dup;
         MPI_Comm_dup(MPI_COMM_WORLD, &dup);
         for (int b = 0; b <= i % 3; b++) {
