@@ -3,8 +3,9 @@
 # duplicate's set-up"): bench/mpi_comm_setup.c for each MPI natively and
 # with libtopsync-mpi preloaded (and, with PREV_LIB_DIR, a previous build's
 # libtopsync-mpi too), RUNS interleaved jobs each. A Markdown table on
-# stdout: the medians of the set-up barrier (the communicator's second
-# MPI_Barrier) and of the whole cycle (make, 3 barriers, free), in us.
+# stdout: the medians of the first barrier (the MPI's own, deferred set-up
+# aside), of the set-up barrier (the communicator's second MPI_Barrier) and
+# of the whole cycle (make, 3 barriers, free), in us.
 #
 #   usage: scripts/mpi_setup_cost.sh [BUILD_DIR]
 #   environment: MPIS (default: openmpi mpich; those missing are skipped,
@@ -28,13 +29,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 hows="native preloaded${prev:+ previous}"
-echo "| MPI | kind | np, binding | how | set-up barrier us | cycle us |"
-echo "|---|---|---|---|---:|---:|"
+echo "| MPI | kind | np, binding | how | first barrier us | set-up barrier us | cycle us |"
+echo "|---|---|---|---|---:|---:|---:|"
 for mpi in $mpis; do
     mpi_usable mpi_setup_cost "$mpi" || continue
     I_MPI_ROOT=$prefix "$cc" -O2 -o "$tmp/setup-$mpi" bench/mpi_comm_setup.c
     for kind in $kinds; do
-        for how in $hows; do : >"$tmp/$how.setup" && : >"$tmp/$how.cycle"; done
+        for how in $hows; do : >"$tmp/$how.first" && : >"$tmp/$how.setup" && : >"$tmp/$how.cycle"; done
         for k in $(seq "$runs"); do
             for how in $hows; do
                 case $how in
@@ -53,10 +54,11 @@ for mpi in $mpis; do
                 }
                 awk '{print $3}' <<<"$line" >>"$tmp/$how.setup"
                 awk '{print $5}' <<<"$line" >>"$tmp/$how.cycle"
+                awk '{print $7}' <<<"$line" >>"$tmp/$how.first"
             done
         done
         for how in $hows; do
-            echo "| $mpi | $kind | $np, $bind | $how | $(median <"$tmp/$how.setup") | $(median <"$tmp/$how.cycle") |"
+            echo "| $mpi | $kind | $np, $bind | $how | $(median <"$tmp/$how.first") | $(median <"$tmp/$how.setup") | $(median <"$tmp/$how.cycle") |"
         done
     done
 done

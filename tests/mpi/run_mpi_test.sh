@@ -275,7 +275,7 @@ setup-at) # deferred set-up: how many communicators are set up, per
     for kind_np_expect in dup:2:20:19 split:2:20:19 halves:4:38:38; do
         IFS=: read -r kind np expect parked <<<"$kind_np_expect"
         out=$(launch_apart "$np" overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$prog" "$kind" 20)
-        grep -qE "^$kind setup_us [0-9.]+ cycle_us [0-9.]+$" <<<"$out" && ok ||
+        grep -qE "^$kind setup_us [0-9.]+ cycle_us [0-9.]+ first_us [0-9.]+$" <<<"$out" && ok ||
             ko "mpi_comm_setup $kind: no result: $out"
         n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi:   nodes, bindings and collectives kept")
         [ "$n" = "$expect" ] && ok || ko "mpi_comm_setup $kind: $n reused layouts, expected $expect: $out"
