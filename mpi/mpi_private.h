@@ -140,6 +140,8 @@ struct ts_node_sync {
     uint64_t token;
 };
 
+/* Moved by value when a deferred state is set up (topsync_mpi.c): nothing
+ * may point into one. */
 struct comm_state {
     enum comm_mode mode;
     MPI_Comm comm;    /* the communicator (for the idle hook's messages) */
