@@ -312,10 +312,14 @@ static bool short_wait(ts_word *w, uint32_t episode, const ts_wait *p, uint64_t 
  * waits in. Not in the long spin (wait.h), whose waiter yields only when
  * co-located with its partner, which has no other CPU: there the futex
  * instead of yields made 2 unbound threads beside 2 CPU hogs 1.6-7.7 us
- * per barrier, against 0.1-1.5 us. */
+ * per barrier, against 0.1-1.5 us. Only on a second slow yield among the
+ * thread's last 64 (ts_yield_record): 8 unbound threads on 2 idle CPUs
+ * took 6.3-8.2 us per barrier before the rule, 7.6-8.7 us with it on the
+ * first slow yield, and 39 us in one run of five, all futex sleeps. */
 #define TS_YIELD_SLOW_NS 200000u
 #define TS_YIELDS_OFF_FACTOR 256u
 static TS_TLS_INITIAL_EXEC _Thread_local uint64_t ts_yields_off_until;
+static TS_TLS_INITIAL_EXEC _Thread_local uint64_t ts_yield_history;
 
 /* The rest of a wait whose spin ran out: yields or the futex, as the
  * policy says. */
@@ -345,7 +349,8 @@ static void wait_after_spin(ts_word *w, uint32_t episode, const ts_wait *policy,
         uint64_t before = now_ns();
         sched_yield();
         uint64_t back = now_ns();
-        if (back - before > TS_YIELD_SLOW_NS && !policy->spin_unclocked) {
+        if (!policy->spin_unclocked &&
+            ts_yield_record(&ts_yield_history, back - before > TS_YIELD_SLOW_NS)) {
             ts_yields_off_until = back + TS_YIELDS_OFF_FACTOR * (back - before);
             break;
         }

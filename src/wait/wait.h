@@ -119,6 +119,19 @@ static inline uint64_t ts_wait_slice_ns(unsigned online_cpus)
         log2++;
     return (uint64_t)TS_SLICE_NS_BASE * (1 + log2);
 }
+/* The slow-yield rule's evidence (wait.c, TS_YIELD_SLOW_NS): the last 64
+ * yields of a thread, a bit each (1: slow, its CPU went to other work for
+ * a slice), newest in bit 0. Records one yield; true when it is slow and
+ * at least TS_YIELDS_SLOW_TO_OFF of those 64 were: then the yields go off.
+ * One slow yield now and then (8 unbound threads on 2 idle CPUs, the slice
+ * taken by one of their own spinning) does not turn them off; under a CPU
+ * hog most yields are slow. */
+#define TS_YIELDS_SLOW_TO_OFF 2
+static inline bool ts_yield_record(uint64_t *history, bool slow)
+{
+    *history = *history << 1 | (uint64_t)slow;
+    return slow && __builtin_popcountll(*history) >= TS_YIELDS_SLOW_TO_OFF;
+}
 /* Participants of one barrier whose CPUs a waiter scans (the co-location
  * check, slow path): beyond, the long spin is off. */
 #define TS_COLOCATION_PEERS_MOST 8u

@@ -253,11 +253,12 @@ static void test_settings(void)
     CHECK_EQ(w.yield_iterations, 16);
 }
 
-/* A yield after which the waiter ran again only a scheduler slice later
+/* Yields after which the waiter ran again only a scheduler slice later
  * (its CPU went to other work: here a busy thread bound to the same CPU)
- * turns that thread's yields off for a while (wait.c, TS_YIELD_SLOW_NS):
- * its second wait yields nothing, so the yield cap it learned stays where
- * the first wait left it. (Without that rule, the second wait's 8 yields
+ * turn that thread's yields off for a while, from the second such yield
+ * (wait.c, TS_YIELD_SLOW_NS; every yield of this waiter is slow): its
+ * second wait yields nothing, so the yield cap it learned stays where the
+ * first wait left it. (Without that rule, the second wait's 8 yields
  * fail too and halve the cap again. No control run without the busy
  * thread: under ctest -j2 another test's thread may make a yield slow.) */
 struct slow_yield_run {
@@ -325,6 +326,24 @@ static void test_slow_yield(void)
     CHECK_EQ(busy.cap_after[1], 8); /* none in the second wait */
 }
 
+/* The evidence the slow-yield rule waits for (wait.h, ts_yield_record):
+ * a second slow yield among a thread's last 64, not one now and then. */
+static void test_yield_record(void)
+{
+    uint64_t history = 0;
+    CHECK(!ts_yield_record(&history, true)); /* one slow yield: yields stay on */
+    for (int i = 0; i < 62; i++)
+        CHECK(!ts_yield_record(&history, false));
+    CHECK(ts_yield_record(&history, true)); /* the second within 64: off */
+    history = 0;
+    CHECK(!ts_yield_record(&history, true));
+    for (int i = 0; i < 63; i++)
+        CHECK(!ts_yield_record(&history, false));
+    CHECK(!ts_yield_record(&history, true));  /* the first has left the window */
+    CHECK(!ts_yield_record(&history, false)); /* a fast yield never turns them off */
+    CHECK(ts_yield_record(&history, true));
+}
+
 static void test_slice(void)
 {
     /* EEVDF's base slice, 0.75 ms x (1 + log2 of the CPUs, up to 8) */
@@ -346,6 +365,7 @@ int main(void)
     test_eager_hook();
     test_settings();
     test_slice();
+    test_yield_record();
     test_slow_yield();
     return check_summary();
 }
