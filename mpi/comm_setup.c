@@ -82,13 +82,14 @@ static int check_config(char *why, size_t len)
 
 /*
  * The TOPSYNC_* variables last found valid, as ts_mpi_layout_env_hash
- * hashes them (UINT64_MAX: none yet; no variables hash as 0): a set-up under the same variables does not
- * parse them again. Parsing them is a getenv per variable, each a walk
- * through an MPI launcher's long environment: 0.5-0.8 us of the 3-4 us a
- * set-up that takes a freed communicator's barrier back cost (issue 35
- * item 4). Only a valid set is remembered, so a variable changed to a
- * wrong value is still reported. relaxed: the value is the whole message,
- * it publishes nothing else.
+ * hashes them (UINT64_MAX: none yet; no variables at all hash as 0, a
+ * valid set): a set-up under the same variables does not parse them
+ * again. Parsing them is a getenv per variable, each a walk through an
+ * MPI launcher's long environment: 0.5-0.8 us of the 3-4 us a set-up that
+ * takes a freed communicator's barrier back cost (issue 35 item 4). Only
+ * a valid set is remembered, so a variable changed to a wrong value is
+ * still reported. relaxed: the value is the whole message, it publishes
+ * nothing else.
  */
 static _Atomic uint64_t valid_env = UINT64_MAX;
 
