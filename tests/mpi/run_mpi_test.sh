@@ -241,12 +241,11 @@ setup-at) # deferred set-up: how many communicators are set up, per
     [ "$n" = 4 ] && ok || ko "setup-at diverge: $n parked barriers taken, expected 4: $out"
     # rank 1 sets an invalid variable before the sixth: that set-up reports
     # it and aborts, although five set-ups found the variables valid before
-    out=$(launch 2 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$prog" invalid 2>&1)
+    out=$(launch_apart 2 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$prog" invalid)
     rc=$?
     [ $rc -ne 0 ] && grep -q "TOPSYNC_NODE_SPLIT='0' is not valid" <<<"$out" && ok ||
         ko "setup-at invalid: rc $rc, no message: $out"
-    n=$(printf '%s
-' "$out" | grep -c "^topsync-mpi: comm of")
+    n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi: comm of")
     [ "$n" = 6 ] && ok || ko "setup-at invalid: $n set-ups before the abort, expected 6: $out"
     # ranks that keep different layouts (layouts_check.c): they still agree
     prog=$(prog layouts_check)
