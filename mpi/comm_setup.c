@@ -459,9 +459,12 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
      * the job down before the messages are out. */
     char config_error[512] = "";
     uint64_t env_hash = ts_mpi_layout_env_hash();
-    int bad = config_checked(env_hash) ? 0 : check_config(config_error, sizeof config_error);
-    if (!bad)
-        config_valid(env_hash);
+    int bad = 0;
+    if (!config_checked(env_hash)) {
+        bad = check_config(config_error, sizeof config_error);
+        if (!bad)
+            config_valid(env_hash);
+    }
     int *world_ranks = NULL;
     struct ts_layout kept, fresh;
     memset(&kept, 0, sizeof kept);
