@@ -23,6 +23,7 @@
 #include "barrier/barrier_private.h"
 #include "base/hash.h"
 #include "collectives/coll_private.h"
+#include "front/environment.h"
 #include "mpi_identity.h"
 #include "mpi_private.h"
 #include "segment.h"
@@ -52,7 +53,7 @@ void ts_mpi_fatal(MPI_Comm comm, const char *fmt, ...)
  * The library's own variables are checked by the library itself. */
 static int check_config(char *why, size_t len)
 {
-    if (topsync_environment_check() < 0) {
+    if (ts_environment_check(true) < 0) {
         const char *msg = topsync_error_message();
         snprintf(why, len, "%s%s", msg,
                  strncmp(msg, "TOPSYNC_BARRIER", 15) == 0 ? " (or mpi)" : "");
@@ -80,8 +81,53 @@ static int check_config(char *why, size_t len)
     return 0;
 }
 
+/* A TOPSYNC_* variable that decides which collectives a rank calls, and
+ * so must be alike on every rank of a communicator: its value here, and
+ * how to print it (yes and no for a yes/no one, else the number). */
+struct shape_variable {
+    const char *name;
+    int value;
+    const char *yes, *no;
+};
+
+/* Whether every shape variable is alike on every rank of comm, from the
+ * MPI_MAX of each value and of its negation (`maxima`: two per variable,
+ * alike iff the maximum is minus the maximum of the negations). When one
+ * differs, every rank says what it has, then all meet, so that the
+ * messages are out before anyone aborts. Collective when they differ. */
+static bool shapes_alike(MPI_Comm comm, int rank, const struct shape_variable *shape, size_t n,
+                         const int *maxima)
+{
+    bool alike = true;
+    for (size_t v = 0; v < n; v++)
+        alike &= maxima[2 * v] == -maxima[2 * v + 1];
+    if (alike)
+        return true;
+    int world_rank = -1;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    for (size_t v = 0; v < n; v++) {
+        if (maxima[2 * v] == -maxima[2 * v + 1])
+            continue;
+        if (shape[v].yes)
+            fprintf(stderr,
+                    "topsync-mpi (rank %d): %s: %s on this rank (rank %d of the "
+                    "communicator), not on every rank: set it alike on every rank\n",
+                    world_rank, shape[v].name, shape[v].value ? shape[v].yes : shape[v].no, rank);
+        else
+            fprintf(stderr,
+                    "topsync-mpi (rank %d): %s: %d on this rank (rank %d of the "
+                    "communicator), between %d and %d across ranks: set it alike on every "
+                    "rank\n",
+                    world_rank, shape[v].name, shape[v].value, rank, -maxima[2 * v + 1],
+                    maxima[2 * v]);
+    }
+    fflush(stderr);
+    TS_MPI_OWN(Barrier)(comm);
+    return false;
+}
+
 /*
- * The TOPSYNC_* variables last found valid, as ts_mpi_layout_env_hash
+ * The TOPSYNC_* variables last found valid, as ts_mpi_env_scan
  * hashes them (UINT64_MAX: none yet; no variables at all hash as 0, a
  * valid set): a set-up under the same variables does not parse them
  * again. Parsing them is a getenv per variable, each a walk through an
@@ -101,12 +147,6 @@ static bool config_checked(uint64_t env_hash)
 static void config_valid(uint64_t env_hash)
 {
     atomic_store_explicit(&valid_env, env_hash, memory_order_relaxed);
-}
-
-static int pmpi_mode_requested(void)
-{
-    const char *v = getenv("TOPSYNC_BARRIER");
-    return v && !strcasecmp(v, "mpi");
 }
 
 /* The machine, loaded by the first set-up of any thread. */
@@ -436,7 +476,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
     if (!inter)
         PMPI_Comm_size(comm, &size);
     PMPI_Comm_rank(comm, &rank); /* in the local group for an intercommunicator */
-    if (inter || size == 1 || pmpi_mode_requested()) {
+    if (inter || size == 1) {
         if (rank == 0 && ts_mpi_verbose()) {
             if (inter) { /* both groups' sizes: the comm's size is the local group's */
                 int local = 0, remote = 0;
@@ -445,31 +485,46 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
                 fprintf(stderr, "topsync-mpi: intercommunicator of %d + %d ranks: PMPI_Barrier\n",
                         local, remote);
             } else {
-                fprintf(stderr, "topsync-mpi: comm of %d ranks: PMPI_Barrier (%s)\n", size,
-                        size == 1 ? "one rank" : "TOPSYNC_BARRIER=mpi");
+                fprintf(stderr, "topsync-mpi: comm of 1 rank: PMPI_Barrier (one rank)\n");
             }
         }
         return s;
     }
 
-    /* Validate the configuration on every rank, and find whether every
-     * rank keeps this group's layout from the same earlier set-up: one
-     * MPI_Allreduce agrees on both before anything depends on them. Print
-     * before aborting, and meet first, so that the launcher does not tear
-     * the job down before the messages are out. */
+    /* Validate the configuration on every rank, check that the variables
+     * that decide which collectives a rank calls are alike on every rank,
+     * and find whether every rank keeps this group's layout from the same
+     * earlier set-up: one MPI_Allreduce agrees on all three before anything
+     * depends on them. Print before aborting, and meet first, so that the
+     * launcher does not tear the job down before the messages are out. */
     char config_error[512] = "";
-    uint64_t env_hash = ts_mpi_layout_env_hash();
+    struct ts_mpi_env env;
+    ts_mpi_env_scan(&env);
+    uint64_t env_hash = env.hash;
     int bad = 0;
     if (!config_checked(env_hash)) {
         bad = check_config(config_error, sizeof config_error);
         if (!bad)
             config_valid(env_hash);
     }
+    /* Each alike on every rank, or ranks would call different collectives
+     * (a hang, or the MPI's "message truncated"): TOPSYNC_BARRIER=mpi
+     * skips what follows; TOPSYNC_NODE_SPLIT cuts the nodes; and
+     * TOPSYNC_MPI_SETUP_AT, MPI_COMM_WORLD's agreed here, counts the
+     * barriers before every later set-up. */
+    int agreed_at = ts_mpi_agreed_setup_at(); /* once agreed, the one used */
+    const struct shape_variable shape[] = {
+        {"TOPSYNC_BARRIER=mpi", env.barrier && !strcasecmp(env.barrier, "mpi"), "yes", "no"},
+        {"TOPSYNC_NODE_SPLIT", ts_mpi_node_split_of(env.node_split), NULL, NULL},
+        {"TOPSYNC_MPI_SETUP_AT", agreed_at ? agreed_at : ts_mpi_setup_at_of(env.setup_at), NULL,
+         NULL},
+    };
+    bool pmpi = shape[0].value;
     int *world_ranks = NULL;
     struct ts_layout kept, fresh;
     memset(&kept, 0, sizeof kept);
     memset(&fresh, 0, sizeof fresh);
-    bool have = !bad && ts_mpi_layout_world_ranks(comm, size, &world_ranks) == 0 &&
+    bool have = !bad && !pmpi && ts_mpi_layout_world_ranks(comm, size, &world_ranks) == 0 &&
                 ts_mpi_layout_find(world_ranks, size, env_hash, &kept);
     /* And whether every rank holds the node barrier of the same freed
      * communicator of this layout (parked.c): taken out of the pool now,
@@ -479,17 +534,22 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
     int parked_hi = (int)(parked >> 31), parked_lo = (int)(parked & 0x7fffffffu);
     /* MPI_MAX of each and of the negated digest and token: equal ones
      * everywhere when the two meet */
-    int agree[8] = {bad,
-                    !have,
-                    have ? (int)kept.digest : 0,
-                    have ? -(int)kept.digest : 0,
-                    parked_hi,
-                    -parked_hi,
-                    parked_lo,
-                    -parked_lo};
+    enum { SHAPES = sizeof shape / sizeof shape[0], AGREE = 8 + 2 * SHAPES };
+    int agree[AGREE] = {bad,
+                        !have,
+                        have ? (int)kept.digest : 0,
+                        have ? -(int)kept.digest : 0,
+                        parked_hi,
+                        -parked_hi,
+                        parked_lo,
+                        -parked_lo};
+    for (size_t v = 0; v < SHAPES; v++) {
+        agree[8 + 2 * v] = shape[v].value;
+        agree[9 + 2 * v] = -shape[v].value;
+    }
     /* For a set-up that takes a parked barrier, this is the last
      * collective: topsync_mpi_barrier counts on it as the barrier */
-    TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, agree, 8, MPI_INT, MPI_MAX, comm);
+    TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, agree, AGREE, MPI_INT, MPI_MAX, comm);
     if (agree[0]) {
         if (bad) {
             fprintf(stderr, "topsync-mpi (rank %d): %s\n", rank, config_error);
@@ -497,6 +557,16 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
         }
         TS_MPI_OWN(Barrier)(comm);
         ts_mpi_fatal(comm, "invalid configuration, aborting");
+    }
+    if (!shapes_alike(comm, rank, shape, SHAPES, agree + 8))
+        ts_mpi_fatal(comm, "TOPSYNC_* variables differ between ranks (above), aborting");
+    if (comm == MPI_COMM_WORLD && !agreed_at)
+        ts_mpi_agree_setup_at(shape[2].value);
+    if (pmpi) {
+        if (rank == 0 && ts_mpi_verbose())
+            fprintf(stderr, "topsync-mpi: comm of %d ranks: PMPI_Barrier (TOPSYNC_BARRIER=mpi)\n",
+                    size);
+        return s;
     }
     bool reused = !agree[1] && agree[2] == -agree[3];
     bool unparked = reused && parked && agree[4] == -agree[5] && agree[6] == -agree[7];
@@ -512,7 +582,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
         PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE, comm);
         l->size = size;
         l->leader = xcalloc(comm, (size_t)size, sizeof *l->leader);
-        l->nodes = find_nodes(comm, all, size, rank, ts_mpi_node_split(), l->leader, l);
+        l->nodes = find_nodes(comm, all, size, rank, shape[1].value, l->leader, l);
         l->min_level = MPI_THREAD_MULTIPLE;
         l->roles_match = 1;
         for (int r = 0; r < size; r++) {

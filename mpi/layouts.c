@@ -26,19 +26,33 @@ static pthread_mutex_t layouts_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ts_layout kept[TS_LAYOUTS_KEPT]; /* world_ranks NULL: free */
 static unsigned long last_use;
 
-uint64_t ts_mpi_layout_env_hash(void)
+/* value of `entry` ("NAME=value") into *value when it is `prefix`'s
+ * ("NAME=") and none was found before: getenv's first match */
+static void note_value(const char *entry, const char *prefix, size_t len, const char **value)
+{
+    if (!*value && !strncmp(entry, prefix, len))
+        *value = entry + len;
+}
+
+void ts_mpi_env_scan(struct ts_mpi_env *out)
 {
     /* environ's order is the process's own: hash each variable and add,
      * so that two processes with the same variables agree; 64 bits, since
      * a set-up does not validate variables that hash as the last valid
      * ones did (comm_setup.c) */
-    uint64_t sum = 0;
-    for (char **e = environ; e && *e; e++)
+    *out = (struct ts_mpi_env){0};
+    for (char **e = environ; e && *e; e++) {
         /* the first letter inline: an MPI launcher's environment has 40-90
          * variables, a strncmp call each was 0.2-0.4 us a set-up */
-        if ((*e)[0] == 'T' && !strncmp(*e, "TOPSYNC_", 8))
-            sum += ts_fnv1a64(TS_FNV1A64_OFFSET, *e, strlen(*e));
-    return sum;
+        if ((*e)[0] != 'T' || strncmp(*e, "TOPSYNC_", 8))
+            continue;
+        out->hash += ts_fnv1a64(TS_FNV1A64_OFFSET, *e, strlen(*e));
+        /* in this pass, not by a getenv each: that walks the whole
+         * environment again, 0.1 us each here */
+        note_value(*e, "TOPSYNC_BARRIER=", 16, &out->barrier);
+        note_value(*e, "TOPSYNC_NODE_SPLIT=", 19, &out->node_split);
+        note_value(*e, "TOPSYNC_MPI_SETUP_AT=", 21, &out->setup_at);
+    }
 }
 
 /* MPI_COMM_WORLD's group, made once (under world_group_lock) and kept

@@ -179,12 +179,19 @@ int ts_mpi_node_processes(void);
  * or MPI_Init not seen). */
 MPI_Comm ts_mpi_world_leaders(void);
 
-/* TOPSYNC_NODE_SPLIT (1 when unset; 0 when invalid) and TOPSYNC_VERBOSE. */
+/* TOPSYNC_NODE_SPLIT (1 when unset; 0 when invalid) and TOPSYNC_VERBOSE;
+ * _of: of that value (NULL: unset), as read by ts_mpi_env_scan. */
 int ts_mpi_node_split(void);
+int ts_mpi_node_split_of(const char *value);
 int ts_mpi_verbose(void);
 /* TOPSYNC_MPI_SETUP_AT: at which of a communicator's barriers it is set up
  * (2 when unset; MPI_COMM_WORLD always at its first; 0 when invalid). */
 int ts_mpi_setup_at(void);
+int ts_mpi_setup_at_of(const char *value);
+/* The value MPI_COMM_WORLD's set-up agreed on every rank (0: not set up
+ * yet), which every later deferral uses; recorded by that set-up. */
+int ts_mpi_agreed_setup_at(void);
+void ts_mpi_agree_setup_at(int at);
 
 /* comm's state for one served collective call (MPI_Barrier, MPI_Allreduce,
  * ...): NULL when the MPI's own serves this call (MPI not initialized or
@@ -220,8 +227,15 @@ struct ts_layout {
     size_t coll_most;
     unsigned long used; /* last use, for eviction */
 };
-/* The TOPSYNC_* variables of this process, hashed (their order aside). */
-uint64_t ts_mpi_layout_env_hash(void);
+/* The TOPSYNC_* variables of this process as a set-up reads them, in one
+ * pass over the environment: all of them hashed (their order aside), and
+ * the values (NULL: unset) of those that decide which collectives a rank
+ * calls, as getenv would return them. */
+struct ts_mpi_env {
+    uint64_t hash;
+    const char *barrier, *node_split, *setup_at;
+};
+void ts_mpi_env_scan(struct ts_mpi_env *out);
 /* comm's ranks in MPI_COMM_WORLD, malloc()ed; -1 when one is not in it
  * (spawned, connected) or out of memory. Local. */
 int ts_mpi_layout_world_ranks(MPI_Comm comm, int size, int **out);

@@ -3,6 +3,7 @@
  * The why: docs/design.md section 8.19.
  */
 #define _GNU_SOURCE
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,26 +19,54 @@ static MPI_Comm world_leaders; /* valid once node_map_done */
 static int node_map_done;
 static int node_processes; /* the job's processes on this node, from MPI_Init */
 
-/* A whole number from 1 to max in variable `name`, by the rule of every
- * TOPSYNC_* variable (src/base/env.h): `unset` when unset or empty, 0 when
- * invalid (comm_setup.c reports it). */
-static int env_whole_number(const char *name, int unset, long max)
+/* A whole number from 1 to max in a variable's value `v`, by the rule of
+ * every TOPSYNC_* variable (src/base/env.h): `unset` when unset (NULL) or
+ * empty, 0 when invalid (comm_setup.c reports it). */
+static int whole_number(const char *v, int unset, long max)
 {
-    const char *v = ts_getenv(name);
     long k;
-    if (!v)
+    if (!v || !*v)
         return unset;
     return ts_env_parse_whole(v, 1, max, &k) ? (int)k : 0;
 }
 
+int ts_mpi_node_split_of(const char *value)
+{
+    return whole_number(value, 1, 1 << 20);
+}
+
 int ts_mpi_node_split(void)
 {
-    return env_whole_number("TOPSYNC_NODE_SPLIT", 1, 1 << 20);
+    return ts_mpi_node_split_of(ts_getenv("TOPSYNC_NODE_SPLIT"));
+}
+
+int ts_mpi_setup_at_of(const char *value)
+{
+    return whole_number(value, 2, 1000000);
 }
 
 int ts_mpi_setup_at(void)
 {
-    return env_whole_number("TOPSYNC_MPI_SETUP_AT", 2, 1000000);
+    return ts_mpi_setup_at_of(ts_getenv("TOPSYNC_MPI_SETUP_AT"));
+}
+
+/* TOPSYNC_MPI_SETUP_AT as MPI_COMM_WORLD's set-up agreed it on every rank
+ * (0: not yet). Deferring by each rank's own reading would let ranks given
+ * different values meet a set-up's collectives with PMPI_Barrier: a hang.
+ * relaxed: it is the whole message. Before it is set (MPI_Init was not
+ * ours, as from Fortran, and MPI_COMM_WORLD has not had its first barrier)
+ * each rank reads its own, the same on every rank unless the launcher
+ * gave them different ones, which MPI_COMM_WORLD's set-up reports. */
+static _Atomic int agreed_setup_at;
+
+int ts_mpi_agreed_setup_at(void)
+{
+    return atomic_load_explicit(&agreed_setup_at, memory_order_relaxed);
+}
+
+void ts_mpi_agree_setup_at(int at)
+{
+    atomic_store_explicit(&agreed_setup_at, at, memory_order_relaxed);
 }
 
 int ts_mpi_verbose(void)

@@ -76,7 +76,8 @@ static void make_keyval(void)
  * collective) until the communicator's TOPSYNC_MPI_SETUP_AT-th barrier. A
  * communicator that sees a barrier or two (made, used once, freed: common
  * in libraries and in thread-heavy programs) then costs no set-up at all;
- * the count is the same on every rank, MPI_Barrier being collective.
+ * the count is the same on every rank, MPI_Barrier being collective, and
+ * so is k: MPI_COMM_WORLD's set-up agreed it (ts_mpi_agreed_setup_at).
  * MPI_COMM_WORLD is set up in MPI_Init when that is ours (world_setup),
  * else at its first barrier: there is one, and it is the one benchmarks and
  * tools time. */
@@ -89,7 +90,11 @@ static struct comm_state *state_of(MPI_Comm comm)
     if (found)
         return value;
     struct comm_state *s;
-    int at = ts_mpi_setup_at(); /* 0 (invalid): set up now, which reports it */
+    /* before MPI_COMM_WORLD's set-up, this rank's own; 0 (invalid): set up
+     * now, which reports it */
+    int at = ts_mpi_agreed_setup_at();
+    if (!at)
+        at = ts_mpi_setup_at();
     if (at > 1 && comm != MPI_COMM_WORLD && (s = calloc(1, sizeof *s)) != NULL) {
         s->mode = MODE_DEFERRED;
         s->comm = comm;

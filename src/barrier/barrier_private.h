@@ -192,8 +192,9 @@ struct ts_barrier_chooser {
 void ts_barrier_set_chooser(const struct ts_barrier_chooser *chooser);
 
 /* The barrier variables of topsync_environment_check (src/front/): 0, or
- * -EINVAL with a message. */
-int ts_barrier_environment_check(void);
+ * -EINVAL with a message; TOPSYNC_BARRIER=mpi is valid when
+ * barrier_mpi_valid (the MPI library's "the MPI's own barrier"). */
+int ts_barrier_environment_check(bool barrier_mpi_valid);
 
 struct topsync_model;
 /* topsync_barrier_attach without the check that the segment is mapped

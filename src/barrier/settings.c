@@ -252,11 +252,12 @@ int ts_barrier_timeout_from_env(double *out)
     return ts_env_seconds("TOPSYNC_TIMEOUT", 1e6, out) < 0 ? -EINVAL : 0;
 }
 
-int ts_barrier_environment_check(void)
+int ts_barrier_environment_check(bool barrier_mpi_valid)
 {
     struct parsed_algorithm alg;
     const char *name = ts_getenv("TOPSYNC_BARRIER");
-    if (name && ts_barrier_parse_algorithm(name, &alg, "TOPSYNC_BARRIER: ") < 0)
+    if (name && !(barrier_mpi_valid && !strcasecmp(name, "mpi")) &&
+        ts_barrier_parse_algorithm(name, &alg, "TOPSYNC_BARRIER: ") < 0)
         return -EINVAL;
     const char *wait = ts_getenv("TOPSYNC_WAIT");
     topsync_wait_policy_t policy;

@@ -13,11 +13,17 @@
 #include "barrier/barrier_private.h"
 #include "base/env.h"
 #include "base/error.h"
+#include "front/environment.h"
 #include "select/auto.h"
 
 int topsync_environment_check(void)
 {
-    if (ts_barrier_environment_check() < 0)
+    return ts_environment_check(false);
+}
+
+int ts_environment_check(bool barrier_mpi_valid)
+{
+    if (ts_barrier_environment_check(barrier_mpi_valid) < 0)
         return -EINVAL;
     if (ts_auto_steps_check() < 0)
         return -EINVAL;

@@ -341,7 +341,30 @@ bad-config) # invalid variables: a message listing the valid values, job aborted
         ko "bad TOPSYNC_COLL_MAX_BYTES"
     out=$(launch_apart 2 core TOPSYNC_BARRIER=mpi TOPSYNC_VERBOSE=1 BARRIER_CHECK_ONLY=mpi -- "$check" 100 1)
     expect_pass "$out" "TOPSYNC_BARRIER=mpi"
-    grep -q "PMPI_Barrier" <<<"$out" && ok || ko "TOPSYNC_BARRIER=mpi verbose line" ;;
+    grep -q "PMPI_Barrier" <<<"$out" && ok || ko "TOPSYNC_BARRIER=mpi verbose line"
+    # the MPI's own barrier still has its other variables checked
+    out=$(launch 2 core TOPSYNC_BARRIER=mpi TOPSYNC_WAIT=nap -- "$check" 10 1 2>&1)
+    [ $? -ne 0 ] && grep -q "valid: spin, yield, block" <<<"$out" && ok ||
+        ko "TOPSYNC_BARRIER=mpi with a bad TOPSYNC_WAIT: $(tail -3 <<<"$out")"
+    # Variables that decide which collectives a rank calls, given to rank 1
+    # only: ranks that read them apart would call different ones (a hang
+    # for TOPSYNC_MPI_SETUP_AT and TOPSYNC_NODE_SPLIT, the MPI's "message
+    # truncated" for TOPSYNC_BARRIER=mpi). MPI_COMM_WORLD's set-up, in
+    # MPI_Init, must abort naming each rank's value.
+    for differ in TOPSYNC_MPI_SETUP_AT=3:3 TOPSYNC_NODE_SPLIT=2:2 TOPSYNC_BARRIER=mpi:yes; do
+        assign=${differ%:*} shown=${differ##*:} var=${differ%%=*}
+        [ $var = TOPSYNC_BARRIER ] && var=TOPSYNC_BARRIER=mpi
+        start=$SECONDS
+        out=$(run_timeout=60 launch 2 core -- sh -c \
+            'if [ "${OMPI_COMM_WORLD_RANK:-$PMI_RANK}" = 1 ]; then export "$1"; fi; shift; exec "$@"' \
+            sh "$assign" "$check" 10 1 2>&1)
+        rc=$?
+        n=$(grep -c "^topsync-mpi (rank [01]): $var: .* on this rank (rank [01] of the communicator).*set it alike on every rank" <<<"$out")
+        grep -q "^topsync-mpi (rank 1): $var: $shown on this rank" <<<"$out" && [ "$n" = 2 ] &&
+            [ $rc -ne 0 ] && [ $rc -ne 124 ] && ok ||
+            ko "$assign on rank 1 only: rc=$rc, $n of 2 ranks name it: $(tail -4 <<<"$out")"
+        echo "note: $assign on rank 1 only: ended in $((SECONDS - start)) s"
+    done ;;
 timeout) # TOPSYNC_TIMEOUT: rank 1 dies (kill -9) or hangs (SIGSTOP) mid-run; the
     # others end through MPI_Abort naming it, within the timeout, never hang.
     # The launchers kill a job when a rank dies unless told not to
