@@ -56,6 +56,7 @@ struct result {
     double runs[MAX_RUNS];
     unsigned nruns;
     int failed;
+    double paired_vs_pthread; /* median of runs[r] / glibc's runs[r]; 0: none */
 };
 
 struct options {
@@ -116,46 +117,93 @@ static uint64_t affordable_iterations(const bench_barrier *bb, unsigned n, const
     return k < o->iterations ? k : o->iterations;
 }
 
-static void measure(const bench_barrier *bb, const struct options *o, bench_binding *binding,
-                    unsigned ncpus, struct result *res)
+/*
+ * A row of the table, measured one run per round: the r-th run of every row
+ * is taken in round r, one row after the other, so that a drifting load (a
+ * busy neighbour's phases, the kernel's placement of unbound threads)
+ * falls on every row alike, and each row's ratio to glibc's barrier is
+ * taken run by run, against glibc's run of the same round. Measured row
+ * after row, the same glibc barrier ran 0.6-1.5x itself from one block of
+ * runs to the next beside 2 busy loops here. design.md section 4.
+ */
+struct row {
+    struct result *res;
+    enum { ROW_THREADS, ROW_PROCESSES, ROW_OMP } kind;
+    bench_barrier bb; /* ROW_THREADS */
+    bool topsync;     /* ROW_PROCESSES: opts is a topsync barrier's; else glibc's */
+    topsync_barrier_options_t opts;
+    uint64_t warmup;
+};
+
+static void row_threads(struct row *row, const bench_barrier *bb, const struct options *o,
+                        bench_binding *binding, unsigned ncpus, struct result *res)
 {
+    *row = (struct row){.res = res, .kind = ROW_THREADS, .bb = *bb};
     snprintf(res->name, sizeof res->name, "%s", bb->name);
     res->wait = bb->wait;
     res->iterations = affordable_iterations(bb, o->threads, o, binding, ncpus);
-    uint64_t warmup = res->iterations / 10 ? res->iterations / 10 : 1;
-    res->nruns = o->runs;
-    for (unsigned r = 0; r < o->runs; r++) {
-        res->runs[r] = bench_thread_run(bb, o->threads, warmup, res->iterations, binding);
-        if (res->runs[r] < 0) {
-            res->failed = 1;
-            return;
-        }
-    }
-    res->latency_ns = bench_protocol_summary(res->runs, o->runs);
+    row->warmup = res->iterations / 10 ? res->iterations / 10 : 1;
 }
 
-/* The same with forked processes: a topsync algorithm, or with a NULL,
- * glibc's barrier made process-shared (the peer). */
-static void measure_processes(const char *name, const bench_topsync_arg *a, const struct options *o,
-                              bench_binding *binding, struct result *res)
+/* With forked processes: a topsync algorithm, or with a NULL, glibc's
+ * barrier made process-shared (the peer). */
+static void row_processes(struct row *row, const char *name, const bench_topsync_arg *a,
+                          const struct options *o, struct result *res)
 {
-    topsync_barrier_options_t opts;
+    *row = (struct row){.res = res, .kind = ROW_PROCESSES, .topsync = a != NULL};
     if (a)
-        bench_topsync_options(a, &opts);
+        bench_topsync_options(a, &row->opts);
     snprintf(res->name, sizeof res->name, "%s", name);
     res->iterations = o->iterations;
-    uint64_t warmup = o->iterations / 10 ? o->iterations / 10 : 1;
-    res->nruns = o->runs;
-    for (unsigned r = 0; r < o->runs; r++) {
-        res->runs[r] = a ? bench_process_run(&opts, o->threads, warmup, o->iterations, binding,
-                                             res->resolved, sizeof res->resolved)
-                         : bench_pthread_process_run(o->threads, warmup, o->iterations, binding);
-        if (res->runs[r] < 0) {
-            res->failed = 1;
-            return;
-        }
+    row->warmup = o->iterations / 10 ? o->iterations / 10 : 1;
+}
+
+static void row_omp(struct row *row, const struct options *o, struct result *res)
+{
+    *row = (struct row){.res = res, .kind = ROW_OMP};
+    snprintf(res->name, sizeof res->name, "peer:omp");
+    res->wait = "libgomp";
+    res->iterations = o->iterations;
+    row->warmup = o->iterations / 10 + 1;
+}
+
+/* Run r of the row; a row that failed (or, for libgomp, is not built in)
+ * runs no more. */
+static void row_run(struct row *row, unsigned r, const struct options *o, bench_binding *binding)
+{
+    struct result *res = row->res;
+    if (res->failed)
+        return;
+    switch (row->kind) {
+    case ROW_THREADS:
+        res->runs[r] =
+            bench_thread_run(&row->bb, o->threads, row->warmup, res->iterations, binding);
+        break;
+    case ROW_PROCESSES:
+        res->runs[r] =
+            row->topsync
+                ? bench_process_run(&row->opts, o->threads, row->warmup, res->iterations, binding,
+                                    res->resolved, sizeof res->resolved)
+                : bench_pthread_process_run(o->threads, row->warmup, res->iterations, binding);
+        break;
+    case ROW_OMP:
+        if (bench_omp_runs(o->threads, row->warmup, res->iterations, 1, bench_bind_rank, binding,
+                           &res->runs[r]) != 0)
+            res->runs[r] = -1;
+        break;
     }
-    res->latency_ns = bench_protocol_summary(res->runs, o->runs);
+    if (res->runs[r] < 0)
+        res->failed = 1;
+}
+
+/* The median over the runs of a's run over b's run of the same round. */
+static double paired_ratio(const struct result *a, const struct result *b)
+{
+    double ratios[MAX_RUNS];
+    unsigned n = a->nruns < b->nruns ? a->nruns : b->nruns;
+    for (unsigned r = 0; r < n; r++)
+        ratios[r] = a->runs[r] / b->runs[r];
+    return n ? bench_median_in_place(ratios, n) : 0;
 }
 
 static void print_json(FILE *f, const struct result *results, size_t nres, const struct options *o)
@@ -173,7 +221,10 @@ static void print_json(FILE *f, const struct result *results, size_t nres, const
                 (unsigned long long)r->iterations);
         for (unsigned k = 0; k < r->nruns; k++)
             fprintf(f, "%s%.1f", k ? ", " : "", r->runs[k]);
-        fprintf(f, "]%s%s%s}%s\n", r->resolved[0] ? ", \"resolved\": \"" : "", r->resolved,
+        fprintf(f, "]");
+        if (r->paired_vs_pthread > 0)
+            fprintf(f, ", \"vs_pthread_paired\": %.4f", r->paired_vs_pthread);
+        fprintf(f, "%s%s%s}%s\n", r->resolved[0] ? ", \"resolved\": \"" : "", r->resolved,
                 r->resolved[0] ? "\"" : "", i + 1 < nres ? "," : "");
     }
     fprintf(f, "]\n");
@@ -400,8 +451,14 @@ static int cmd_barrier(int argc, char **argv)
     int nck = o.peers & PEER_CK ? bench_ck_peers(&ck) : 0;
     size_t ntotal = nalg + 4 + (size_t)nck;
     struct result *results = calloc(ntotal, sizeof *results);
+    struct row *rows = calloc(ntotal, sizeof *rows);
     bench_topsync_arg *targs = calloc(nalg, sizeof *targs);
-    size_t nres = 0;
+    if (!results || !rows || !targs) {
+        fprintf(stderr, "topsync-bench: out of memory\n");
+        bench_noise_stop();
+        return 1;
+    }
+    size_t nrows = 0;
     char wait_name[16];
 
     for (size_t i = 0; i < nalg; i++) {
@@ -416,9 +473,9 @@ static int cmd_barrier(int argc, char **argv)
                 &targs[0], 0};
             if (o.processes) {
                 struct result scratch = {0};
-                struct options once = o;
-                once.runs = 1;
-                measure_processes(names[0], &targs[0], &once, &binding, &scratch);
+                struct row once;
+                row_processes(&once, names[0], &targs[0], &o, &scratch);
+                row_run(&once, 0, &o, &binding);
             } else {
                 bench_thread_run(&warm, o.threads, 1, o.iterations, &binding);
             }
@@ -441,40 +498,56 @@ static int cmd_barrier(int argc, char **argv)
         bb.wait = strcmp(wait_name, "spin") == 0    ? "spin"
                   : strcmp(wait_name, "yield") == 0 ? "yield"
                                                     : "block";
-        snprintf(results[nres].resolved, sizeof results[nres].resolved, "%s", resolved);
+        struct result *res = &results[nrows];
+        snprintf(res->resolved, sizeof res->resolved, "%s", resolved);
         topsync_barrier_destroy(probe);
         if (o.processes) {
-            measure_processes(names[i], &targs[i], &o, &binding, &results[nres]);
-            results[nres].wait = bb.wait;
+            row_processes(&rows[nrows], names[i], &targs[i], &o, res);
+            res->wait = bb.wait;
         } else {
-            measure(&bb, &o, &binding, ncpus, &results[nres]);
+            row_threads(&rows[nrows], &bb, &o, &binding, ncpus, res);
         }
-        nres++;
+        nrows++;
     }
     if (o.peers & PEER_PTHREAD && o.processes) {
         /* glibc's barrier, process-shared, the same processes' way */
-        results[nres].wait = "futex";
-        measure_processes("peer:pthread", NULL, &o, &binding, &results[nres++]);
+        results[nrows].wait = "futex";
+        row_processes(&rows[nrows], "peer:pthread", NULL, &o, &results[nrows]);
+        nrows++;
     } else if (o.peers & PEER_PTHREAD) {
         bench_barrier pb = {
             "peer:pthread", "futex", pthread_create_fn, pthread_wait_fn, pthread_destroy_fn,
             NULL,           0};
-        measure(&pb, &o, &binding, ncpus, &results[nres++]);
+        row_threads(&rows[nrows], &pb, &o, &binding, ncpus, &results[nrows]);
+        nrows++;
     }
     if (o.peers & PEER_OMP) {
-        struct result *r = &results[nres];
-        snprintf(r->name, sizeof r->name, "peer:omp");
-        r->wait = "libgomp";
-        r->iterations = o.iterations;
-        r->nruns = o.runs;
-        if (bench_omp_runs(o.threads, o.iterations / 10 + 1, o.iterations, o.runs, bench_bind_rank,
-                           &binding, r->runs) == 0) {
-            r->latency_ns = bench_protocol_summary(r->runs, o.runs);
-            nres++;
-        }
+        row_omp(&rows[nrows], &o, &results[nrows]);
+        nrows++;
     }
-    for (int k = 0; k < nck; k++)
-        measure(&ck[k], &o, &binding, ncpus, &results[nres++]);
+    for (int k = 0; k < nck; k++) {
+        row_threads(&rows[nrows], &ck[k], &o, &binding, ncpus, &results[nrows]);
+        nrows++;
+    }
+    for (unsigned r = 0; r < o.runs; r++)
+        for (size_t i = 0; i < nrows; i++)
+            row_run(&rows[i], r, &o, &binding);
+    size_t nres = 0;
+    const struct result *glibc = NULL;
+    for (size_t i = 0; i < nrows; i++) {
+        struct result *res = &results[i];
+        res->nruns = o.runs;
+        if (rows[i].kind == ROW_OMP && res->failed)
+            continue; /* built without OpenMP: no row, as before rounds */
+        if (!res->failed)
+            res->latency_ns = bench_protocol_summary(res->runs, o.runs);
+        if (!strcmp(res->name, "peer:pthread") && !res->failed)
+            glibc = &results[nres];
+        results[nres++] = *res;
+    }
+    for (size_t i = 0; glibc && i < nres; i++)
+        if (!results[i].failed)
+            results[i].paired_vs_pthread = paired_ratio(&results[i], glibc);
     if (o.peers & PEER_PROGRAM) {
         /* the drop-in: an unmodified program, separate processes */
         struct result *g = &results[nres], *p = &results[nres + 1];
@@ -523,7 +596,10 @@ static int cmd_barrier(int argc, char **argv)
             snprintf(busy, sizeof busy, "%u busy neighbour process%s", o.noise,
                      o.noise == 1 ? "" : "es");
         printf("barrier latency, %u %s on %u cores (%s, %s, %s), %u runs of %llu iterations:\n"
-               "the slowest participant's mean per run; of the runs, %s\n\n",
+               "the slowest participant's mean per run; of the runs, %s\n"
+               "Run r of every row is taken in round r; vs pthread: the median of each\n"
+               "run's ratio to glibc's run of its round (the pthread-program rows, run\n"
+               "after the rounds: the ratio of the summaries)\n\n",
                o.threads, o.processes ? "processes" : "threads", ncpus,
                o.threads > ncpus ? "oversubscribed" : "one per core",
                o.unbound ? "unbound" : "bound round robin", busy, o.runs,
@@ -537,7 +613,9 @@ static int cmd_barrier(int argc, char **argv)
                 continue;
             }
             char vs[16] = "         -";
-            if (pthread_ns > 0)
+            if (r->paired_vs_pthread > 0)
+                snprintf(vs, sizeof vs, "%9.3fx", r->paired_vs_pthread);
+            else if (pthread_ns > 0)
                 snprintf(vs, sizeof vs, "%9.3fx", r->latency_ns / pthread_ns);
             printf("  %-24s %-28s %-8s %12.1f %s %8llu %10.1f\n", r->name, r->resolved, r->wait,
                    r->latency_ns, vs, (unsigned long long)r->iterations,
@@ -545,20 +623,28 @@ static int cmd_barrier(int argc, char **argv)
         }
     }
     double program_ns = 0, preload_ns = 0;
+    const struct result *program_row[2] = {NULL, NULL}; /* glibc's, topsync's */
     for (size_t i = 0; i < nres; i++) {
-        if (!strcmp(results[i].name, "peer:pthread-program"))
+        if (!strcmp(results[i].name, "peer:pthread-program")) {
             program_ns = results[i].latency_ns;
-        if (!strcmp(results[i].name, "preload:pthread-program"))
+            program_row[0] = &results[i];
+        }
+        if (!strcmp(results[i].name, "preload:pthread-program")) {
             preload_ns = results[i].latency_ns;
+            program_row[1] = &results[i];
+        }
     }
     if (!o.json && program_ns > 0 && preload_ns > 0)
         printf("\n  drop-in: the same pthread program with libtopsync-pthread preloaded takes "
-               "%.3fx glibc's barrier (%.1f ns against %.1f ns)\n",
-               preload_ns / program_ns, preload_ns, program_ns);
+               "%.3fx glibc's barrier (%.1f ns against %.1f ns; run by run, alternating: "
+               "%.3fx)\n",
+               preload_ns / program_ns, preload_ns, program_ns,
+               paired_ratio(program_row[1], program_row[0]));
     for (unsigned r = 0; r < o.threads; r++)
         hwloc_bitmap_free(bound_sets[r]);
     free(bound_sets);
     free(results);
+    free(rows);
     free(targs);
     topsync_topology_destroy(binding.topo);
     return 0;
