@@ -302,22 +302,22 @@ static bool short_wait(ts_word *w, uint32_t episode, const ts_wait *p, uint64_t 
  * CPU to other work for that work's time slice, not to a participant that
  * arrived in the meantime (microseconds; a scheduler slice is 0.75-3 ms,
  * TS_SLICE_NS_BASE in wait.h). Yields are then off for this thread, for
- * TS_YIELDS_OFF_FACTOR times as long as that yield took: such yields cost
+ * 256 times as long as that yield took (ts_yields_off_ns): such yields cost
  * at most 1/256 of the time, whatever the barrier's rate (issue 35:
  * Splash-3's OCEAN, 8 threads beside 2 CPU hogs, made 811 yields of 358 us
  * on average and ran 1.67x as long as with glibc's barrier, which never
  * yields; yield_learn judges the whole wait, and a yield that hands the
  * CPU to another participant, as most do, succeeds).
  * Per thread: the other work runs on the thread's CPU, whatever barrier it
- * waits in. Not in the long spin (wait.h), whose waiter yields only when
- * co-located with its partner, which has no other CPU: there the futex
- * instead of yields made 2 unbound threads beside 2 CPU hogs 1.6-7.7 us
- * per barrier, against 0.1-1.5 us. Only on a second slow yield among the
- * thread's last 64 (ts_yield_record): 8 unbound threads on 2 idle CPUs
- * took 6.3-8.2 us per barrier before the rule, 7.6-8.7 us with it on the
- * first slow yield, and 39 us in one run of five, all futex sleeps. */
+ * waits in. Only on a second slow yield among the thread's last 64
+ * (ts_yield_record): 8 unbound threads on 2 idle CPUs took 6.3-8.2 us per
+ * barrier before the rule, 7.6-8.7 us with it on the first slow yield,
+ * and 39 us in one run of five, all futex sleeps. In the long spin
+ * (wait.h) for a shorter time (ts_yields_off_ns): its waiter yields only
+ * when co-located with its partner, which then gets the CPU; there the
+ * futex instead of yields made 2 unbound threads beside 2 CPU hogs 1.6-7.7
+ * us per barrier, against 0.1-1.5 us. */
 #define TS_YIELD_SLOW_NS 200000u
-#define TS_YIELDS_OFF_FACTOR 256u
 static TS_TLS_INITIAL_EXEC _Thread_local uint64_t ts_yields_off_until;
 static TS_TLS_INITIAL_EXEC _Thread_local uint64_t ts_yield_history;
 
@@ -349,9 +349,8 @@ static void wait_after_spin(ts_word *w, uint32_t episode, const ts_wait *policy,
         uint64_t before = now_ns();
         sched_yield();
         uint64_t back = now_ns();
-        if (!policy->spin_unclocked &&
-            ts_yield_record(&ts_yield_history, back - before > TS_YIELD_SLOW_NS)) {
-            ts_yields_off_until = back + TS_YIELDS_OFF_FACTOR * (back - before);
+        if (ts_yield_record(&ts_yield_history, back - before > TS_YIELD_SLOW_NS)) {
+            ts_yields_off_until = back + ts_yields_off_ns(back - before, policy->spin_unclocked);
             break;
         }
     }

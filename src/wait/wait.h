@@ -132,6 +132,27 @@ static inline bool ts_yield_record(uint64_t *history, bool slow)
     *history = *history << 1 | (uint64_t)slow;
     return slow && __builtin_popcountll(*history) >= TS_YIELDS_SLOW_TO_OFF;
 }
+/* How long a thread's yields stay off after the slow yield that turned
+ * them off (wait.c, TS_YIELD_SLOW_NS), which took slow_ns: 256 times as
+ * long, so that such yields cost at most 1/257 of the time; 8 times in the
+ * long spin (spin_unclocked), whose waiter yields only when co-located
+ * with its partner. There a slow yield means a CPU hog shares the pair's
+ * CPU, and the placement that follows (the hog moved away, the pair left
+ * alone on a CPU, yields handing it back and forth in well under a
+ * microsecond) is worth catching within tens of milliseconds. Measured
+ * (issue 35; 2 unbound threads beside 2 CPU hogs on 2 CPUs, fresh threads
+ * and barrier per start): never off there, the first 100 barriers of a
+ * start took 565-773 us each on average (155 yields of 3.9 ms, the hogs'
+ * slices, in 10 starts), and in half the 100 ms windows the pair made 700
+ * round trips a second, against 100000-140000 with glibc's barrier; 8
+ * times: 105 us (26 slow yields), and 44000-52000 round trips a second in
+ * those windows, the others alike (0.6-3 million). */
+#define TS_YIELDS_OFF_FACTOR 256u
+#define TS_YIELDS_OFF_FACTOR_COLOCATED 8u
+static inline uint64_t ts_yields_off_ns(uint64_t slow_ns, uint32_t spin_unclocked)
+{
+    return slow_ns * (spin_unclocked ? TS_YIELDS_OFF_FACTOR_COLOCATED : TS_YIELDS_OFF_FACTOR);
+}
 /* Participants of one barrier whose CPUs a waiter scans (the co-location
  * check, slow path): beyond, the long spin is off. */
 #define TS_COLOCATION_PEERS_MOST 8u

@@ -263,6 +263,7 @@ static void test_settings(void)
  * thread: under ctest -j2 another test's thread may make a yield slow.) */
 struct slow_yield_run {
     bool busy_neighbour;
+    bool long_spin; /* the long spin's waiter, co-located (its spin is 0) */
     int cpu;
     uint32_t cap_after[2];
 };
@@ -292,6 +293,7 @@ static void *slow_yield_waiter(void *arg)
     ts_wait p = block_policy();
     p.spin_iterations = 0;
     p.yield_iterations = 16;
+    p.spin_unclocked = run->long_spin ? 1000 : 0;
     memset(lines, 0, sizeof lines);
     for (int i = 0; i < 2; i++) {
         wait_once(&p, WHEN_ASLEEP);
@@ -324,6 +326,21 @@ static void test_slow_yield(void)
     slow_yield(&busy);
     CHECK_EQ(busy.cap_after[0], 8); /* the slow yield ended the yields, a failure */
     CHECK_EQ(busy.cap_after[1], 8); /* none in the second wait */
+    /* The long spin's co-located waiter too, for a shorter time (wait.h,
+     * ts_yields_off_ns: 8 slices, still off at the second wait). Before,
+     * it yielded on to the hog, a slice each time. */
+    struct slow_yield_run colocated = {.busy_neighbour = true, .long_spin = true};
+    slow_yield(&colocated);
+    CHECK_EQ(colocated.cap_after[0], 8);
+    CHECK_EQ(colocated.cap_after[1], 8);
+}
+
+/* How long yields stay off after a slow one: 256 times as long, 8 in the
+ * long spin (wait.h). */
+static void test_yields_off_time(void)
+{
+    CHECK_EQ(ts_yields_off_ns(4000000, 0), 256u * 4000000);
+    CHECK_EQ(ts_yields_off_ns(4000000, 1000), 8u * 4000000);
 }
 
 /* The evidence the slow-yield rule waits for (wait.h, ts_yield_record):
@@ -366,6 +383,7 @@ int main(void)
     test_settings();
     test_slice();
     test_yield_record();
+    test_yields_off_time();
     test_slow_yield();
     return check_summary();
 }
