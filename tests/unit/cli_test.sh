@@ -525,5 +525,21 @@ PY
 out=$("$bench" bcast --processes 2 --sizes 8 --iterations 200 --runs 1)
 grep -qE "^ +8 B  bcast +[0-9.]+ ns" <<<"$out" && ok || ko "topsync-bench bcast --processes: '$out'"
 
+# topsync-bench-fresh-starts (docs/results.md, "Fresh starts"): bad values
+# named, and a short run reports both barriers' windows and first episodes
+fresh=$(dirname "$bench")/topsync-bench-fresh-starts
+expect_error "--starts takes a whole number from 1 to 1000, not 'x'" "$fresh" --starts x
+expect_error "--threads takes a whole number from 1 to 64, not '0'" "$fresh" --threads 0
+expect_error "--window-ms takes a whole number from 1 to 600000, not ''" "$fresh" --window-ms
+expect_error "unknown option '--bogus'; valid: --threads, --starts, --window-ms, --noise, --help" \
+    "$fresh" --bogus 1
+out=$("$fresh" --threads 2 --starts 2 --window-ms 200)
+for who in "topsync" "glibc  "; do
+    grep -qE "^$who: episodes/s median [1-9][0-9]*, worst [1-9][0-9]*; first 100 episodes: median [0-9.]+ us, worst [0-9.]+ us$" <<<"$out" &&
+        ok || ko "fresh starts, $who: '$out'"
+done
+[ "$(grep -cE '^ +[01] +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9]+$' <<<"$out")" = 2 ] && ok ||
+    ko "fresh starts: one line per start: '$out'"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
