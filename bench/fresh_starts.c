@@ -176,16 +176,15 @@ int main(int argc, char **argv)
     }
     if (bench_noise_start(noise) < 0)
         return 1;
-    double *first[2], *rate[2];
-    for (int b = 0; b < 2; b++) {
-        first[b] = calloc(starts, sizeof *first[b]);
-        rate[b] = calloc(starts, sizeof *rate[b]);
-        if (!first[b] || !rate[b]) {
-            bench_noise_stop();
-            fprintf(stderr, "topsync-bench-fresh-starts: out of memory\n");
-            return 1;
-        }
+    /* per barrier (topsync's, glibc's): the first episodes' means and the
+     * episodes per second of each start */
+    double *all = calloc(4 * (size_t)starts, sizeof *all);
+    if (!all) {
+        bench_noise_stop();
+        fprintf(stderr, "topsync-bench-fresh-starts: out of memory\n");
+        return 1;
     }
+    double *first[2] = {all, all + starts}, *rate[2] = {all + 2 * starts, all + 3 * starts};
     printf("%u unbound threads, fresh per start, %u busy neighbour process%s, windows of %u ms\n",
            threads, noise, noise == 1 ? "" : "es", window_ms);
     printf("start  topsync: first %u us, episodes/s   glibc: first %u us, episodes/s\n",
@@ -194,6 +193,7 @@ int main(int argc, char **argv)
         for (int b = 0; b < 2; b++)
             if (run_start(b == 0, threads, window_ms, &first[b][k], &rate[b][k]) < 0) {
                 bench_noise_stop();
+                free(all);
                 return 1;
             }
         printf("%5u  %22.1f %12.0f   %20.1f %12.0f\n", k, first[0][k], rate[0][k], first[1][k],
@@ -216,5 +216,6 @@ int main(int argc, char **argv)
             printf(" (not reached within the window in %u of %u starts)", unreached, starts);
         printf("\n");
     }
+    free(all);
     return 0;
 }
