@@ -35,7 +35,6 @@
 struct start {
     topsync_barrier_t *topsync; /* NULL: glibc's */
     pthread_barrier_t glibc;
-    unsigned threads;
     _Atomic bool stop; /* set by the main thread when the window ends */
     _Atomic bool quit; /* rank 0's reading of stop, for every thread */
     uint64_t began_ns, first_done_ns;
@@ -83,7 +82,7 @@ static void *worker(void *arg)
 static int run_start(bool topsync, unsigned threads, unsigned window_ms, double *first_us,
                      double *per_second)
 {
-    struct start s = {.threads = threads};
+    struct start s = {0};
     if (topsync) {
         topsync_barrier_options_t o;
         topsync_barrier_options_init(&o);
@@ -126,10 +125,8 @@ static int run_start(bool topsync, unsigned threads, unsigned window_ms, double 
 
 static int parse(const char *opt, const char *v, unsigned lo, unsigned hi, unsigned *out)
 {
-    char *end;
-    errno = 0;
-    unsigned long k = v ? strtoul(v, &end, 10) : 0;
-    if (!v || !*v || *end || errno || k < lo || k > hi || *v == '-') {
+    uint64_t k;
+    if (!v || bench_parse_u64(v, &k, lo, hi) < 0) {
         fprintf(stderr,
                 "topsync-bench-fresh-starts: %s takes a whole number from %u to %u, not '%s'\n",
                 opt, lo, hi, v ? v : "");
