@@ -96,7 +96,12 @@ int bench_ck_peers(const bench_barrier **out);
  * GNU OpenMP peer (peer_omp.c): runs `runs` runs of `iterations` timed
  * barriers of a team of n threads (bound like the others through `bind`),
  * after `warmup` barriers, and stores each run's max over threads of the mean
- * latency in ns. Returns 0, or -1 when OpenMP is not available.
+ * latency in ns. Returns 0, or -1 when OpenMP is not available (or the
+ * child failed). The team runs in a child process that exits after it:
+ * libgomp's pool threads keep spinning for milliseconds after a parallel
+ * region (GOMP_SPINCOUNT), a CPU hog for the row measured next (issue 35:
+ * 2 unbound threads, the first two rows of each round after libgomp's took
+ * 2-5 us per barrier, 0.11-0.15 us without libgomp's row).
  */
 int bench_omp_runs(unsigned n, uint64_t warmup, uint64_t iterations, unsigned runs,
                    void (*bind)(unsigned rank, void *ctx), void *ctx, double *latency_ns);

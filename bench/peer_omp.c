@@ -1,14 +1,19 @@
 #define _POSIX_C_SOURCE 200809L
-/* The GNU OpenMP peer: `#pragma omp barrier` in one parallel region. */
+/* The GNU OpenMP peer: `#pragma omp barrier` in one parallel region, run in
+ * a child process (bench.h, bench_omp_runs). */
+#include <stdbool.h>
 #include <stdlib.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "bench.h"
 
 #ifdef _OPENMP
 #include <omp.h>
 
-int bench_omp_runs(unsigned n, uint64_t warmup, uint64_t iterations, unsigned runs,
-                   void (*bind)(unsigned rank, void *ctx), void *ctx, double *latency_ns)
+static int omp_runs_here(unsigned n, uint64_t warmup, uint64_t iterations, unsigned runs,
+                         void (*bind)(unsigned rank, void *ctx), void *ctx, double *latency_ns)
 {
     double *per_thread = calloc(n, sizeof *per_thread);
     if (!per_thread)
@@ -40,6 +45,40 @@ int bench_omp_runs(unsigned n, uint64_t warmup, uint64_t iterations, unsigned ru
     }
     free(per_thread);
     return 0;
+}
+
+int bench_omp_runs(unsigned n, uint64_t warmup, uint64_t iterations, unsigned runs,
+                   void (*bind)(unsigned rank, void *ctx), void *ctx, double *latency_ns)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    pid_t child = fork();
+    if (child < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (child == 0) {
+        close(fds[0]);
+        int rc = omp_runs_here(n, warmup, iterations, runs, bind, ctx, latency_ns);
+        size_t bytes = runs * sizeof *latency_ns;
+        bool sent = rc == 0 && write(fds[1], latency_ns, bytes) == (ssize_t)bytes;
+        _exit(sent ? 0 : 1);
+    }
+    close(fds[1]);
+    size_t want = runs * sizeof *latency_ns, got = 0;
+    while (got < want) {
+        ssize_t k = read(fds[0], (char *)latency_ns + got, want - got);
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    close(fds[0]);
+    int status;
+    if (waitpid(child, &status, 0) < 0)
+        return -1;
+    return got == want && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 #else
 int bench_omp_runs(unsigned n, uint64_t warmup, uint64_t iterations, unsigned runs,
