@@ -56,7 +56,8 @@ void ts_mpi_env_scan(struct ts_mpi_env *out)
 }
 
 /* MPI_COMM_WORLD's group, made once (under world_group_lock) and kept
- * while MPI lives: two of the five group calls a set-up made. */
+ * until MPI_Finalize (ts_mpi_layouts_release): two of the five group calls
+ * a set-up made. */
 static pthread_mutex_t world_group_lock = PTHREAD_MUTEX_INITIALIZER;
 static MPI_Group world_group;
 static bool have_world_group;
@@ -97,6 +98,20 @@ int ts_mpi_layout_world_ranks(MPI_Comm comm, int size, int **out)
     }
     *out = world;
     return 0;
+}
+
+void ts_mpi_layouts_release(void)
+{
+    pthread_mutex_lock(&world_group_lock);
+    if (have_world_group) {
+        PMPI_Group_free(&world_group);
+        have_world_group = false;
+    }
+    pthread_mutex_unlock(&world_group_lock);
+    pthread_mutex_lock(&layouts_lock);
+    for (int i = 0; i < TS_LAYOUTS_KEPT; i++)
+        ts_mpi_layout_clear(&kept[i]);
+    pthread_mutex_unlock(&layouts_lock);
 }
 
 void ts_mpi_layout_clear(struct ts_layout *l)

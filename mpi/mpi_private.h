@@ -93,7 +93,7 @@ static inline ts_mpi_fnptr ts_mpi_tool_enter(enum ts_mpi_fn fn)
  * load-time relocation against an MPI (and no DT_NEEDED on one). Only the
  * handles libtopsync-mpi uses; each is NULL before ts_mpi_bind. */
 struct ts_ompi_handles {
-    MPI_Comm comm_world, comm_null;
+    MPI_Comm comm_world, comm_null, comm_self;
     MPI_Datatype type_int, type_char, type_byte;
     MPI_Op op_max, op_sum;
     MPI_Info info_null;
@@ -101,6 +101,7 @@ struct ts_ompi_handles {
 extern struct ts_ompi_handles ts_ompi;
 #undef MPI_COMM_WORLD
 #undef MPI_COMM_NULL
+#undef MPI_COMM_SELF
 #undef MPI_INT
 #undef MPI_CHAR
 #undef MPI_BYTE
@@ -109,6 +110,7 @@ extern struct ts_ompi_handles ts_ompi;
 #undef MPI_INFO_NULL
 #define MPI_COMM_WORLD (ts_ompi.comm_world)
 #define MPI_COMM_NULL (ts_ompi.comm_null)
+#define MPI_COMM_SELF (ts_ompi.comm_self)
 #define MPI_INT (ts_ompi.type_int)
 #define MPI_CHAR (ts_ompi.type_char)
 #define MPI_BYTE (ts_ompi.type_byte)
@@ -178,6 +180,8 @@ int ts_mpi_node_processes(void);
 /* The node leaders of MPI_COMM_WORLD (MPI_COMM_NULL: one node, not a leader,
  * or MPI_Init not seen). */
 MPI_Comm ts_mpi_world_leaders(void);
+/* At MPI_Finalize (finalize.c): free the node leaders' communicator. */
+void ts_mpi_node_map_release(void);
 
 /* TOPSYNC_NODE_SPLIT (1 when unset; 0 when invalid) and TOPSYNC_VERBOSE;
  * _of: of that value (NULL: unset), as read by ts_mpi_env_scan. */
@@ -198,6 +202,14 @@ void ts_mpi_agree_setup_at(int at);
  * finalized, MPI_COMM_NULL, TOPSYNC_BARRIER=mpi, one of the calls before a
  * deferred set-up, which this call counts). Hot path: a per-thread cache. */
 struct comm_state *ts_mpi_state_for(MPI_Comm comm);
+/* At MPI_Finalize (finalize.c), first thing: from now on every call is the
+ * MPI's own (ts_mpi_state_for returns NULL); MPI_COMM_WORLD's state is
+ * deleted and the attribute key freed. */
+void ts_mpi_states_release(void);
+
+/* Register, once, what runs first thing in MPI_Finalize: the calls above
+ * (finalize.c). Local; called where the attribute key is made. */
+void ts_mpi_finalize_hook(void);
 /* The node barrier of comm timed out (TOPSYNC_TIMEOUT) or was abandoned:
  * name the ranks of this node that have not arrived, and MPI_Abort. */
 void ts_mpi_timeout_abort(MPI_Comm comm, struct comm_state *s, topsync_barrier_t *b,
@@ -247,6 +259,9 @@ bool ts_mpi_layout_find(const int *world_ranks, int size, uint64_t env_hash, str
 void ts_mpi_layout_keep(struct ts_layout *l);
 void ts_mpi_layout_forget(const int *world_ranks, int size);
 void ts_mpi_layout_clear(struct ts_layout *l);
+/* At MPI_Finalize (finalize.c): free MPI_COMM_WORLD's group and every kept
+ * layout. */
+void ts_mpi_layouts_release(void);
 
 /* ---- node barriers of freed communicators (parked.c) ----
  * ts_mpi_park: move *node to the pool when it has a token (node is then
@@ -259,6 +274,8 @@ uint64_t ts_mpi_unpark(const int *world_ranks, int size, uint32_t layout_digest,
                        struct ts_node_sync *node);
 /* Destroy *node's pieces (each may be NULL) and clear it. */
 void ts_mpi_node_sync_free(struct ts_node_sync *node);
+/* At MPI_Finalize (finalize.c): destroy every parked node barrier. */
+void ts_mpi_parked_release(void);
 
 /* Set up comm's barrier: collective over comm, calls only collectives on
  * comm itself (never creates a communicator). Never NULL. */

@@ -140,3 +140,10 @@ MPI_Comm ts_mpi_world_leaders(void)
 {
     return node_map_done ? world_leaders : MPI_COMM_NULL;
 }
+
+void ts_mpi_node_map_release(void)
+{
+    if (node_map_done && world_leaders != MPI_COMM_NULL)
+        PMPI_Comm_free(&world_leaders); /* sets it to MPI_COMM_NULL */
+    my_world_leader = 0;
+}

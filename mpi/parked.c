@@ -64,6 +64,17 @@ bool ts_mpi_park(struct ts_node_sync *node)
     return true;
 }
 
+void ts_mpi_parked_release(void)
+{
+    struct parked all[TS_PARKED_KEPT];
+    pthread_mutex_lock(&parked_lock);
+    memcpy(all, pool, sizeof all);
+    memset(pool, 0, sizeof pool);
+    pthread_mutex_unlock(&parked_lock);
+    for (int i = 0; i < TS_PARKED_KEPT; i++) /* outside the lock, as in ts_mpi_park */
+        ts_mpi_node_sync_free(&all[i].node);
+}
+
 uint64_t ts_mpi_unpark(const int *world_ranks, int size, uint32_t layout_digest,
                        struct ts_node_sync *node)
 {

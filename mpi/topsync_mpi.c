@@ -64,12 +64,48 @@ static int copy_state(MPI_Comm comm, int key, void *extra, void *in, void *out, 
     return MPI_SUCCESS;
 }
 
+/* Set, first thing in MPI_Finalize, by ts_mpi_states_release: no state is
+ * made or looked up afterwards. Relaxed: MPI lets no other thread call it
+ * once MPI_Finalize is called (the program orders their last calls before
+ * it), so the readers after the store are the finalizing thread's own
+ * calls, a barrier the MPI itself makes inside MPI_Finalize through Open
+ * MPI's coll component (docs/design.md section 8.30). */
+static atomic_bool finalizing;
+
 static void make_keyval(void)
 {
     pthread_mutex_lock(&keyval_lock);
-    if (keyval == MPI_KEYVAL_INVALID)
+    if (keyval == MPI_KEYVAL_INVALID && !atomic_load_explicit(&finalizing, memory_order_relaxed)) {
         PMPI_Comm_create_keyval(copy_state, delete_state, &keyval, NULL);
+        ts_mpi_finalize_hook(); /* gives the keyval back, and what it keys */
+    }
     pthread_mutex_unlock(&keyval_lock);
+}
+
+void ts_mpi_states_release(void)
+{
+    atomic_store_explicit(&finalizing, true, memory_order_relaxed);
+    pthread_mutex_lock(&keyval_lock);
+    if (keyval != MPI_KEYVAL_INVALID) {
+        /* MPI_COMM_WORLD lives on past MPI_Finalize's start, and an MPI
+         * need not delete its attributes: its node barrier, collectives
+         * and segment go now. Asked first: deleting a missing attribute
+         * is an error some MPIs raise on the communicator. */
+        void *value = NULL;
+        int found = 0;
+        PMPI_Comm_get_attr(MPI_COMM_WORLD, keyval, &value, &found);
+        if (found)
+            PMPI_Comm_delete_attr(MPI_COMM_WORLD, keyval); /* delete_state() */
+        /* the states of communicators the program did not free keep it
+         * until the MPI deletes them (MPI_Comm_free_keyval: the key lives
+         * while an attribute uses it) */
+        PMPI_Comm_free_keyval(&keyval);
+    }
+    pthread_mutex_unlock(&keyval_lock);
+    /* release: pairs with the acquire in state_for(), as in
+     * delete_state(): every cached state is stale now, so the next lookup
+     * takes the slow path, which tests `finalizing` */
+    atomic_fetch_add_explicit(&generation, 1, memory_order_release);
 }
 
 /* comm's state, created on first use: set up now, or deferred (no
@@ -175,7 +211,9 @@ static struct comm_state *state_for(MPI_Comm comm, bool *set_up)
     if (cache.comm == comm && cache.generation == gen && cache.state) {
         s = cache.state;
     } else {
-        ts_mpi_bind(); /* before any handle: MPI_Init may not have been ours */
+        if (atomic_load_explicit(&finalizing, memory_order_relaxed))
+            return NULL; /* MPI_Finalize has begun: the MPI's own */
+        ts_mpi_bind();   /* before any handle: MPI_Init may not have been ours */
         int initialized = 0, finalized = 0;
         PMPI_Initialized(&initialized);
         PMPI_Finalized(&finalized);

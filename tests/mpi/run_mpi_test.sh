@@ -442,6 +442,34 @@ coll-component) # Open MPI's coll/topsync (mpi/coll_topsync): MPI_Barrier by
         ko "coll/topsync: the tool did not see every barrier: $(grep count_tool <<<"$out")"
     grep -q "^topsync-mpi: comm of 2 ranks" <<<"$out" && ok ||
         ko "coll/topsync with a tool: topsync did not serve: $(tail -3 <<<"$out")" ;;
+handles) # every MPI handle libtopsync-mpi makes (MPI_COMM_WORLD's group, the
+    # node leaders' communicator, its attribute keys, those of a set-up) is
+    # freed by the end of MPI_Finalize (mpi/finalize.c), as a handle-leak
+    # report checks: handle_count.c, preloaded before it, counts its PMPI_
+    # calls; np 2 bound, and np 4 on 2 pseudo-nodes (a leaders'
+    # communicator), with duplicates and splits set up, parked and freed
+    if [ "$mpi" = debian ]; then
+        counter=$bindir/libhandle_count_$impl.so
+    else
+        counter=$tmp/libhandle_count.so
+        "${mpicc[@]}" -shared -fPIC -o "$counter" "$srcdir/handle_count.c" "${mpicc_libs[@]}" -ldl \
+            >"$tmp/counter.log" 2>&1 || ko "$mpi: handle_count.c does not build: $(cat "$tmp/counter.log")"
+    fi
+    prog=$(prog barrier_check_plain)
+    for run in "2 core 1" "4 none 2"; do
+        set -- $run
+        out=$(launch_apart $1 $2 LD_PRELOAD=$counter:$lib TOPSYNC_NODE_SPLIT=$3 -- "$prog" 10 20)
+        expect_pass "$out" "handles np $1"
+        # made: at least the world's group and the node's communicator, and
+        # the two keys (the states', the MPI_Finalize hook's)
+        freed=$(grep -c "^handle_count: rank [0-9]*: made groups [1-9][0-9]* comms [1-9][0-9]* keyvals 2; left groups 0 comms 0 keyvals 0$" <<<"$out")
+        [ "$freed" = $1 ] && ok ||
+            ko "handles np $1: not every handle freed at MPI_Finalize on every rank ($freed of $1): $(grep handle_count <<<"$out")"
+        if [ $3 = 2 ]; then # the two leaders made the leaders' communicator
+            leaders=$(grep -c "^handle_count: rank [0-9]*: made groups [0-9]* comms 3 " <<<"$out")
+            [ "$leaders" = 2 ] && ok || ko "handles np 4: $leaders leaders' communicators made, expected 2: $(grep handle_count <<<"$out")"
+        fi
+    done ;;
 tools) # a PMPI tool (count_tool.c, as profilers are written: MPI_X counts and
     # calls PMPI_X) preloaded before and after libtopsync-mpi, and with the
     # program linked with it: the tool sees every call (exact counts), topsync
