@@ -12,6 +12,8 @@
 _Thread_local jmp_buf *ts_timeout_target;
 _Thread_local unsigned ts_wait_rank;
 TS_TLS_INITIAL_EXEC _Thread_local ts_word *ts_wait_learned;
+/* This thread's spin probe (below, "The spin probe") */
+static TS_TLS_INITIAL_EXEC _Thread_local struct ts_spin_probe ts_spin_probe;
 
 /*
  * Learning (docs/design.md section 2, "The spin"). Spinning and yielding
@@ -106,11 +108,77 @@ static void spin_learn_missed(const ts_wait *p, ts_word *learned, uint32_t spin,
 {
     uint32_t most = spin_most(p);
     uint64_t spun_ns = (uint64_t)((double)spin * ts_wait_pause_ns());
+    ts_spin_probe.last_wait_ns = spun_ns + waited_ns; /* the next probe's measure */
     uint32_t would = ts_wait_pauses_for_ns(2 * (spun_ns + waited_ns));
     uint32_t cap = would <= most ? would : spin / 2;
     if (cap < TS_ADAPTIVE_SPIN_FLOOR)
         cap = TS_ADAPTIVE_SPIN_FLOOR;
     learned_set(learned, 0, cap);
+}
+
+/*
+ * The spin probe. Two participants that both sleep keep each other asleep:
+ * each waits for the other's futex wake-up, which on a VM whose idle vCPU
+ * the host has descheduled takes 20-60 us, so every wait lasts longer than
+ * the most and halves the cap, down to the floor, where no spin ever
+ * catches the partner again (issue 35: 2 threads bound to idle CPUs, 17 of
+ * 50 runs of 20000 barriers at 1-73 us per barrier where the others took
+ * 44-84 ns; glibc's barrier, one wake-up per barrier, 40-60 us in the
+ * same runs). A spin that outlasts one wake-up ends it: the partner that
+ * was woken arrives, and neither sleeps any more. So a spin that ran out
+ * below the probe's length, when this thread's probe is due, goes on to
+ * that length: twice the thread's last wait that the spin did not end
+ * (the partner's wake-up is in it), within [TS_SPIN_PROBE_LEAST_NS,
+ * TS_SPIN_PROBE_MOST_NS]. A probe that catches the partner sets the cap as
+ * any spin that caught does. Due at most every TS_SPIN_PROBE_NS, a period
+ * that doubles with each probe that fails, up to 1024 times (about 1 s):
+ * on a busy node, where waits are long because the partner is preempted
+ * for a time slice, probes cost at most 256 us in the first millisecond,
+ * 2.6 ms over the first second, then 256 us a second. Per thread, as the
+ * yields' slow rule is.
+ */
+#define TS_SPIN_PROBE_NS 1000000u
+#define TS_SPIN_PROBE_MAX_SHIFT 10u
+
+void ts_wait_spin_probe_get(struct ts_spin_probe *out)
+{
+    *out = ts_spin_probe;
+}
+
+void ts_wait_spin_probe_set(const struct ts_spin_probe *in)
+{
+    ts_spin_probe = *in;
+    if (ts_spin_probe.failed > TS_SPIN_PROBE_MAX_SHIFT)
+        ts_spin_probe.failed = TS_SPIN_PROBE_MAX_SHIFT;
+}
+
+/* The pauses of a probe after a spin of `spin` ran out at `now`; 0 when
+ * none is due, when the spin was that long already, when the policy's
+ * spin may not grow (oversubscribed: the awaited participant most likely
+ * needs a CPU that a long spin would hold; settings.c), or when it may
+ * grow past any probe (the long spin, up to a scheduler slice: there the
+ * rule of spin_learn_missed brings the cap back up by itself, a wake-up
+ * being far shorter than the most). */
+static uint32_t spin_probe_pauses(const ts_wait *p, uint32_t spin, uint64_t now)
+{
+    if (now < ts_spin_probe.due_ns || p->spin_learn_most <= p->spin_iterations ||
+        p->spin_learn_most >= ts_wait_pauses_for_ns(TS_SPIN_PROBE_MOST_NS))
+        return 0;
+    uint64_t ns = 2 * ts_spin_probe.last_wait_ns;
+    ns = ns < TS_SPIN_PROBE_LEAST_NS  ? TS_SPIN_PROBE_LEAST_NS
+         : ns > TS_SPIN_PROBE_MOST_NS ? TS_SPIN_PROBE_MOST_NS
+                                      : ns;
+    uint32_t probe = ts_wait_pauses_for_ns(ns);
+    return probe > spin ? probe : 0;
+}
+
+static void spin_probe_done(bool caught, uint64_t now)
+{
+    if (caught)
+        ts_spin_probe.failed = 0;
+    else if (ts_spin_probe.failed < TS_SPIN_PROBE_MAX_SHIFT)
+        ts_spin_probe.failed++;
+    ts_spin_probe.due_ns = now + ((uint64_t)TS_SPIN_PROBE_NS << ts_spin_probe.failed);
 }
 
 /* Did a long spin (past its unclocked part) end only because another
@@ -425,6 +493,20 @@ void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
         ts_cpu_relax();
     }
     uint64_t missed_at = learned && spin ? now_ns() : 0;
+    uint32_t probe = missed_at ? spin_probe_pauses(policy, spin, missed_at) : 0;
+    for (uint32_t i = spin; i < probe; i++) {
+        if (reached_now(w, episode)) {
+            bool caught = !spun_on_partners_cpu(policy, i);
+            spin_probe_done(caught, now_ns());
+            spin_learn(policy, learned, probe, caught);
+            return;
+        }
+        if ((i & 31u) == 0)
+            clock_check(&clock, policy);
+        ts_cpu_relax();
+    }
+    if (probe) /* the wait, judged below, counts from the spin's end */
+        spin_probe_done(false, now_ns());
     wait_after_spin(w, episode, policy, learned, &clock, spin == 0 && !eager);
     if (missed_at)
         spin_learn_missed(policy, learned, spin, now_ns() - missed_at);

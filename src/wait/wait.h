@@ -161,6 +161,23 @@ static inline uint64_t ts_yields_off_ns(uint64_t slow_ns, uint32_t spin_unclocke
 double ts_wait_pause_ns(void);
 /* Pauses that last about ns on this machine, clamped to [16, 1 << 20]. */
 uint32_t ts_wait_pauses_for_ns(uint64_t ns);
+/* This thread's spin probe (wait.c, "The spin probe"): when the next is
+ * due (CLOCK_MONOTONIC ns; 0: at the next spin that runs out), how many
+ * failed in a row, and the last wait that a spin did not end (spin
+ * included), whose double the next probe lasts. Read and set by the unit
+ * tests. */
+struct ts_spin_probe {
+    uint64_t due_ns;
+    unsigned failed;
+    uint64_t last_wait_ns;
+};
+void ts_wait_spin_probe_get(struct ts_spin_probe *out);
+void ts_wait_spin_probe_set(const struct ts_spin_probe *in);
+/* A probe's bounds: at least the spin's most (a futex sleep and wake-up
+ * on bare metal); at most 4 times the slowest wake-ups measured here (a
+ * VM's idle vCPU: glibc's barrier, one wake-up each, took 40-60 us). */
+#define TS_SPIN_PROBE_LEAST_NS TS_SPIN_NS_MOST
+#define TS_SPIN_PROBE_MOST_NS 256000u
 
 /*
  * Liveness (TOPSYNC_TIMEOUT). When a slow-path wait with timeout_ns set has

@@ -200,6 +200,136 @@ static void test_eager_hook(void)
     CHECK(atomic_load_explicit(&hook_calls, memory_order_relaxed) >= 3);
 }
 
+/* The waiter's own idle hook publishes the word: at its first call, the
+ * slow path's first clock check, i.e. once the learned spin has run out. */
+static struct publish hook_publishes;
+static int hook_publish(void *arg)
+{
+    struct publish *p = arg;
+    ts_publish(&word, p->episode, p->policy);
+    return 0;
+}
+
+static void wait_published_by_hook(ts_wait *policy)
+{
+    ts_wait p = *policy;
+    hook_publishes = (struct publish){WHEN_HOOK_RAN, ++episode_now, &p};
+    p.idle = hook_publish;
+    p.idle_arg = &hook_publishes;
+    p.idle_ns = 1000000;
+    ts_wait_learned = &lines[0][1];
+    ts_wait_rank = 0;
+    ts_wait_slow(&word, hook_publishes.episode, &p);
+}
+
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void set_probe(uint64_t due_ns, unsigned failed, uint64_t last_wait_ns)
+{
+    ts_wait_spin_probe_set(&(struct ts_spin_probe){due_ns, failed, last_wait_ns});
+}
+
+static struct ts_spin_probe probe_now(void)
+{
+    struct ts_spin_probe s;
+    ts_wait_spin_probe_get(&s);
+    return s;
+}
+
+static void test_spin_probe(void)
+{
+    /* Two sleepers keep each other asleep (wait.c, "The spin probe"): a
+     * spin that ran out at the floor goes on, when a probe is due, to the
+     * probe's length; the partner that arrives meanwhile (here the hook,
+     * first called past the floor, inside the probe) is caught, and the
+     * cap becomes twice the probe (the most allows it), as after any spin
+     * that caught. */
+    uint32_t least = ts_wait_pauses_for_ns(TS_SPIN_PROBE_LEAST_NS);
+    uint32_t most = ts_wait_pauses_for_ns(TS_SPIN_PROBE_MOST_NS);
+    ts_wait p = block_policy();
+    p.spin_learn_most = most - 1; /* below the longest probe (TS_SPIN_NS_MOST in use) */
+    /* a hook that answers 0 ends the eager mode test_eager_hook left on
+     * (an eager wait learns nothing, and probes nothing) */
+    wait_published_by_hook(&p);
+    set_learned_spin(FLOOR);
+    set_probe(0, 3, 0); /* no wait measured yet: the shortest probe */
+    uint64_t before = monotonic_ns();
+    wait_published_by_hook(&p);
+    CHECK_EQ(learned_spin() - 1, 2 * least);
+    struct ts_spin_probe s = probe_now();
+    CHECK_EQ(s.failed, 0); /* a probe that caught starts the period over */
+    CHECK(s.due_ns >= before + 1000000);
+
+    /* Its length: twice the last wait the spin did not end, within the
+     * bounds. */
+    set_learned_spin(FLOOR);
+    set_probe(0, 0, TS_SPIN_PROBE_LEAST_NS); /* twice: 64 us */
+    wait_published_by_hook(&p);
+    CHECK_EQ(learned_spin() - 1, 2 * ts_wait_pauses_for_ns(2 * TS_SPIN_PROBE_LEAST_NS));
+    set_learned_spin(FLOOR);
+    set_probe(0, 0, 10 * TS_SPIN_PROBE_MOST_NS); /* the longest probe */
+    wait_published_by_hook(&p);
+    CHECK_EQ(learned_spin() - 1, most - 1); /* twice it, within the most */
+
+    /* Not due: the spin that ran out goes to the futex path at once (the
+     * hook publishes there); the schedule is untouched. */
+    set_learned_spin(FLOOR);
+    set_probe(UINT64_MAX, 2, 0);
+    wait_published_by_hook(&p);
+    s = probe_now();
+    CHECK(s.due_ns == UINT64_MAX && s.failed == 2);
+
+    /* A probe that fails (the publisher waits for the waiter to sleep,
+     * which it does only after the probe) doubles the period, up to its
+     * most (1024 times); the wait it was part of is the next probe's
+     * measure (at least the probe itself). */
+    set_learned_spin(FLOOR);
+    set_probe(0, 0, 0);
+    before = monotonic_ns();
+    wait_once(&p, WHEN_ASLEEP);
+    s = probe_now();
+    CHECK_EQ(s.failed, 1);
+    CHECK(s.due_ns >= before + 2000000);
+    /* the probe itself at least (half: the pauses are timed once per process) */
+    CHECK(s.last_wait_ns >= TS_SPIN_PROBE_LEAST_NS / 2);
+    set_probe(0, 10, 0);
+    wait_once(&p, WHEN_ASLEEP);
+    CHECK_EQ(probe_now().failed, 10);
+
+    /* Oversubscribed (the spin may not grow: settings.c): no probe, which
+     * would hold a CPU the awaited participant most likely needs. */
+    ts_wait over = block_policy();
+    over.spin_iterations = 256; /* TS_SPIN_OVERSUBSCRIBED_DISJOINT */
+    set_learned_spin(FLOOR);
+    set_probe(0, 5, 0);
+    wait_once(&over, WHEN_ASLEEP);
+    s = probe_now();
+    CHECK(s.due_ns == 0 && s.failed == 5);
+
+    /* The long spin (its most a scheduler slice, past any probe): no
+     * probe; spin_learn_missed brings its cap back up by itself. */
+    ts_wait slice = block_policy();
+    slice.spin_learn_most = most;
+    set_learned_spin(FLOOR);
+    set_probe(0, 6, 0);
+    wait_once(&slice, WHEN_ASLEEP);
+    s = probe_now();
+    CHECK(s.due_ns == 0 && s.failed == 6);
+
+    /* A spin already as long as the probe (the shortest here): no probe. */
+    set_learned_spin(most - 1);
+    set_probe(0, 4, 0);
+    wait_once(&p, WHEN_ASLEEP);
+    s = probe_now();
+    CHECK(s.due_ns == 0 && s.failed == 4);
+    set_probe(0, 0, 0);
+}
+
 static void test_settings(void)
 {
     struct resolved r;
@@ -380,6 +510,7 @@ int main(void)
     test_colocation();
     test_long_spin_on_the_partners_cpu();
     test_eager_hook();
+    test_spin_probe();
     test_settings();
     test_slice();
     test_yield_record();
