@@ -12,8 +12,12 @@
 _Thread_local jmp_buf *ts_timeout_target;
 _Thread_local unsigned ts_wait_rank;
 TS_TLS_INITIAL_EXEC _Thread_local ts_word *ts_wait_learned;
-/* This thread's spin probe (below, "The spin probe") */
-static TS_TLS_INITIAL_EXEC _Thread_local struct ts_spin_probe ts_spin_probe;
+/* This thread's spin probe (below, "The spin probe"), as struct
+ * ts_spin_probe's fields: scalars, which GenMC's interpreter takes as
+ * thread-locals where it refuses a struct */
+static TS_TLS_INITIAL_EXEC _Thread_local uint64_t ts_spin_probe_due;
+static TS_TLS_INITIAL_EXEC _Thread_local unsigned ts_spin_probe_failed;
+static TS_TLS_INITIAL_EXEC _Thread_local uint64_t ts_spin_probe_last_wait;
 
 /*
  * Learning (docs/design.md section 2, "The spin"). Spinning and yielding
@@ -108,7 +112,7 @@ static void spin_learn_missed(const ts_wait *p, ts_word *learned, uint32_t spin,
 {
     uint32_t most = spin_most(p);
     uint64_t spun_ns = (uint64_t)((double)spin * ts_wait_pause_ns());
-    ts_spin_probe.last_wait_ns = spun_ns + waited_ns; /* the next probe's measure */
+    ts_spin_probe_last_wait = spun_ns + waited_ns; /* the next probe's measure */
     uint32_t would = ts_wait_pauses_for_ns(2 * (spun_ns + waited_ns));
     uint32_t cap = would <= most ? would : spin / 2;
     if (cap < TS_ADAPTIVE_SPIN_FLOOR)
@@ -142,14 +146,17 @@ static void spin_learn_missed(const ts_wait *p, ts_word *learned, uint32_t spin,
 
 void ts_wait_spin_probe_get(struct ts_spin_probe *out)
 {
-    *out = ts_spin_probe;
+    out->due_ns = ts_spin_probe_due;
+    out->failed = ts_spin_probe_failed;
+    out->last_wait_ns = ts_spin_probe_last_wait;
 }
 
 void ts_wait_spin_probe_set(const struct ts_spin_probe *in)
 {
-    ts_spin_probe = *in;
-    if (ts_spin_probe.failed > TS_SPIN_PROBE_MAX_SHIFT)
-        ts_spin_probe.failed = TS_SPIN_PROBE_MAX_SHIFT;
+    ts_spin_probe_due = in->due_ns;
+    ts_spin_probe_failed =
+        in->failed < TS_SPIN_PROBE_MAX_SHIFT ? in->failed : TS_SPIN_PROBE_MAX_SHIFT;
+    ts_spin_probe_last_wait = in->last_wait_ns;
 }
 
 /* The pauses of a probe after a spin of `spin` ran out at `now`; 0 when
@@ -161,10 +168,10 @@ void ts_wait_spin_probe_set(const struct ts_spin_probe *in)
  * being far shorter than the most). */
 static uint32_t spin_probe_pauses(const ts_wait *p, uint32_t spin, uint64_t now)
 {
-    if (now < ts_spin_probe.due_ns || p->spin_learn_most <= p->spin_iterations ||
+    if (now < ts_spin_probe_due || p->spin_learn_most <= p->spin_iterations ||
         p->spin_learn_most >= ts_wait_pauses_for_ns(TS_SPIN_PROBE_MOST_NS))
         return 0;
-    uint64_t ns = 2 * ts_spin_probe.last_wait_ns;
+    uint64_t ns = 2 * ts_spin_probe_last_wait;
     ns = ns < TS_SPIN_PROBE_LEAST_NS  ? TS_SPIN_PROBE_LEAST_NS
          : ns > TS_SPIN_PROBE_MOST_NS ? TS_SPIN_PROBE_MOST_NS
                                       : ns;
@@ -175,10 +182,10 @@ static uint32_t spin_probe_pauses(const ts_wait *p, uint32_t spin, uint64_t now)
 static void spin_probe_done(bool caught, uint64_t now)
 {
     if (caught)
-        ts_spin_probe.failed = 0;
-    else if (ts_spin_probe.failed < TS_SPIN_PROBE_MAX_SHIFT)
-        ts_spin_probe.failed++;
-    ts_spin_probe.due_ns = now + ((uint64_t)TS_SPIN_PROBE_NS << ts_spin_probe.failed);
+        ts_spin_probe_failed = 0;
+    else if (ts_spin_probe_failed < TS_SPIN_PROBE_MAX_SHIFT)
+        ts_spin_probe_failed++;
+    ts_spin_probe_due = now + ((uint64_t)TS_SPIN_PROBE_NS << ts_spin_probe_failed);
 }
 
 /* Did a long spin (past its unclocked part) end only because another
