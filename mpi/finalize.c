@@ -26,25 +26,10 @@ static int at_finalize(MPI_Comm comm, int key, void *value, void *extra)
     return MPI_SUCCESS;
 }
 
-/* MPI_COMM_SELF is never duplicated by us; a program's MPI_Comm_dup of it
- * must not carry the hook (it would run at that copy's free). Our own, not
- * MPI_COMM_NULL_COPY_FN: that is an address in the MPI library, which
- * libtopsync-mpi may not relocate against (mpi_binding.c). */
-static int no_copy(MPI_Comm comm, int key, void *extra, void *in, void *out, int *flag)
-{
-    (void)comm;
-    (void)key;
-    (void)extra;
-    (void)in;
-    (void)out;
-    *flag = 0;
-    return MPI_SUCCESS;
-}
-
 void ts_mpi_finalize_hook(void)
 {
     int key = MPI_KEYVAL_INVALID;
-    if (PMPI_Comm_create_keyval(no_copy, at_finalize, &key, NULL) != MPI_SUCCESS)
+    if (PMPI_Comm_create_keyval(ts_mpi_attr_no_copy, at_finalize, &key, NULL) != MPI_SUCCESS)
         return;
     PMPI_Comm_set_attr(MPI_COMM_SELF, key, NULL);
     /* freed at once: the attribute keeps the key alive until MPI_Finalize

@@ -207,6 +207,9 @@ struct comm_state *ts_mpi_state_for(MPI_Comm comm);
  * deleted and the attribute key freed. */
 void ts_mpi_states_release(void);
 
+/* An attribute copy callback that copies nothing (topsync_mpi.c). */
+int ts_mpi_attr_no_copy(MPI_Comm comm, int key, void *extra, void *in, void *out, int *flag);
+
 /* Register, once, what runs first thing in MPI_Finalize: the calls above
  * (finalize.c). Local; called where the attribute key is made. */
 void ts_mpi_finalize_hook(void);

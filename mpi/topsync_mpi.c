@@ -52,8 +52,11 @@ static int delete_state(MPI_Comm comm, int key, void *value, void *extra)
 }
 
 /* Attributes are not inherited by MPI_Comm_dup: the new communicator sets
- * itself up on its first barrier. */
-static int copy_state(MPI_Comm comm, int key, void *extra, void *in, void *out, int *flag)
+ * itself up on its first barrier (and a duplicate of MPI_COMM_SELF does
+ * not carry the MPI_Finalize hook, finalize.c). Ours, not
+ * MPI_COMM_NULL_COPY_FN: that is an address in the MPI library, which
+ * libtopsync-mpi may not relocate against (mpi_binding.c). */
+int ts_mpi_attr_no_copy(MPI_Comm comm, int key, void *extra, void *in, void *out, int *flag)
 {
     (void)comm;
     (void)key;
@@ -76,7 +79,7 @@ static void make_keyval(void)
 {
     pthread_mutex_lock(&keyval_lock);
     if (keyval == MPI_KEYVAL_INVALID && !atomic_load_explicit(&finalizing, memory_order_relaxed)) {
-        PMPI_Comm_create_keyval(copy_state, delete_state, &keyval, NULL);
+        PMPI_Comm_create_keyval(ts_mpi_attr_no_copy, delete_state, &keyval, NULL);
         ts_mpi_finalize_hook(); /* gives the keyval back, and what it keys */
     }
     pthread_mutex_unlock(&keyval_lock);
