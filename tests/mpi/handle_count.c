@@ -10,13 +10,32 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <mpi.h>
 
-static int made_groups, made_comms, made_keyvals;
-static int left_groups, left_comms, left_keyvals;
+/* one kind of handle: how many made, how many of them not freed yet */
+struct count {
+    int made, left;
+};
+static struct count groups, comms, keyvals;
+
+/* ok: the call succeeded and gave a handle (not a null one) */
+static void made(struct count *c, bool ok)
+{
+    if (ok) {
+        c->made++;
+        c->left++;
+    }
+}
+
+static void freed(struct count *c, int rc)
+{
+    if (rc == MPI_SUCCESS)
+        c->left--;
+}
 
 /* the MPI's own definition of `name` (the next object's after this one) */
 static void *next(const char *name)
@@ -33,55 +52,42 @@ static void *next(const char *name)
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
     int rc = NEXT(PMPI_Comm_group)(comm, group);
-    if (rc == MPI_SUCCESS && *group != MPI_GROUP_NULL && *group != MPI_GROUP_EMPTY) {
-        made_groups++;
-        left_groups++;
-    }
+    made(&groups, rc == MPI_SUCCESS && *group != MPI_GROUP_NULL && *group != MPI_GROUP_EMPTY);
     return rc;
 }
 
 int PMPI_Group_free(MPI_Group *group)
 {
     int rc = NEXT(PMPI_Group_free)(group);
-    if (rc == MPI_SUCCESS)
-        left_groups--;
+    freed(&groups, rc);
     return rc;
-}
-
-static void comm_made(int rc, MPI_Comm comm)
-{
-    if (rc == MPI_SUCCESS && comm != MPI_COMM_NULL) {
-        made_comms++;
-        left_comms++;
-    }
 }
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *out)
 {
     int rc = NEXT(PMPI_Comm_split)(comm, color, key, out);
-    comm_made(rc, *out);
+    made(&comms, rc == MPI_SUCCESS && *out != MPI_COMM_NULL);
     return rc;
 }
 
 int PMPI_Comm_split_type(MPI_Comm comm, int type, int key, MPI_Info info, MPI_Comm *out)
 {
     int rc = NEXT(PMPI_Comm_split_type)(comm, type, key, info, out);
-    comm_made(rc, *out);
+    made(&comms, rc == MPI_SUCCESS && *out != MPI_COMM_NULL);
     return rc;
 }
 
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *out)
 {
     int rc = NEXT(PMPI_Comm_dup)(comm, out);
-    comm_made(rc, *out);
+    made(&comms, rc == MPI_SUCCESS && *out != MPI_COMM_NULL);
     return rc;
 }
 
 int PMPI_Comm_free(MPI_Comm *comm)
 {
     int rc = NEXT(PMPI_Comm_free)(comm);
-    if (rc == MPI_SUCCESS)
-        left_comms--;
+    freed(&comms, rc);
     return rc;
 }
 
@@ -89,18 +95,14 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_a
                             int *keyval, void *extra)
 {
     int rc = NEXT(PMPI_Comm_create_keyval)(copy, del, keyval, extra);
-    if (rc == MPI_SUCCESS) {
-        made_keyvals++;
-        left_keyvals++;
-    }
+    made(&keyvals, rc == MPI_SUCCESS);
     return rc;
 }
 
 int PMPI_Comm_free_keyval(int *keyval)
 {
     int rc = NEXT(PMPI_Comm_free_keyval)(keyval);
-    if (rc == MPI_SUCCESS)
-        left_keyvals--;
+    freed(&keyvals, rc);
     return rc;
 }
 
@@ -111,7 +113,7 @@ int MPI_Finalize(void)
     int rc = NEXT(PMPI_Finalize)();
     printf("handle_count: rank %d: made groups %d comms %d keyvals %d; left groups %d comms %d "
            "keyvals %d\n",
-           rank, made_groups, made_comms, made_keyvals, left_groups, left_comms, left_keyvals);
+           rank, groups.made, comms.made, keyvals.made, groups.left, comms.left, keyvals.left);
     fflush(stdout);
     return rc;
 }
