@@ -76,6 +76,30 @@ static size_t layout(topsync_coll_t *c, unsigned n, size_t line, bool paged)
     return (bytes + page - 1) / page * page;
 }
 
+/* Refuse, before anything is allocated, a data area larger than this
+ * machine's memory: n is only bounded by unsigned, and the barrier under it
+ * takes seconds and gigabytes to build for 2^24 participants before the
+ * data area's mmap would fail (issue 56 item 5). The line is the one the
+ * barrier will take (topsync_coll_segment_size computes it alike). */
+static int check_size(topsync_coll_t *c, unsigned n, const topsync_barrier_options_t *bopts)
+{
+    if (!n)
+        return 0; /* the barrier refuses it */
+    size_t line = bopts->line_size ? bopts->line_size : ts_barrier_machine_line_size();
+    size_t need = layout(c, n, line, true);
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return 0; /* unknown: the mmap decides */
+    size_t memory = (size_t)pages * (size_t)page;
+    if (need / n < c->rank_stride || need > memory)
+        return ts_fail(ENOMEM,
+                       "collectives: %u participants with max_bytes %zu need %zu bytes "
+                       "(%.1f GiB) of slots, more than this machine's memory (%.1f GiB)",
+                       n, c->max_bytes, need, (double)need / (1u << 30),
+                       (double)memory / (1u << 30));
+    return 0;
+}
+
 /* The object with its limit (c->barrier not yet made); *out set only on success. */
 static int prepare(topsync_coll_t **out, unsigned n, const topsync_coll_options_t *o,
                    topsync_coll_options_t *defaults, topsync_barrier_options_t *bopts)
@@ -130,7 +154,8 @@ int topsync_coll_create(topsync_coll_t **out, unsigned n, const topsync_coll_opt
     int rc = prepare(&c, n, o, &defaults, &bopts);
     if (rc < 0)
         return rc;
-    if ((rc = topsync_barrier_create(&c->barrier, n, &bopts)) < 0) {
+    if ((rc = check_size(c, n, &bopts)) < 0 ||
+        (rc = topsync_barrier_create(&c->barrier, n, &bopts)) < 0) {
         free(c);
         return rc;
     }
@@ -165,7 +190,8 @@ int topsync_coll_segment_size(unsigned n, const topsync_coll_options_t *o, size_
     if (rc < 0)
         return rc;
     size_t barrier_bytes = 0;
-    rc = topsync_barrier_segment_size(n, &bopts, &barrier_bytes);
+    if ((rc = check_size(c, n, &bopts)) == 0)
+        rc = topsync_barrier_segment_size(n, &bopts, &barrier_bytes);
     if (rc == 0) {
         size_t line = bopts.line_size ? bopts.line_size : ts_barrier_machine_line_size();
         *size = barrier_bytes + layout(c, n, line, true);

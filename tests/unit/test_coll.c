@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -519,6 +520,18 @@ static void test_errors(void)
     CHECK_MSG("max_bytes");
     CHECK_EQ(topsync_coll_create(&c, 0, NULL), -EINVAL);
     CHECK_EQ(topsync_coll_create(NULL, 2, NULL), -EINVAL);
+    /* a count the API accepts whose slots no machine has: refused before
+     * the barrier under it is built (that took seconds and gigabytes) */
+    struct rusage before, after;
+    getrusage(RUSAGE_SELF, &before);
+    CHECK_EQ(topsync_coll_create(&c, 1u << 24, NULL), -ENOMEM);
+    CHECK_MSG("16777216 participants with max_bytes 4096 need");
+    CHECK_MSG("more than this machine's memory");
+    size_t bytes = 0;
+    CHECK_EQ(topsync_coll_segment_size(1u << 24, NULL, &bytes), -ENOMEM);
+    CHECK_MSG("more than this machine's memory");
+    getrusage(RUSAGE_SELF, &after);
+    CHECK(after.ru_maxrss - before.ru_maxrss < 64 * 1024); /* KiB: nothing built */
 
     setenv("TOPSYNC_COLL_MAX_BYTES", "4k", 1);
     CHECK_EQ(topsync_coll_create(&c, 2, NULL), -EINVAL);
