@@ -18,6 +18,7 @@
 #include <topsync/pthread.h>
 
 #include "barrier/barrier_private.h"
+#include "front/environment.h"
 #include "wait/wait.h"
 
 #define TS_PTHREAD_MAGIC 0x7473796e63627231ull /* "tsyncbr1": in the check word */
@@ -87,11 +88,16 @@ static void glibc_resolve(void)
         }
         glibc.count_at_8 = at_8 == 12345;
     }
-    if (topsync_environment_check() < 0) {
+    /* only the barrier's variables decide; the others are reported, once,
+     * and change nothing here (issue 56 item 6) */
+    if (ts_environment_check(false, TS_ENV_BARRIER) < 0) {
         glibc.environment_bad = 1;
         fprintf(stderr, "libtopsync-pthread: %s; pthread barriers use glibc's implementation\n",
                 topsync_error_message());
     }
+    if (ts_environment_check(false, TS_ENV_ALL & ~TS_ENV_BARRIER) < 0)
+        fprintf(stderr, "libtopsync-pthread: warning: %s (not used by pthread barriers)\n",
+                topsync_error_message());
 }
 
 static struct ts_pthread_handle *handle(pthread_barrier_t *b)
