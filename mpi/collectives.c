@@ -9,6 +9,7 @@
  * section 9.
  */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -35,25 +36,33 @@ const char *ts_mpi_coll_name(topsync_coll_kind_t kind)
     return (unsigned)kind < TOPSYNC_COLL_KINDS ? fn_names[kind] : "";
 }
 
-enum why_own { OWN_OP, OWN_TYPE, OWN_OP_TYPE, OWN_SIZE, OWN_COUNT, OWN_COUNT_OF_WHY };
+enum why_own { OWN_OP, OWN_TYPE, OWN_OP_TYPE, OWN_SIZE, OWN_COUNT, OWN_BIG, OWN_COUNT_OF_WHY };
 static const char *const why_words[] = {
     "an op that is not predefined (user-defined or MPI_REPLACE/MPI_NO_OP)",
-    "a datatype that is not a predefined contiguous one",
+    "a datatype topsync does not serve (derived, or predefined but not in its list)",
     "an op MPI does not define on this datatype (the MPI reports it)",
     "a size topsync does not serve (the set-up's TOPSYNC_VERBOSE lines say why)",
     "a negative count (the MPI reports it)",
+    "a large count (MPI_X_c) beyond what an int holds",
 };
+_Static_assert(TOPSYNC_COLL_KINDS *OWN_COUNT_OF_WHY <= 32, "one bit of `said` per reason");
 
 /* TOPSYNC_VERBOSE: each (function, reason) said once per process. */
 static _Atomic unsigned said;
 
-static int own_because(enum coll_fn fn, enum why_own why, int count, size_t bytes)
+static int own_because(enum coll_fn fn, enum why_own why, MPI_Count count, MPI_Datatype dt)
 {
     unsigned bit = 1u << (fn * OWN_COUNT_OF_WHY + why);
     /* relaxed: a once-only report, nothing depends on it */
-    if (ts_mpi_verbose() && !(atomic_fetch_or_explicit(&said, bit, memory_order_relaxed) & bit))
-        fprintf(stderr, "topsync-mpi: %s of %d elements (%zu bytes): the MPI's own, for %s\n",
-                fn_names[fn], count, bytes, why_words[why]);
+    if (!ts_mpi_verbose() || (atomic_fetch_or_explicit(&said, bit, memory_order_relaxed) & bit))
+        return 0;
+    /* the size as the MPI knows it: derived and Fortran types too */
+    int size = 0;
+    char bytes[64] = "";
+    if (count >= 0 && PMPI_Type_size(dt, &size) == MPI_SUCCESS && size != MPI_UNDEFINED)
+        snprintf(bytes, sizeof bytes, " (%lld bytes)", (long long)count * size);
+    fprintf(stderr, "topsync-mpi: %s of %lld elements%s: the MPI's own, for %s\n", fn_names[fn],
+            (long long)count, bytes, why_words[why]);
     return 0;
 }
 
@@ -62,25 +71,31 @@ static int own_because(enum coll_fn fn, enum why_own why, int count, size_t byte
  * MPI requires to be the same on every rank (count, datatype, op, root).
  * *type and *bytes describe the buffer.
  */
-static bool served(enum coll_fn fn, const struct comm_state *s, int count, MPI_Datatype dt,
+static bool served(enum coll_fn fn, const struct comm_state *s, MPI_Count count, MPI_Datatype dt,
                    const MPI_Op *op, topsync_datatype_t *type, topsync_op_t *top, size_t *bytes)
 {
     int t = 0;
     size_t size = 0;
     *bytes = 0;
     if (count < 0)
-        return own_because(fn, OWN_COUNT, count, 0);
+        return own_because(fn, OWN_COUNT, count, dt);
+    if (count > INT_MAX)
+        return own_because(fn, OWN_BIG, count, dt);
     if (!ts_mpi_coll_type(dt, &t, &size))
-        return own_because(fn, OWN_TYPE, count, 0);
+        return own_because(fn, OWN_TYPE, count, dt);
     *bytes = (size_t)count * size;
     if (op) {
         if (!ts_mpi_coll_op(*op, top))
-            return own_because(fn, OWN_OP, count, *bytes);
+            return own_because(fn, OWN_OP, count, dt);
+        /* MPI defines the bitwise ops on MPI_BYTE: its bytes as uint8 */
+        if (t < 0 && size == 1 && dt == MPI_BYTE &&
+            (*top == TOPSYNC_OP_BAND || *top == TOPSYNC_OP_BOR || *top == TOPSYNC_OP_BXOR))
+            t = TOPSYNC_TYPE_UINT8;
         if (t < 0 || !ts_coll_op_applies(*top, (topsync_datatype_t)t))
-            return own_because(fn, OWN_OP_TYPE, count, *bytes);
+            return own_because(fn, OWN_OP_TYPE, count, dt);
     }
     if (!topsync_coll_choice_serves(&s->coll_choice, (topsync_coll_kind_t)fn, *bytes))
-        return own_because(fn, OWN_SIZE, count, *bytes);
+        return own_because(fn, OWN_SIZE, count, dt);
     *type = (topsync_datatype_t)t;
     return true;
 }
@@ -137,15 +152,38 @@ static void *scratch(struct comm_state *s, int which)
     return (char *)s->scratch + (size_t)which * most;
 }
 
-static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                     MPI_Comm comm)
+/*
+ * Whether a large-count call may go to the MPI's own plain form: its count
+ * fits an int, or the MPI has no X_c of its own (Open MPI 5: a program
+ * built against its mpi.h cannot call ours, but mpi4py looks X_c up at run
+ * time and finds topsync's). A count that fits nothing is the MPI's to
+ * refuse: given to the plain form as an int it would be wrong, so such a
+ * count without X_c ends the call with the MPI's error handler.
+ */
+static bool small_enough(MPI_Count count, enum ts_mpi_fn big_fn)
 {
-    struct comm_state *s = ts_mpi_state_for(comm);
+    if (count <= INT_MAX) /* a negative one too: the MPI reports it */
+        return true;
+    if (ts_mpi_own_fn[big_fn])
+        return false;
+    ts_mpi_fatal(MPI_COMM_WORLD, "a count of %lld: this MPI has no large-count collectives",
+                 (long long)count);
+}
+
+static int allreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt,
+                     MPI_Op op, MPI_Comm comm, bool big)
+{
+    struct comm_state *s = ts_mpi_state_for(comm, big ? "MPI_Allreduce_c" : "MPI_Allreduce");
     topsync_datatype_t type;
     topsync_op_t top;
     size_t bytes;
-    if (!s || !served(FN_ALLREDUCE, s, count, dt, &op, &type, &top, &bytes))
-        return TS_MPI_OWN(Allreduce)(sendbuf, recvbuf, count, dt, op, comm);
+    if (!s || !served(FN_ALLREDUCE, s, count, dt, &op, &type, &top, &bytes)) {
+        ts_mpi_count(TS_MPI_CALL_OWN);
+        if (big && !small_enough(count, TS_MPI_FN_Allreduce_c))
+            return TS_MPI_OWN(Allreduce_c)(sendbuf, recvbuf, count, dt, op, comm);
+        return TS_MPI_OWN(Allreduce)(sendbuf, recvbuf, (int)count, dt, op, comm);
+    }
+    ts_mpi_count(TS_MPI_CALL_ALLREDUCE);
     if (!count)
         return MPI_SUCCESS;
     const void *send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
@@ -160,16 +198,16 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     if (topsync_reduce(s->node.coll, me, send, recvbuf, (size_t)count, type, top, 0) < 0)
         node_failed(comm, s, false, FN_ALLREDUCE, true);
     if (me == 0)
-        rc = TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, recvbuf, count, dt, op, s->leaders);
+        rc = TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, recvbuf, (int)count, dt, op, s->leaders);
     if (topsync_bcast(s->node.coll, me, recvbuf, bytes, 0) < 0)
         node_failed(comm, s, true, FN_ALLREDUCE, true);
     return rc;
 }
 
-static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                  int root, MPI_Comm comm)
+static int reduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                  int root, MPI_Comm comm, bool big)
 {
-    struct comm_state *s = ts_mpi_state_for(comm);
+    struct comm_state *s = ts_mpi_state_for(comm, big ? "MPI_Reduce_c" : "MPI_Reduce");
     topsync_datatype_t type;
     topsync_op_t top;
     size_t bytes;
@@ -177,8 +215,13 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
     if (s)
         PMPI_Comm_size(comm, &size);
     if (!s || root < 0 || root >= size ||
-        !served(FN_REDUCE, s, count, dt, &op, &type, &top, &bytes))
-        return TS_MPI_OWN(Reduce)(sendbuf, recvbuf, count, dt, op, root, comm);
+        !served(FN_REDUCE, s, count, dt, &op, &type, &top, &bytes)) {
+        ts_mpi_count(TS_MPI_CALL_OWN);
+        if (big && !small_enough(count, TS_MPI_FN_Reduce_c))
+            return TS_MPI_OWN(Reduce_c)(sendbuf, recvbuf, count, dt, op, root, comm);
+        return TS_MPI_OWN(Reduce)(sendbuf, recvbuf, (int)count, dt, op, root, comm);
+    }
+    ts_mpi_count(TS_MPI_CALL_REDUCE);
     if (!count)
         return MPI_SUCCESS;
     int rank = s->node_members[s->node_rank];
@@ -204,24 +247,30 @@ static int reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt
          * crashes in place with 1500 MPI_LONG (natively too, coll_check.c) */
         void *part = scratch(s, 1);
         memcpy(part, mine, bytes);
-        rc = TS_MPI_OWN(Reduce)(part, mine, count, dt, op, s->leader_rank_of[root], s->leaders);
+        rc =
+            TS_MPI_OWN(Reduce)(part, mine, (int)count, dt, op, s->leader_rank_of[root], s->leaders);
     }
     if (root_here > 0 && topsync_bcast(s->node.coll, me, mine, bytes, 0) < 0)
         node_failed(comm, s, true, FN_REDUCE, true);
     return rc;
 }
 
-static int bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+static int bcast(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm, bool big)
 {
-    struct comm_state *s = ts_mpi_state_for(comm);
+    struct comm_state *s = ts_mpi_state_for(comm, big ? "MPI_Bcast_c" : "MPI_Bcast");
     topsync_datatype_t type;
     size_t bytes;
     int size = 0;
     if (s)
         PMPI_Comm_size(comm, &size);
     if (!s || root < 0 || root >= size ||
-        !served(FN_BCAST, s, count, dt, NULL, &type, NULL, &bytes))
-        return TS_MPI_OWN(Bcast)(buf, count, dt, root, comm);
+        !served(FN_BCAST, s, count, dt, NULL, &type, NULL, &bytes)) {
+        ts_mpi_count(TS_MPI_CALL_OWN);
+        if (big && !small_enough(count, TS_MPI_FN_Bcast_c))
+            return TS_MPI_OWN(Bcast_c)(buf, count, dt, root, comm);
+        return TS_MPI_OWN(Bcast)(buf, (int)count, dt, root, comm);
+    }
+    ts_mpi_count(TS_MPI_CALL_BCAST);
     if (!count)
         return MPI_SUCCESS;
     unsigned me = (unsigned)s->node_rank;
@@ -238,7 +287,7 @@ static int bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
     if (root_here >= 0 && topsync_bcast(s->node.coll, me, buf, bytes, (unsigned)root_here) < 0)
         node_failed(comm, s, false, FN_BCAST, true);
     if (me == 0)
-        rc = TS_MPI_OWN(Bcast)(buf, count, dt, s->leader_rank_of[root], s->leaders);
+        rc = TS_MPI_OWN(Bcast)(buf, (int)count, dt, s->leader_rank_of[root], s->leaders);
     if (root_here < 0 && topsync_bcast(s->node.coll, me, buf, bytes, 0) < 0)
         node_failed(comm, s, true, FN_BCAST, true);
     return rc;
@@ -247,42 +296,39 @@ static int bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 /* ---- the entry points: PMPI_X serves, MPI_X passes through a tool loaded
  * after us (tool_chain.c), as MPI_Barrier ---------------------------------- */
 
-int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                   MPI_Comm comm)
-{
-    return allreduce(sendbuf, recvbuf, count, dt, op, comm);
-}
+/* PMPI_X serves (`serve`: the call that does); MPI_X passes through a
+ * tool. The large-count forms run the same code with big set. */
+#define TS_MPI_COLL_ENTRY(name, serve, params, args) \
+    int PMPI_##name params                           \
+    {                                                \
+        return serve;                                \
+    }                                                \
+    int MPI_##name params                            \
+    {                                                \
+        int rc;                                      \
+        TS_MPI_CALL(rc, name, args);                 \
+        return rc;                                   \
+    }
+#define ALLREDUCE_PARAMS(count_type)                                                   \
+    (const void *sendbuf, void *recvbuf, count_type count, MPI_Datatype dt, MPI_Op op, \
+     MPI_Comm comm)
+#define REDUCE_PARAMS(count_type)                                                                \
+    (const void *sendbuf, void *recvbuf, count_type count, MPI_Datatype dt, MPI_Op op, int root, \
+     MPI_Comm comm)
+#define BCAST_PARAMS(count_type) \
+    (void *buf, count_type count, MPI_Datatype dt, int root, MPI_Comm comm)
 
-int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                  MPI_Comm comm)
-{
-    int rc;
-    TS_MPI_CALL(rc, Allreduce, (sendbuf, recvbuf, count, dt, op, comm));
-    return rc;
-}
-
-int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-                MPI_Comm comm)
-{
-    return reduce(sendbuf, recvbuf, count, dt, op, root, comm);
-}
-
-int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-               MPI_Comm comm)
-{
-    int rc;
-    TS_MPI_CALL(rc, Reduce, (sendbuf, recvbuf, count, dt, op, root, comm));
-    return rc;
-}
-
-int PMPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
-{
-    return bcast(buf, count, dt, root, comm);
-}
-
-int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
-{
-    int rc;
-    TS_MPI_CALL(rc, Bcast, (buf, count, dt, root, comm));
-    return rc;
-}
+/* clang-format off */
+TS_MPI_COLL_ENTRY(Allreduce, allreduce(sendbuf, recvbuf, count, dt, op, comm, false),
+                  ALLREDUCE_PARAMS(int), (sendbuf, recvbuf, count, dt, op, comm))
+TS_MPI_COLL_ENTRY(Allreduce_c, allreduce(sendbuf, recvbuf, count, dt, op, comm, true),
+                  ALLREDUCE_PARAMS(MPI_Count), (sendbuf, recvbuf, count, dt, op, comm))
+TS_MPI_COLL_ENTRY(Reduce, reduce(sendbuf, recvbuf, count, dt, op, root, comm, false),
+                  REDUCE_PARAMS(int), (sendbuf, recvbuf, count, dt, op, root, comm))
+TS_MPI_COLL_ENTRY(Reduce_c, reduce(sendbuf, recvbuf, count, dt, op, root, comm, true),
+                  REDUCE_PARAMS(MPI_Count), (sendbuf, recvbuf, count, dt, op, root, comm))
+TS_MPI_COLL_ENTRY(Bcast, bcast(buf, count, dt, root, comm, false), BCAST_PARAMS(int),
+                  (buf, count, dt, root, comm))
+TS_MPI_COLL_ENTRY(Bcast_c, bcast(buf, count, dt, root, comm, true), BCAST_PARAMS(MPI_Count),
+                  (buf, count, dt, root, comm))
+/* clang-format on */

@@ -18,9 +18,11 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "barrier/barrier_private.h"
+#include "barrier/setup.h"
 #include "base/hash.h"
 #include "collectives/coll_private.h"
 #include "front/environment.h"
@@ -53,7 +55,15 @@ void ts_mpi_fatal(MPI_Comm comm, const char *fmt, ...)
  * The library's own variables are checked by the library itself. */
 static int check_config(char *why, size_t len)
 {
-    if (ts_environment_check(true) < 0) {
+    /* TOPSYNC_RCL_PLACEMENT is no business of MPI's: said once per job,
+     * by MPI_COMM_WORLD's rank 0, and not fatal (issue 56 item 6) */
+    static atomic_bool rcl_said;
+    int world_rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    if (world_rank == 0 && ts_environment_check(true, TS_ENV_RCL) < 0 &&
+        !atomic_exchange_explicit(&rcl_said, true, memory_order_relaxed)) /* once, nothing else */
+        fprintf(stderr, "topsync-mpi: warning: %s (not used by MPI)\n", topsync_error_message());
+    if (ts_environment_check(true, TS_ENV_BARRIER | TS_ENV_COLL) < 0) {
         const char *msg = topsync_error_message();
         snprintf(why, len, "%s%s", msg,
                  strncmp(msg, "TOPSYNC_BARRIER", 15) == 0 ? " (or mpi)" : "");
@@ -464,7 +474,50 @@ static int map_segment(struct comm_state *s, const char *name, size_t size, int 
     return 0;
 }
 
-struct comm_state *ts_mpi_setup(MPI_Comm comm)
+/*
+ * The set-up's first collective, the agreement: with TOPSYNC_TIMEOUT set,
+ * nonblocking and polled, so that a set-up another rank never joins (it is
+ * in a different collective on comm, reached through a call topsync does
+ * not serve) ends in an abort that names this rank's call, not a silent
+ * hang (issue 56 item 1). Without the variable, blocking as any
+ * collective. Set-up path only.
+ */
+static void agree_within_timeout(int *agree, int n, MPI_Comm comm, const char *call)
+{
+    double timeout = 0;
+    if (ts_barrier_timeout_from_env(&timeout) < 0 || timeout <= 0) {
+        TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, agree, n, MPI_INT, MPI_MAX, comm);
+        return;
+    }
+    MPI_Request request;
+    TS_MPI_OWN(Iallreduce)(MPI_IN_PLACE, agree, n, MPI_INT, MPI_MAX, comm, &request);
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (unsigned polls = 0;; polls++) {
+        int done = 0;
+        PMPI_Test(&request, &done, MPI_STATUS_IGNORE);
+        if (done)
+            return;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double waited = (double)(now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) * 1e-9;
+        if (waited > timeout) {
+            int size = 0;
+            PMPI_Comm_size(comm, &size);
+            ts_mpi_fatal(comm,
+                         "%s timed out (TOPSYNC_TIMEOUT, %g s) in the set-up of a communicator "
+                         "of %d ranks, which this call started: another rank has not joined "
+                         "it. Either that rank is in another collective on this communicator, "
+                         "reached through a call topsync does not serve (every rank must "
+                         "reach it through MPI_Barrier, MPI_Allreduce, MPI_Reduce, MPI_Bcast "
+                         "or their _c forms alike), or it has not reached its call yet",
+                         call, timeout, size);
+        }
+        if (polls > 1000) /* after the first millisecond or so: poll, don't burn */
+            usleep(polls > 100000 ? 1000 : 50);
+    }
+}
+
+struct comm_state *ts_mpi_setup(MPI_Comm comm, const char *call)
 {
     struct comm_state *s = xcalloc(comm, 1, sizeof *s);
     s->comm = comm;
@@ -549,7 +602,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm)
     }
     /* For a set-up that takes a parked barrier, this is the last
      * collective: topsync_mpi_barrier counts on it as the barrier */
-    TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, agree, AGREE, MPI_INT, MPI_MAX, comm);
+    agree_within_timeout(agree, AGREE, comm, call);
     if (agree[0]) {
         if (bad) {
             fprintf(stderr, "topsync-mpi (rank %d): %s\n", rank, config_error);

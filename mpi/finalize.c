@@ -20,6 +20,7 @@ static int at_finalize(MPI_Comm comm, int key, void *value, void *extra)
     (void)value;
     (void)extra;
     ts_mpi_states_release(); /* first: no state is made after it */
+    ts_mpi_summary();        /* every call counted: the MPI's own from here */
     ts_mpi_parked_release(); /* MPI_COMM_WORLD's node barrier among them now */
     ts_mpi_layouts_release();
     ts_mpi_node_map_release();

@@ -35,7 +35,15 @@ void ts_mpi_refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2), no
     X(Barrier) X(Allreduce) X(Reduce) X(Bcast)                                              \
     X(Win_create) X(Win_allocate) X(Win_allocate_shared) X(Win_create_dynamic) X(Win_free)  \
     X(Isend) X(Issend) X(Ibsend) X(Irsend) X(Irecv) X(Imrecv) X(Start) X(Startall)          \
-    X(Ibarrier) X(Ibcast) X(Ireduce) X(Iallreduce)
+    X(Ibarrier) X(Ibcast) X(Ireduce) X(Iallreduce)                                         \
+    TS_MPI_SERVED_BIG(X)
+/* The MPI-4 large-count forms (MPI_X_c), served like MPI_X: a rank may
+ * reach a collective through MPI_Allreduce_c where another calls
+ * MPI_Allreduce (mpi4py does under MPICH), and a form that bypassed topsync
+ * would leave the communicator's set-up one-sided (issue 56 item 1). Last
+ * in the list: an MPI without them (Open MPI 4 and 5) has no PMPI_X_c,
+ * which only these may lack (ts_mpi_fn_optional). */
+#define TS_MPI_SERVED_BIG(X) X(Allreduce_c) X(Reduce_c) X(Bcast_c)
 /* clang-format on */
 #define TS_MPI_PASSED(X) X(Init) X(Init_thread)
 /* The Fortran barrier's manglings: served (pmpi_X defined too) and passed
@@ -49,6 +57,24 @@ enum ts_mpi_fn {
         TS_MPI_FN_COUNT
 };
 enum { TS_MPI_FN_SERVED_COUNT = 0 TS_MPI_SERVED(TS_MPI_FN_PLUS_ONE) };
+static inline bool ts_mpi_fn_optional(int fn)
+{
+    return fn >= TS_MPI_FN_Allreduce_c && fn <= TS_MPI_FN_Bcast_c;
+}
+#if !defined(MPI_VERSION) || MPI_VERSION < 4
+/* An MPI-3 header (Open MPI's) declares no large-count forms; defined here
+ * all the same, so that one build serves an MPI of that ABI that has them. */
+int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt,
+                     MPI_Op op, MPI_Comm comm);
+int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                  int root, MPI_Comm comm);
+int PMPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm);
+int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                    MPI_Comm comm);
+int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                 int root, MPI_Comm comm);
+int MPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm);
+#endif
 typedef void (*ts_mpi_fnptr)(void);
 /* The MPI's own PMPI_X of each served X (set by ts_mpi_bind). */
 extern ts_mpi_fnptr ts_mpi_own_fn[TS_MPI_FN_COUNT];
@@ -94,7 +120,7 @@ static inline ts_mpi_fnptr ts_mpi_tool_enter(enum ts_mpi_fn fn)
  * handles libtopsync-mpi uses; each is NULL before ts_mpi_bind. */
 struct ts_ompi_handles {
     MPI_Comm comm_world, comm_null, comm_self;
-    MPI_Datatype type_int, type_char, type_byte;
+    MPI_Datatype type_int, type_char, type_byte, type_long_long;
     MPI_Op op_max, op_sum;
     MPI_Info info_null;
 };
@@ -105,6 +131,7 @@ extern struct ts_ompi_handles ts_ompi;
 #undef MPI_INT
 #undef MPI_CHAR
 #undef MPI_BYTE
+#undef MPI_LONG_LONG
 #undef MPI_MAX
 #undef MPI_SUM
 #undef MPI_INFO_NULL
@@ -114,6 +141,7 @@ extern struct ts_ompi_handles ts_ompi;
 #define MPI_INT (ts_ompi.type_int)
 #define MPI_CHAR (ts_ompi.type_char)
 #define MPI_BYTE (ts_ompi.type_byte)
+#define MPI_LONG_LONG (ts_ompi.type_long_long)
 #define MPI_MAX (ts_ompi.op_max)
 #define MPI_SUM (ts_ompi.op_sum)
 #define MPI_INFO_NULL (ts_ompi.info_null)
@@ -197,11 +225,11 @@ int ts_mpi_setup_at_of(const char *value);
 int ts_mpi_agreed_setup_at(void);
 void ts_mpi_agree_setup_at(int at);
 
-/* comm's state for one served collective call (MPI_Barrier, MPI_Allreduce,
- * ...): NULL when the MPI's own serves this call (MPI not initialized or
+/* comm's state for one served collective call (`call`: MPI_Barrier,
+ * MPI_Allreduce, ..., named if it sets comm up and that times out): NULL when the MPI's own serves this call (MPI not initialized or
  * finalized, MPI_COMM_NULL, TOPSYNC_BARRIER=mpi, one of the calls before a
  * deferred set-up, which this call counts). Hot path: a per-thread cache. */
-struct comm_state *ts_mpi_state_for(MPI_Comm comm);
+struct comm_state *ts_mpi_state_for(MPI_Comm comm, const char *call);
 /* At MPI_Finalize (finalize.c), first thing: from now on every call is the
  * MPI's own (ts_mpi_state_for returns NULL); MPI_COMM_WORLD's state is
  * deleted and the attribute key freed. */
@@ -281,8 +309,10 @@ void ts_mpi_node_sync_free(struct ts_node_sync *node);
 void ts_mpi_parked_release(void);
 
 /* Set up comm's barrier: collective over comm, calls only collectives on
- * comm itself (never creates a communicator). Never NULL. */
-struct comm_state *ts_mpi_setup(MPI_Comm comm);
+ * comm itself (never creates a communicator). Never NULL. `call`: the call
+ * that set it up, which TOPSYNC_TIMEOUT's abort names when the set-up's
+ * first collective does not complete (a rank in another collective). */
+struct comm_state *ts_mpi_setup(MPI_Comm comm, const char *call);
 void ts_mpi_state_free(struct comm_state *s);
 
 /* Eager progress (progress.c): at each MPI_Barrier's entry, note whether
@@ -295,6 +325,23 @@ bool ts_mpi_progress_eager(void);
 /* Print to stderr and MPI_Abort(comm). */
 void ts_mpi_fatal(MPI_Comm comm, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn));
+
+/* The job's summary (summary.c): each call counted where it is decided,
+ * summed over MPI_COMM_WORLD and printed by rank 0 (TOPSYNC_VERBOSE) in
+ * MPI_Finalize's hook. TS_MPI_CALL_OWN: one of the four the MPI's own
+ * served (its set-up's deferred calls among them). */
+enum ts_mpi_call {
+    TS_MPI_CALL_BARRIER,
+    TS_MPI_CALL_ALLREDUCE,
+    TS_MPI_CALL_REDUCE,
+    TS_MPI_CALL_BCAST,
+    TS_MPI_CALL_OWN,
+    TS_MPI_CALL_KINDS
+};
+void ts_mpi_count(enum ts_mpi_call kind);
+void ts_mpi_summary(void);
+/* Whether MPI_Init or MPI_Init_thread was ours (node_map.c). */
+bool ts_mpi_init_seen(void);
 
 /* "MPI_Allreduce", "MPI_Reduce", "MPI_Bcast" (collectives.c). */
 const char *ts_mpi_coll_name(topsync_coll_kind_t kind);

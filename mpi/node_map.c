@@ -69,6 +69,11 @@ void ts_mpi_agree_setup_at(int at)
     atomic_store_explicit(&agreed_setup_at, at, memory_order_relaxed);
 }
 
+bool ts_mpi_init_seen(void)
+{
+    return node_map_done;
+}
+
 int ts_mpi_verbose(void)
 {
     const char *v = getenv("TOPSYNC_VERBOSE");

@@ -26,9 +26,9 @@ ts_mpi_fnptr ts_mpi_own_fn[TS_MPI_FN_COUNT];
 ts_mpi_fnptr ts_mpi_tool_fn[TS_MPI_FN_COUNT];
 /* the functions this thread is inside a tool's MPI_X for: a tool that calls
  * MPI_X itself (not PMPI_X) is then served rather than sent round again */
-static _Thread_local __attribute__((tls_model("initial-exec"))) uint32_t in_tool;
+static _Thread_local __attribute__((tls_model("initial-exec"))) uint64_t in_tool;
 
-_Static_assert(TS_MPI_FN_COUNT <= 32, "in_tool has one bit per function");
+_Static_assert(TS_MPI_FN_COUNT <= 64, "in_tool has one bit per function");
 
 /* each function's name and its profiling name */
 static const struct {
@@ -76,6 +76,8 @@ void ts_mpi_chain_resolve(void *mpi)
     for (int fn = 0; fn < TS_MPI_FN_COUNT; fn++) {
         if (fn < TS_MPI_FN_SERVED_COUNT && !ts_mpi_own_fn[fn]) {
             void *own = dlsym(mpi, names[fn].profiling);
+            if (!own && ts_mpi_fn_optional(fn))
+                continue; /* nothing calls it: the MPI's header has no MPI_X either */
             if (!own)
                 ts_mpi_refuse("%s defines no %s", ts_mpi_library(), names[fn].profiling);
             ts_mpi_own_fn[fn] = as_function(own);
@@ -100,13 +102,13 @@ void ts_mpi_chain_report(void)
 
 ts_mpi_fnptr ts_mpi_tool_claim(enum ts_mpi_fn fn)
 {
-    if (in_tool & (UINT32_C(1) << fn))
+    if (in_tool & (UINT64_C(1) << fn))
         return NULL;
-    in_tool |= UINT32_C(1) << fn;
+    in_tool |= UINT64_C(1) << fn;
     return ts_mpi_tool_fn[fn];
 }
 
 void ts_mpi_tool_leave(enum ts_mpi_fn fn)
 {
-    in_tool &= ~(UINT32_C(1) << fn);
+    in_tool &= ~(UINT64_C(1) << fn);
 }

@@ -120,7 +120,7 @@ void ts_mpi_states_release(void)
  * MPI_COMM_WORLD is set up in MPI_Init when that is ours (world_setup),
  * else at its first barrier: there is one, and it is the one benchmarks and
  * tools time. */
-static struct comm_state *state_of(MPI_Comm comm)
+static struct comm_state *state_of(MPI_Comm comm, const char *call)
 {
     make_keyval();
     void *value = NULL;
@@ -139,7 +139,7 @@ static struct comm_state *state_of(MPI_Comm comm)
         s->comm = comm;
         s->deferred_barriers = (unsigned)at - 1; /* PMPI_Barriers before the set-up */
     } else {
-        s = ts_mpi_setup(comm);
+        s = ts_mpi_setup(comm, call);
     }
     PMPI_Comm_set_attr(comm, keyval, s);
     return s;
@@ -153,9 +153,10 @@ static struct comm_state *state_of(MPI_Comm comm)
  * concurrent collectives on one communicator, so a thread's next call on
  * comm is ordered after this one by whatever the program synchronized
  * them with. */
-static struct comm_state *setup_deferred(MPI_Comm comm, struct comm_state *deferred)
+static struct comm_state *setup_deferred(MPI_Comm comm, struct comm_state *deferred,
+                                         const char *call)
 {
-    struct comm_state *s = ts_mpi_setup(comm);
+    struct comm_state *s = ts_mpi_setup(comm, call);
     *deferred = *s; /* moved: nothing points into a comm_state */
     free(s);
     return deferred;
@@ -206,7 +207,7 @@ static inline void node_wait(MPI_Comm comm, struct comm_state *s, bool after_lea
 
 /* ts_mpi_state_for, telling too whether this call set comm up (*set_up:
  * true only then, and only when topsync serves comm). */
-static struct comm_state *state_for(MPI_Comm comm, bool *set_up)
+static struct comm_state *state_for(MPI_Comm comm, const char *call, bool *set_up)
 {
     struct comm_state *s;
     /* acquire: pairs with the release in delete_state() */
@@ -222,7 +223,7 @@ static struct comm_state *state_for(MPI_Comm comm, bool *set_up)
         PMPI_Finalized(&finalized);
         if (!initialized || finalized || comm == MPI_COMM_NULL)
             return NULL; /* let the MPI report the error */
-        s = state_of(comm);
+        s = state_of(comm, call);
         cache.comm = comm;
         cache.state = s;
         cache.generation = gen;
@@ -235,24 +236,27 @@ static struct comm_state *state_for(MPI_Comm comm, bool *set_up)
             s->deferred_barriers--;
             return NULL;
         }
-        s = setup_deferred(comm, s);
+        s = setup_deferred(comm, s, call);
         if (set_up)
             *set_up = true;
     }
     return s->mode == MODE_NODE || s->mode == MODE_NODES ? s : NULL;
 }
 
-struct comm_state *ts_mpi_state_for(MPI_Comm comm)
+struct comm_state *ts_mpi_state_for(MPI_Comm comm, const char *call)
 {
-    return state_for(comm, NULL);
+    return state_for(comm, call, NULL);
 }
 
 int topsync_mpi_barrier(MPI_Comm comm)
 {
     bool set_up = false;
-    struct comm_state *s = state_for(comm, &set_up);
-    if (!s)
+    struct comm_state *s = state_for(comm, "MPI_Barrier", &set_up);
+    if (!s) {
+        ts_mpi_count(TS_MPI_CALL_OWN);
         return TS_MPI_OWN(Barrier)(comm);
+    }
+    ts_mpi_count(TS_MPI_CALL_BARRIER);
     /* A set-up that ends served ends with an MPI_Allreduce over comm whose
      * result depends on every rank's part (comm_setup.c): nobody left it
      * before all had entered this barrier, which it therefore completes
@@ -274,9 +278,9 @@ int topsync_mpi_barrier(MPI_Comm comm)
 const char *topsync_mpi_describe(MPI_Comm comm)
 {
     ts_mpi_bind();
-    struct comm_state *s = state_of(comm);
+    struct comm_state *s = state_of(comm, "topsync_mpi_describe");
     if (s->mode == MODE_DEFERRED)
-        s = setup_deferred(comm, s);
+        s = setup_deferred(comm, s, "topsync_mpi_describe");
     /* the barrier's own name: stable while the communicator lives */
     return s->mode == MODE_PMPI ? "mpi" : topsync_barrier_algorithm(s->node.barrier);
 }
@@ -290,7 +294,7 @@ const char *topsync_mpi_describe(MPI_Comm comm)
  * item 4). An invalid TOPSYNC_MPI_SETUP_AT is reported by the set-up. */
 static void world_setup(void)
 {
-    (void)state_of(MPI_COMM_WORLD);
+    (void)state_of(MPI_COMM_WORLD, "MPI_Init");
 }
 
 /* MPI_Init and MPI_Init_thread: the one place where communicators may be

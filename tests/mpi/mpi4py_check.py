@@ -1,6 +1,8 @@
 """MPI_Barrier from mpi4py, preloaded: a barrier loop with its property
 checked every round through an MPI-3 shared-memory window (each rank writes
-the round into its slot, barrier, every slot must hold that round, barrier).
+the round into its slot, barrier, every slot must hold that round, barrier);
+then buffer Allreduce, Reduce and Bcast, each result checked (mpi4py calls
+the MPI-4 large-count forms where the MPI has them: MPICH 5).
 Prints the MPI's version, the MPI libraries mapped, and "N passed, M failed".
     mpi4py_check.py ROUNDS"""
 import re
@@ -29,6 +31,19 @@ for k in range(1, rounds + 1):
         bad += 1
     comm.Barrier()
 win.Unlock_all()
+from array import array
+for k in range(rounds // 10):
+    out = array("i", [0, 0])
+    comm.Allreduce([array("i", [comm.rank, k]), MPI.INT], [out, MPI.INT], op=MPI.SUM)
+    want = comm.size * (comm.size - 1) // 2
+    bad += out[0] != want or out[1] != k * comm.size
+    root = k % comm.size
+    out = array("i", [0])
+    comm.Reduce([array("i", [comm.rank + 1]), MPI.INT], [out, MPI.INT], op=MPI.MAX, root=root)
+    bad += comm.rank == root and out[0] != comm.size
+    buf = array("i", [k if comm.rank == root else -1])
+    comm.Bcast([buf, MPI.INT], root=root)
+    bad += buf[0] != k
 # the core library of an MPI, as maps_check.c counts them
 with open("/proc/self/maps") as f:
     mapped = [line.split()[-1] for line in f if "/" in line]
@@ -39,7 +54,7 @@ failed = 3 - ok
 total_ok = comm.allreduce(ok)
 total_failed = comm.allreduce(failed)
 if bad:
-    print(f"rank {comm.rank}: {bad} of {rounds} rounds saw a slot behind", file=sys.stderr)
+    print(f"rank {comm.rank}: {bad} rounds saw a slot behind or a wrong result", file=sys.stderr)
 if len(maps) != 1:
     print(f"rank {comm.rank}: MPI libraries mapped: {maps}", file=sys.stderr)
 if not topsync:

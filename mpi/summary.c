@@ -1,0 +1,89 @@
+/*
+ * What topsync did in a job, said once at its end: every rank counts the
+ * calls topsync served and those it gave to the MPI's own, and
+ * MPI_Finalize's hook (finalize.c) sums them over MPI_COMM_WORLD, which
+ * rank 0 prints with TOPSYNC_VERBOSE=1. The counts are per thread (no
+ * shared line on the hot path), in blocks that live to the end so that a
+ * thread that exited still counts. docs/design.md section 8.31.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <mpi.h>
+
+#include "mpi_private.h"
+
+struct call_counts {
+    /* written only by the owning thread (relaxed load and store: plain
+     * moves, and no data race with the finalizing reader, which MPI orders
+     * after every other thread's last call) */
+    _Atomic unsigned long n[TS_MPI_CALL_KINDS];
+    struct call_counts *next;
+};
+
+static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct call_counts *blocks; /* every thread's, under blocks_lock */
+static _Thread_local __attribute__((tls_model("initial-exec"))) struct call_counts *mine;
+/* set by ts_mpi_summary: calls after it (the MPI's own inside MPI_Finalize)
+ * are not counted, and no thread touches its freed block. Relaxed: MPI
+ * orders every other thread's calls before MPI_Finalize. */
+static atomic_bool summarized;
+
+static struct call_counts *my_counts(void)
+{
+    struct call_counts *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL; /* not counted: the summary is a report, not a result */
+    pthread_mutex_lock(&blocks_lock);
+    c->next = blocks;
+    blocks = c;
+    pthread_mutex_unlock(&blocks_lock);
+    return mine = c;
+}
+
+void ts_mpi_count(enum ts_mpi_call kind)
+{
+    struct call_counts *c = mine;
+    if (__builtin_expect(!c, 0) &&
+        (atomic_load_explicit(&summarized, memory_order_relaxed) || !(c = my_counts())))
+        return;
+    if (__builtin_expect(atomic_load_explicit(&summarized, memory_order_relaxed), 0))
+        return;
+    unsigned long v = atomic_load_explicit(&c->n[kind], memory_order_relaxed);
+    atomic_store_explicit(&c->n[kind], v + 1, memory_order_relaxed);
+}
+
+void ts_mpi_summary(void)
+{
+    long long total[TS_MPI_CALL_KINDS] = {0}, sum[TS_MPI_CALL_KINDS] = {0};
+    atomic_store_explicit(&summarized, true, memory_order_relaxed);
+    pthread_mutex_lock(&blocks_lock);
+    for (struct call_counts *c = blocks, *next; c; c = next) {
+        next = c->next;
+        for (int k = 0; k < TS_MPI_CALL_KINDS; k++)
+            total[k] += (long long)atomic_load_explicit(&c->n[k], memory_order_relaxed);
+        free(c);
+    }
+    blocks = NULL;
+    pthread_mutex_unlock(&blocks_lock);
+    mine = NULL;
+    /* collective: only when MPI_Init was ours, which it is on every rank
+     * of the job alike (the same program, the same preload) */
+    if (!ts_mpi_init_seen())
+        return;
+    int rank = 0, size = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    TS_MPI_OWN(Reduce)(total, sum, TS_MPI_CALL_KINDS, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank != 0 || !ts_mpi_verbose())
+        return;
+    fprintf(stderr,
+            "topsync-mpi: summary of %d ranks: topsync served %lld MPI_Barrier, %lld "
+            "MPI_Allreduce, %lld MPI_Reduce, %lld MPI_Bcast; the MPI's own served %lld of "
+            "those calls (the lines above say why)\n",
+            size, sum[TS_MPI_CALL_BARRIER], sum[TS_MPI_CALL_ALLREDUCE], sum[TS_MPI_CALL_REDUCE],
+            sum[TS_MPI_CALL_BCAST], sum[TS_MPI_CALL_OWN]);
+}
