@@ -210,9 +210,9 @@ static void bind_once(void)
      * libmpi's own references resolve: a program that names MPI_COMM_WORLD
      * holds a copy (R_X86_64_COPY) that libmpi then uses, not its own. */
     static const char *const names[] = {
-        "ompi_mpi_comm_world", "ompi_mpi_comm_null",     "ompi_mpi_int",    "ompi_mpi_char",
-        "ompi_mpi_byte",       "ompi_mpi_op_max",        "ompi_mpi_op_sum", "ompi_mpi_info_null",
-        "ompi_mpi_comm_self",  "ompi_mpi_long_long_int",
+        "ompi_mpi_comm_world", "ompi_mpi_comm_null",     "ompi_mpi_int",      "ompi_mpi_char",
+        "ompi_mpi_byte",       "ompi_mpi_op_max",        "ompi_mpi_op_sum",   "ompi_mpi_info_null",
+        "ompi_mpi_comm_self",  "ompi_mpi_long_long_int", "ompi_request_null",
     };
     void *addr[sizeof names / sizeof names[0]];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -230,6 +230,7 @@ static void bind_once(void)
         .info_null = addr[7],
         .comm_self = addr[8],
         .type_long_long = addr[9],
+        .request_null = addr[10],
     };
 #endif
     ts_mpi_chain_resolve(mpi);

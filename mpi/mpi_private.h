@@ -36,6 +36,8 @@ void ts_mpi_refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2), no
     X(Win_create) X(Win_allocate) X(Win_allocate_shared) X(Win_create_dynamic) X(Win_free)  \
     X(Isend) X(Issend) X(Ibsend) X(Irsend) X(Irecv) X(Imrecv) X(Start) X(Startall)          \
     X(Ibarrier) X(Ibcast) X(Ireduce) X(Iallreduce)                                         \
+    X(Wait) X(Test) X(Waitall) X(Testall) X(Waitany) X(Testany) X(Waitsome) X(Testsome)     \
+    X(Request_free)                                                                         \
     TS_MPI_SERVED_BIG(X)
 /* The MPI-4 large-count forms (MPI_X_c), served like MPI_X: a rank may
  * reach a collective through MPI_Allreduce_c where another calls
@@ -123,6 +125,7 @@ struct ts_ompi_handles {
     MPI_Datatype type_int, type_char, type_byte, type_long_long;
     MPI_Op op_max, op_sum;
     MPI_Info info_null;
+    MPI_Request request_null;
 };
 extern struct ts_ompi_handles ts_ompi;
 #undef MPI_COMM_WORLD
@@ -135,6 +138,7 @@ extern struct ts_ompi_handles ts_ompi;
 #undef MPI_MAX
 #undef MPI_SUM
 #undef MPI_INFO_NULL
+#undef MPI_REQUEST_NULL
 #define MPI_COMM_WORLD (ts_ompi.comm_world)
 #define MPI_COMM_NULL (ts_ompi.comm_null)
 #define MPI_COMM_SELF (ts_ompi.comm_self)
@@ -145,6 +149,7 @@ extern struct ts_ompi_handles ts_ompi;
 #define MPI_MAX (ts_ompi.op_max)
 #define MPI_SUM (ts_ompi.op_sum)
 #define MPI_INFO_NULL (ts_ompi.info_null)
+#define MPI_REQUEST_NULL (ts_ompi.request_null)
 #endif
 
 /* MODE_DEFERRED: not set up yet; PMPI_Barrier until the communicator's
@@ -317,8 +322,8 @@ void ts_mpi_state_free(struct comm_state *s);
 
 /* Eager progress (progress.c): at each MPI_Barrier's entry, note whether
  * this thread's wait must poll the MPI without backing off (the program
- * has an RMA window, or started nonblocking operations since this thread's
- * previous barrier); the idle hook asks ts_mpi_progress_eager(). */
+ * has an RMA window, or a nonblocking operation it started is pending);
+ * the idle hook asks ts_mpi_progress_eager(). */
 void ts_mpi_progress_enter(void);
 bool ts_mpi_progress_eager(void);
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Programs that need MPI's progress inside MPI_Barrier (issue 35 item 3,
-# docs/results.md): tests/mpi/progress_check.c's two patterns (a 1 MiB
-# rendezvous Irecv across the barrier; Fetch_and_op + Win_flush to rank 0
+# docs/results.md): tests/mpi/progress_check.c's three patterns (a 1 MiB
+# rendezvous Irecv across the barrier; an 8 MiB one across a broadcast and
+# an allreduce, issue 56 item 2; Fetch_and_op + Win_flush to rank 0
 # before it), for each MPI natively and with libtopsync-mpi preloaded,
 # RUNS interleaved pairs of jobs. A Markdown table on stdout: the medians
 # (us per iteration) and preloaded / native.
@@ -10,7 +11,8 @@
 #   environment: MPIS (default: openmpi mpich openmpi5 mpich5 impi
 #   mpich5-abi; those missing are skipped, saying so), NP (default 2),
 #   BIND (core | none, default core), RUNS (default 5), ITERS (iterations
-#   per job, default 300); LIB_DIR: where the libtopsync-mpi-*.so are.
+#   per job, default 300); PATTERNS (default: irecv bcast-irecv rma);
+#   LIB_DIR: where the libtopsync-mpi-*.so are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$(readlink -f "${1:-build}")
@@ -27,7 +29,7 @@ echo "|---|---|---|---:|---:|---:|"
 for mpi in $mpis; do
     mpi_usable mpi_progress "$mpi" || continue
     I_MPI_ROOT=$prefix "$cc" -O2 -o "$tmp/progress-$mpi" tests/mpi/progress_check.c
-    for pattern in irecv rma; do
+    for pattern in ${PATTERNS:-irecv bcast-irecv rma}; do
         : >"$tmp/native" && : >"$tmp/preloaded"
         for k in $(seq "$runs"); do
             for how in native preloaded; do

@@ -7,6 +7,10 @@
  *          then waits for it; rank 1 sends (a rendezvous: it completes only
  *          once rank 0's MPI matches it, i.e. inside the barrier), then
  *          enters the barrier.
+ *   bcast-irecv: rank 0 posts an 8 MiB MPI_Irecv from rank 1, then calls
+ *          MPI_Bcast and MPI_Allreduce (small: topsync's), then waits for
+ *          it; rank 1 joins the broadcast, sends, joins the allreduce. The
+ *          allreduce's wait must still poll eagerly (issue 56 item 2).
  *   rma:   every rank but 0 does MPI_Fetch_and_op(+1) on a counter in rank
  *          0's window and MPI_Win_flush, then MPI_Barrier (passive target:
  *          without asynchronous progress, the operation completes only
@@ -15,7 +19,7 @@
  * Every iteration's data is checked: the message's contents, the values
  * the fetches return and the counter at the end. Prints
  * "PATTERN us-per-iteration" from rank 0, then "N passed, M failed".
- *   usage: progress_check irecv|rma ITERATIONS
+ *   usage: progress_check irecv|bcast-irecv|rma ITERATIONS
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +71,42 @@ static void irecv_pattern(int rank, int iterations)
     free(buf);
 }
 
+#define BIG_MESSAGE_INTS (1 << 21) /* 8 MiB */
+
+static void bcast_irecv_pattern(int rank, int size, int iterations)
+{
+    int *buf = malloc(BIG_MESSAGE_INTS * sizeof *buf);
+    if (!buf)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    for (int it = 0; it < iterations; it++) {
+        MPI_Request req = MPI_REQUEST_NULL;
+        if (rank == 0) {
+            memset(buf, 0xff, BIG_MESSAGE_INTS * sizeof *buf);
+            MPI_Irecv(buf, BIG_MESSAGE_INTS, MPI_INT, 1, it, MPI_COMM_WORLD, &req);
+        }
+        int word = rank == 0 ? it : -1;
+        MPI_Bcast(&word, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        check(word == it, "the broadcast word", it);
+        if (rank == 1) {
+            for (int i = 0; i < BIG_MESSAGE_INTS; i++)
+                buf[i] = it * 3 + i;
+            MPI_Send(buf, BIG_MESSAGE_INTS, MPI_INT, 0, it, MPI_COMM_WORLD);
+        }
+        int one = 1, sum = 0;
+        MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        check(sum == size, "the allreduce", it);
+        if (rank == 0) {
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+            int ok = 1;
+            for (int i = 0; i < BIG_MESSAGE_INTS; i += 4093)
+                ok &= buf[i] == it * 3 + i;
+            ok &= buf[BIG_MESSAGE_INTS - 1] == it * 3 + BIG_MESSAGE_INTS - 1;
+            check(ok, "the message's contents", it);
+        }
+    }
+    free(buf);
+}
+
 static void rma_pattern(int rank, int size, int iterations)
 {
     long *counter;
@@ -111,22 +151,28 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *pattern = argc > 1 ? argv[1] : "";
     int iterations = argc > 2 ? atoi(argv[2]) : 0;
-    int known = !strcmp(pattern, "irecv") || !strcmp(pattern, "rma");
+    int known =
+        !strcmp(pattern, "irecv") || !strcmp(pattern, "rma") || !strcmp(pattern, "bcast-irecv");
     if (!known || iterations < 1 || size < 2) {
         if (rank == 0)
-            fprintf(stderr, "usage: progress_check irecv|rma ITERATIONS (at least 2 ranks)\n");
+            fprintf(stderr,
+                    "usage: progress_check irecv|bcast-irecv|rma ITERATIONS (at least 2 ranks)\n");
         MPI_Finalize();
         return 2;
     }
     /* a few untimed iterations: connections, the barrier's set-up */
     if (pattern[0] == 'i')
         irecv_pattern(rank, 3);
+    else if (pattern[0] == 'b')
+        bcast_irecv_pattern(rank, size, 3);
     else
         rma_pattern(rank, size, 3);
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     if (pattern[0] == 'i')
         irecv_pattern(rank, iterations);
+    else if (pattern[0] == 'b')
+        bcast_irecv_pattern(rank, size, iterations);
     else
         rma_pattern(rank, size, iterations);
     double us = (MPI_Wtime() - t0) * 1e6 / iterations;

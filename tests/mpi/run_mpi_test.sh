@@ -529,11 +529,12 @@ tools) # a PMPI tool (count_tool.c, as profilers are written: MPI_X counts and
         fi
     fi ;;
 progress) # programs that need MPI's progress inside MPI_Barrier (issue 35):
-    # a rendezvous Irecv across the barrier, passive-target RMA before it;
+    # a rendezvous Irecv across the barrier (and across a broadcast and an
+    # allreduce: issue 56 item 2), passive-target RMA before it;
     # their data checked every iteration, natively and preloaded, np 2 bound
     # and np 4 unbound (their speed: scripts/mpi_progress.sh)
     progress=$(prog progress_check)
-    for pattern in irecv rma; do
+    for pattern in irecv bcast-irecv rma; do
         for run in "2 core" "4 none"; do
             set -- $run
             out=$(launch $1 $2 -- "$progress" $pattern 100 2>&1)
