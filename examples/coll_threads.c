@@ -22,7 +22,7 @@ static void *worker(void *arg)
     unsigned rank = (unsigned)(size_t)arg;
     for (int k = 0; k < CALLS; k++) {
         /* README: begin coll_threads_allreduce */
-        double mine[2] = {rank, 1.0}, sum[2];
+        double mine[2] = {(double)rank, 1.0}, sum[2];
         if (topsync_allreduce(coll, rank, mine, sum, 2, TOPSYNC_TYPE_DOUBLE, TOPSYNC_OP_SUM) < 0) {
             fprintf(stderr, "topsync: %s\n", topsync_error_message());
             exit(1);

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <mpi.h>
 
@@ -70,20 +71,29 @@ void ts_mpi_summary(void)
     blocks = NULL;
     pthread_mutex_unlock(&blocks_lock);
     mine = NULL;
-    /* collective: only when MPI_Init was ours, which it is on every rank
-     * of the job alike (the same program, the same preload) */
-    if (!ts_mpi_init_seen())
-        return;
     int rank = 0, size = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
-    TS_MPI_OWN(Reduce)(total, sum, TS_MPI_CALL_KINDS, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank != 0 || !ts_mpi_verbose())
-        return;
+    char whose[64];
+    /* collective: only when MPI_Init was ours, which it is on every rank
+     * of the job alike (the same program, the same preload); else (a
+     * Fortran MPI_INIT that calls the MPI's internals) each rank's own */
+    if (ts_mpi_init_seen()) {
+        TS_MPI_OWN(Reduce)
+        (total, sum, TS_MPI_CALL_KINDS, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (rank != 0 || !ts_mpi_verbose())
+            return;
+        snprintf(whose, sizeof whose, "summary of %d ranks", size);
+    } else {
+        if (!ts_mpi_verbose())
+            return;
+        memcpy(sum, total, sizeof sum);
+        snprintf(whose, sizeof whose, "summary of rank %d (MPI_Init not seen)", rank);
+    }
     fprintf(stderr,
-            "topsync-mpi: summary of %d ranks: topsync served %lld MPI_Barrier, %lld "
-            "MPI_Allreduce, %lld MPI_Reduce, %lld MPI_Bcast; the MPI's own served %lld of "
-            "those calls (the lines above say why)\n",
-            size, sum[TS_MPI_CALL_BARRIER], sum[TS_MPI_CALL_ALLREDUCE], sum[TS_MPI_CALL_REDUCE],
+            "topsync-mpi: %s: topsync served %lld MPI_Barrier, %lld MPI_Allreduce, %lld "
+            "MPI_Reduce, %lld MPI_Bcast; the MPI's own served %lld of those calls (the lines "
+            "above say why)\n",
+            whose, sum[TS_MPI_CALL_BARRIER], sum[TS_MPI_CALL_ALLREDUCE], sum[TS_MPI_CALL_REDUCE],
             sum[TS_MPI_CALL_BCAST], sum[TS_MPI_CALL_OWN]);
 }

@@ -43,10 +43,10 @@ python3 scripts/barrier_report.py out/bench-barrier-*.json > out/bench-barrier-s
     echo "### What auto picked, and why (topsync-info --explain)"
     echo
     for n in $cores $((cores * 4)) 64; do
-        echo "- $n threads: $(build/tools/topsync-info --explain --np "$n" | tail -1 | sed 's/^ *//')"
+        echo "- $n threads: $(build/tools/topsync-info --explain --np "$n" | grep -m1 '^  auto: ' | sed 's/^ *//')"
     done
     for n in $cores $((cores * 4)); do
-        echo "- $n processes: $(build/tools/topsync-info --explain --np "$n" --processes | tail -1 |
+        echo "- $n processes: $(build/tools/topsync-info --explain --np "$n" --processes | grep -m1 '^  auto: ' |
                                 sed 's/^ *//')"
     done
 } >> out/bench-barrier-summary.md
