@@ -5,18 +5,10 @@
  * cannot run a timed loop of pauses, and its shim stands in for it.
  */
 #include <pthread.h>
-#include <time.h>
-
+#include "base/clock.h"
 #include "wait/wait.h"
 
 #define TS_PAUSE_FLOOR 16u /* the spin's floor (wait.c, TS_ADAPTIVE_SPIN_FLOOR) */
-
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* The cost of one pause, measured once: the least of 5 timed runs of 2048
  * (a preempted run only lengthens its own figure, and a longer figure only
@@ -28,10 +20,10 @@ static void measure_pause(void)
 {
     double best = 0;
     for (int run = 0; run < 5; run++) {
-        uint64_t t0 = monotonic_ns();
+        uint64_t t0 = ts_monotonic_ns();
         for (int i = 0; i < 2048; i++)
             ts_cpu_relax();
-        double per = (double)(monotonic_ns() - t0) / 2048.0;
+        double per = (double)(ts_monotonic_ns() - t0) / 2048.0;
         if (per > 0 && (best == 0 || per < best))
             best = per;
     }

@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
+
 _Thread_local jmp_buf *ts_timeout_target;
 _Thread_local unsigned ts_wait_rank;
 TS_TLS_INITIAL_EXEC _Thread_local ts_word *ts_wait_learned;
@@ -238,13 +240,6 @@ static void yield_learn(const ts_wait *p, ts_word *learned, uint32_t yields, boo
     }
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The deadline passed or the idle hook gave up: unwind to the armed caller. */
 static _Noreturn void unwind(int why)
 {
@@ -299,7 +294,7 @@ static uint64_t clock_check(struct slow_clock *c, const ts_wait *p)
 {
     if (!c->timed)
         return 0;
-    uint64_t now = now_ns();
+    uint64_t now = ts_monotonic_ns();
     if (!c->started) {
         c->started = true;
         if (p->timeout_ns)
@@ -320,7 +315,7 @@ static uint64_t clock_check(struct slow_clock *c, const ts_wait *p)
             uint64_t longest = p->idle_ns > TS_IDLE_FIRST_NS ? p->idle_ns : TS_IDLE_FIRST_NS;
             c->interval = 2 * c->interval < longest ? 2 * c->interval : longest;
         }
-        now = now_ns();
+        now = ts_monotonic_ns();
         c->next_idle = now + c->interval;
     }
     uint64_t next = c->next_idle;
@@ -409,7 +404,7 @@ static void wait_after_spin(ts_word *w, uint32_t episode, const ts_wait *policy,
         return;
     }
     uint32_t yields = !policy->spin_unclocked || colocated_now ? yield_budget(policy, learned) : 0;
-    uint64_t yields_began = yields ? now_ns() : 0;
+    uint64_t yields_began = yields ? ts_monotonic_ns() : 0;
     if (yields && yields_began < ts_yields_off_until)
         yields = 0;
     for (uint32_t i = 0; i < yields; i++) {
@@ -417,13 +412,14 @@ static void wait_after_spin(ts_word *w, uint32_t episode, const ts_wait *policy,
             /* reached, but a yield that handed the CPU to other work for
              * its time slice did not pay: a sleep would have been woken
              * sooner */
-            yield_learn(policy, learned, yields, now_ns() - yields_began < TS_YIELDS_WORTH_NS);
+            yield_learn(policy, learned, yields,
+                        ts_monotonic_ns() - yields_began < TS_YIELDS_WORTH_NS);
             return;
         }
         clock_check(clock, policy);
-        uint64_t before = now_ns();
+        uint64_t before = ts_monotonic_ns();
         sched_yield();
-        uint64_t back = now_ns();
+        uint64_t back = ts_monotonic_ns();
         if (ts_yield_record(&ts_yield_history, back - before > TS_YIELD_SLOW_NS)) {
             ts_yields_off_until = back + ts_yields_off_ns(back - before, policy->spin_unclocked);
             break;
@@ -499,12 +495,12 @@ void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
             clock_check(&clock, policy);
         ts_cpu_relax();
     }
-    uint64_t missed_at = learned && spin ? now_ns() : 0;
+    uint64_t missed_at = learned && spin ? ts_monotonic_ns() : 0;
     uint32_t probe = missed_at ? spin_probe_pauses(policy, spin, missed_at) : 0;
     for (uint32_t i = spin; i < probe; i++) {
         if (reached_now(w, episode)) {
             bool caught = !spun_on_partners_cpu(policy, i);
-            spin_probe_done(caught, now_ns());
+            spin_probe_done(caught, ts_monotonic_ns());
             spin_learn(policy, learned, probe, caught);
             return;
         }
@@ -513,8 +509,8 @@ void ts_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
         ts_cpu_relax();
     }
     if (probe) /* the wait, judged below, counts from the spin's end */
-        spin_probe_done(false, now_ns());
+        spin_probe_done(false, ts_monotonic_ns());
     wait_after_spin(w, episode, policy, learned, &clock, spin == 0 && !eager);
     if (missed_at)
-        spin_learn_missed(policy, learned, spin, now_ns() - missed_at);
+        spin_learn_missed(policy, learned, spin, ts_monotonic_ns() - missed_at);
 }
