@@ -158,7 +158,7 @@ static void *scratch(struct comm_state *s, int which)
  * built against its mpi.h cannot call ours, but mpi4py looks X_c up at run
  * time and finds topsync's). A count that fits nothing is the MPI's to
  * refuse: given to the plain form as an int it would be wrong, so such a
- * count without X_c ends the call with the MPI's error handler.
+ * count without X_c aborts the job, as MPI_ERRORS_ARE_FATAL would.
  */
 static bool small_enough(MPI_Count count, enum ts_mpi_fn big_fn)
 {
@@ -303,12 +303,7 @@ static int bcast(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm
     {                                                \
         return serve;                                \
     }                                                \
-    int MPI_##name params                            \
-    {                                                \
-        int rc;                                      \
-        TS_MPI_CALL(rc, name, args);                 \
-        return rc;                                   \
-    }
+    TS_MPI_PASS_THROUGH(name, params, args)
 #define ALLREDUCE_PARAMS(count_type)                                                   \
     (const void *sendbuf, void *recvbuf, count_type count, MPI_Datatype dt, MPI_Op op, \
      MPI_Comm comm)

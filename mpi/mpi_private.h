@@ -115,6 +115,16 @@ static inline ts_mpi_fnptr ts_mpi_tool_enter(enum ts_mpi_fn fn)
         }                                                         \
     } while (0)
 
+/* MPI_X of a served X: passed through a tool loaded after us, else our
+ * PMPI_X (which each file defines beside it). */
+#define TS_MPI_PASS_THROUGH(name, params, args) \
+    int MPI_##name params                       \
+    {                                           \
+        int rc;                                 \
+        TS_MPI_CALL(rc, name, args);            \
+        return rc;                              \
+    }
+
 #ifdef OMPI_MAJOR_VERSION
 /* Open MPI's predefined handles are addresses of objects in libmpi: read at
  * ts_mpi_bind from the library itself, so that libtopsync-mpi needs no

@@ -36,7 +36,10 @@ static _Thread_local __attribute__((tls_model("initial-exec"))) bool eager;
  * entry, which reads only it. A request completed where topsync does not
  * see it (an MPI's internal Fortran 2008 path) stays: the waits then poll
  * eagerly more often than needed, never less. Past PENDING_MOST requests,
- * `overflow` keeps every wait eager until all that were noted completed.
+ * `overflow` counts those not kept and keeps every wait eager until as many
+ * completions of requests outside the set were seen (any such completion
+ * counts, a request never noted among them: there a wait may stop polling
+ * eagerly before the last of those not kept completed).
  */
 enum { PENDING_MOST = 256 };
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -124,31 +127,18 @@ static inline int count_window(int rc, long delta)
         ts_mpi_bind();                         \
         return counted(TS_MPI_OWN(name) args); \
     }                                          \
-    int MPI_##name params                      \
-    {                                          \
-        int rc;                                \
-        TS_MPI_CALL(rc, name, args);           \
-        return rc;                             \
-    }
-/* A start that returned MPI_SUCCESS: its request noted; rc returned. */
-static inline int started(int rc, const MPI_Request *request)
+    TS_MPI_PASS_THROUGH(name, params, args)
+/* Starts that returned MPI_SUCCESS: their requests noted; rc returned. */
+static inline int started(int rc, const MPI_Request *requests, int n)
 {
-    if (rc == MPI_SUCCESS)
-        note_started(request, 1);
+    if (rc == MPI_SUCCESS && n > 0)
+        note_started(requests, n);
     return rc;
 }
-#define COUNTED_START(name, params, args)               \
-    int PMPI_##name params                              \
-    {                                                   \
-        ts_mpi_bind();                                  \
-        return started(TS_MPI_OWN(name) args, request); \
-    }                                                   \
-    int MPI_##name params                               \
-    {                                                   \
-        int rc;                                         \
-        TS_MPI_CALL(rc, name, args);                    \
-        return rc;                                      \
-    }
+/* counted() of a start: expanded inside PMPI_X, where `request` (one) or
+ * `count` and `requests` (Startall) are its parameters */
+#define STARTED_ONE(rc) started(rc, request, 1)
+#define STARTED_ALL(rc) started(rc, requests, count)
 #define OPENS_WINDOW(rc) count_window(rc, 1)
 #define FREES_WINDOW(rc) count_window(rc, -1)
 
@@ -170,53 +160,39 @@ COUNTED(Win_free, FREES_WINDOW, (MPI_Win * win), (win))
 /* ---- nonblocking point-to-point and persistent requests ---------------------- */
 
 /* The four send modes share one signature. */
-#define COUNTED_SEND(name)                                                           \
-    COUNTED_START(name,                                                              \
-                  (const void *buf, int count, MPI_Datatype type, int dest, int tag, \
-                   MPI_Comm comm, MPI_Request *request),                             \
-                  (buf, count, type, dest, tag, comm, request))
+#define COUNTED_SEND(name)                                                                    \
+    COUNTED(name, STARTED_ONE,                                                                \
+            (const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, \
+             MPI_Request *request),                                                           \
+            (buf, count, type, dest, tag, comm, request))
 COUNTED_SEND(Isend)
 COUNTED_SEND(Issend)
 COUNTED_SEND(Ibsend)
 COUNTED_SEND(Irsend)
-COUNTED_START(Irecv,
-              (void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
-               MPI_Request *request),
-              (buf, count, type, source, tag, comm, request))
-COUNTED_START(Imrecv,
-              (void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request),
-              (buf, count, type, message, request))
-COUNTED_START(Start, (MPI_Request * request), (request))
-int PMPI_Startall(int count, MPI_Request requests[])
-{
-    ts_mpi_bind();
-    int rc = TS_MPI_OWN(Startall)(count, requests);
-    if (rc == MPI_SUCCESS && count > 0)
-        note_started(requests, count);
-    return rc;
-}
-int MPI_Startall(int count, MPI_Request requests[])
-{
-    int rc;
-    TS_MPI_CALL(rc, Startall, (count, requests));
-    return rc;
-}
+COUNTED(Irecv, STARTED_ONE,
+        (void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+         MPI_Request *request),
+        (buf, count, type, source, tag, comm, request))
+COUNTED(Imrecv, STARTED_ONE,
+        (void *buf, int count, MPI_Datatype type, MPI_Message *message, MPI_Request *request),
+        (buf, count, type, message, request))
+COUNTED(Start, STARTED_ONE, (MPI_Request * request), (request))
+COUNTED(Startall, STARTED_ALL, (int count, MPI_Request requests[]), (count, requests))
 
 /* ---- nonblocking collectives (the ones a barrier is likely to overlap) ------- */
 
-COUNTED_START(Ibarrier, (MPI_Comm comm, MPI_Request *request), (comm, request))
-COUNTED_START(Ibcast,
-              (void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
-               MPI_Request *request),
-              (buf, count, type, root, comm, request))
-COUNTED_START(Ireduce,
-              (const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-               int root, MPI_Comm comm, MPI_Request *request),
-              (sendbuf, recvbuf, count, type, op, root, comm, request))
-COUNTED_START(Iallreduce,
-              (const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-               MPI_Comm comm, MPI_Request *request),
-              (sendbuf, recvbuf, count, type, op, comm, request))
+COUNTED(Ibarrier, STARTED_ONE, (MPI_Comm comm, MPI_Request *request), (comm, request))
+COUNTED(Ibcast, STARTED_ONE,
+        (void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request *request),
+        (buf, count, type, root, comm, request))
+COUNTED(Ireduce, STARTED_ONE,
+        (const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+         MPI_Comm comm, MPI_Request *request),
+        (sendbuf, recvbuf, count, type, op, root, comm, request))
+COUNTED(Iallreduce, STARTED_ONE,
+        (const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+         MPI_Request *request),
+        (sendbuf, recvbuf, count, type, op, comm, request))
 
 /* ---- completions: a noted request leaves the set ---------------------------
  * Nothing noted (the common case: a program without nonblocking calls, or
@@ -242,128 +218,51 @@ static void release_copy(MPI_Request *copy, MPI_Request *small)
         free(copy);
 }
 
-#define PASSED_ON(name, params, args) \
-    int MPI_##name params             \
-    {                                 \
-        int rc;                       \
-        TS_MPI_CALL(rc, name, args);  \
-        return rc;                    \
-    }
+/*
+ * COMPLETES(name, params, args, n, requests, noted, indices, count): PMPI_X
+ * calls the MPI's own on requests[0..n); when `noted` holds after it (rc is
+ * the MPI's return), the copies of requests[indices[0..count)] (NULL
+ * indices: all n) leave the set. MPI_Wait and MPI_Waitall note theirs
+ * whatever rc: an error leaves them to a later call, noted anyway.
+ */
+#define COMPLETES(name, params, args, n, requests, noted, indices, count)     \
+    int PMPI_##name params                                                    \
+    {                                                                         \
+        ts_mpi_bind();                                                        \
+        MPI_Request small[16], *old;                                          \
+        if (!any_pending() || !(old = copy_requests(requests, n, small, 16))) \
+            return TS_MPI_OWN(name) args;                                     \
+        int rc = TS_MPI_OWN(name) args;                                       \
+        if (noted)                                                            \
+            note_completed(old, n, indices, count);                           \
+        release_copy(old, small);                                             \
+        return rc;                                                            \
+    }                                                                         \
+    TS_MPI_PASS_THROUGH(name, params, args)
 
-int PMPI_Wait(MPI_Request *request, MPI_Status *status)
-{
-    ts_mpi_bind();
-    if (!any_pending())
-        return TS_MPI_OWN(Wait)(request, status);
-    MPI_Request old = *request;
-    int rc = TS_MPI_OWN(Wait)(request, status);
-    note_completed(&old, 1, NULL, 0);
-    return rc;
-}
-PASSED_ON(Wait, (MPI_Request * request, MPI_Status *status), (request, status))
-
-int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
-{
-    ts_mpi_bind();
-    if (!any_pending())
-        return TS_MPI_OWN(Test)(request, flag, status);
-    MPI_Request old = *request;
-    int rc = TS_MPI_OWN(Test)(request, flag, status);
-    if (rc == MPI_SUCCESS && *flag)
-        note_completed(&old, 1, NULL, 0);
-    return rc;
-}
-PASSED_ON(Test, (MPI_Request * request, int *flag, MPI_Status *status), (request, flag, status))
-
-int PMPI_Request_free(MPI_Request *request)
-{
-    ts_mpi_bind();
-    if (!any_pending())
-        return TS_MPI_OWN(Request_free)(request);
-    MPI_Request old = *request;
-    int rc = TS_MPI_OWN(Request_free)(request);
-    if (rc == MPI_SUCCESS)
-        note_completed(&old, 1, NULL, 0);
-    return rc;
-}
-PASSED_ON(Request_free, (MPI_Request * request), (request))
-
-int PMPI_Waitall(int n, MPI_Request requests[], MPI_Status statuses[])
-{
-    ts_mpi_bind();
-    MPI_Request small[16], *old;
-    if (!any_pending() || !(old = copy_requests(requests, n, small, 16)))
-        return TS_MPI_OWN(Waitall)(n, requests, statuses);
-    int rc = TS_MPI_OWN(Waitall)(n, requests, statuses);
-    note_completed(old, n, NULL, 0); /* an error leaves them to a later call: noted anyway */
-    release_copy(old, small);
-    return rc;
-}
-PASSED_ON(Waitall, (int n, MPI_Request requests[], MPI_Status statuses[]), (n, requests, statuses))
-
-int PMPI_Testall(int n, MPI_Request requests[], int *flag, MPI_Status statuses[])
-{
-    ts_mpi_bind();
-    MPI_Request small[16], *old;
-    if (!any_pending() || !(old = copy_requests(requests, n, small, 16)))
-        return TS_MPI_OWN(Testall)(n, requests, flag, statuses);
-    int rc = TS_MPI_OWN(Testall)(n, requests, flag, statuses);
-    if (rc == MPI_SUCCESS && *flag)
-        note_completed(old, n, NULL, 0);
-    release_copy(old, small);
-    return rc;
-}
-PASSED_ON(Testall, (int n, MPI_Request requests[], int *flag, MPI_Status statuses[]),
-          (n, requests, flag, statuses))
-
-int PMPI_Waitany(int n, MPI_Request requests[], int *index, MPI_Status *status)
-{
-    ts_mpi_bind();
-    MPI_Request small[16], *old;
-    if (!any_pending() || !(old = copy_requests(requests, n, small, 16)))
-        return TS_MPI_OWN(Waitany)(n, requests, index, status);
-    int rc = TS_MPI_OWN(Waitany)(n, requests, index, status);
-    if (rc == MPI_SUCCESS && *index != MPI_UNDEFINED)
-        note_completed(old, n, index, 1);
-    release_copy(old, small);
-    return rc;
-}
-PASSED_ON(Waitany, (int n, MPI_Request requests[], int *index, MPI_Status *status),
-          (n, requests, index, status))
-
-int PMPI_Testany(int n, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
-{
-    ts_mpi_bind();
-    MPI_Request small[16], *old;
-    if (!any_pending() || !(old = copy_requests(requests, n, small, 16)))
-        return TS_MPI_OWN(Testany)(n, requests, index, flag, status);
-    int rc = TS_MPI_OWN(Testany)(n, requests, index, flag, status);
-    if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED)
-        note_completed(old, n, index, 1);
-    release_copy(old, small);
-    return rc;
-}
-PASSED_ON(Testany, (int n, MPI_Request requests[], int *index, int *flag, MPI_Status *status),
-          (n, requests, index, flag, status))
-
-/* Waitsome and Testsome: the completed ones are indices[0..*outcount) */
-#define SOME(name)                                                                            \
-    int PMPI_##name(int n, MPI_Request requests[], int *outcount, int indices[],              \
-                    MPI_Status statuses[])                                                    \
-    {                                                                                         \
-        ts_mpi_bind();                                                                        \
-        MPI_Request small[16], *old;                                                          \
-        if (!any_pending() || !(old = copy_requests(requests, n, small, 16)))                 \
-            return TS_MPI_OWN(name)(n, requests, outcount, indices, statuses);                \
-        int rc = TS_MPI_OWN(name)(n, requests, outcount, indices, statuses);                  \
-        if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED && *outcount > 0)                 \
-            note_completed(old, n, indices, *outcount);                                       \
-        release_copy(old, small);                                                             \
-        return rc;                                                                            \
-    }                                                                                         \
-    PASSED_ON(                                                                                \
-        name,                                                                                 \
-        (int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]), \
-        (n, requests, outcount, indices, statuses))
-SOME(Waitsome)
-SOME(Testsome)
+/* clang-format off */
+COMPLETES(Wait, (MPI_Request * request, MPI_Status *status), (request, status),
+          1, request, true, NULL, 0)
+COMPLETES(Test, (MPI_Request * request, int *flag, MPI_Status *status), (request, flag, status),
+          1, request, rc == MPI_SUCCESS && *flag, NULL, 0)
+COMPLETES(Request_free, (MPI_Request * request), (request),
+          1, request, rc == MPI_SUCCESS, NULL, 0)
+COMPLETES(Waitall, (int n, MPI_Request requests[], MPI_Status statuses[]),
+          (n, requests, statuses), n, requests, true, NULL, 0)
+COMPLETES(Testall, (int n, MPI_Request requests[], int *flag, MPI_Status statuses[]),
+          (n, requests, flag, statuses), n, requests, rc == MPI_SUCCESS && *flag, NULL, 0)
+COMPLETES(Waitany, (int n, MPI_Request requests[], int *index, MPI_Status *status),
+          (n, requests, index, status), n, requests,
+          rc == MPI_SUCCESS && *index != MPI_UNDEFINED, index, 1)
+COMPLETES(Testany, (int n, MPI_Request requests[], int *index, int *flag, MPI_Status *status),
+          (n, requests, index, flag, status), n, requests,
+          rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED, index, 1)
+COMPLETES(Waitsome,
+          (int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]),
+          (n, requests, outcount, indices, statuses), n, requests,
+          rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED && *outcount > 0, indices, *outcount)
+COMPLETES(Testsome,
+          (int n, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]),
+          (n, requests, outcount, indices, statuses), n, requests,
+          rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED && *outcount > 0, indices, *outcount)
+/* clang-format on */

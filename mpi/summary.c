@@ -47,11 +47,10 @@ static struct call_counts *my_counts(void)
 
 void ts_mpi_count(enum ts_mpi_call kind)
 {
-    struct call_counts *c = mine;
-    if (__builtin_expect(!c, 0) &&
-        (atomic_load_explicit(&summarized, memory_order_relaxed) || !(c = my_counts())))
-        return;
     if (__builtin_expect(atomic_load_explicit(&summarized, memory_order_relaxed), 0))
+        return;
+    struct call_counts *c = mine;
+    if (__builtin_expect(!c, 0) && !(c = my_counts()))
         return;
     unsigned long v = atomic_load_explicit(&c->n[kind], memory_order_relaxed);
     atomic_store_explicit(&c->n[kind], v + 1, memory_order_relaxed);
