@@ -42,6 +42,17 @@ static void check(int ok, const char *what, int iteration)
     }
 }
 
+/* rank 1 fills the message with it * step + i: every stride-th element
+ * and the last are checked */
+static void check_message(const int *buf, int n, int stride, int step, int it)
+{
+    int ok = 1;
+    for (int i = 0; i < n; i += stride)
+        ok &= buf[i] == it * step + i;
+    ok &= buf[n - 1] == it * step + n - 1;
+    check(ok, "the message's contents", it);
+}
+
 static void irecv_pattern(int rank, int iterations)
 {
     int *buf = malloc(MESSAGE_INTS * sizeof *buf);
@@ -54,11 +65,7 @@ static void irecv_pattern(int rank, int iterations)
             MPI_Irecv(buf, MESSAGE_INTS, MPI_INT, 1, it, MPI_COMM_WORLD, &req);
             MPI_Barrier(MPI_COMM_WORLD);
             MPI_Wait(&req, MPI_STATUS_IGNORE);
-            int ok = 1;
-            for (int i = 0; i < MESSAGE_INTS; i += 997)
-                ok &= buf[i] == it * 7 + i;
-            ok &= buf[MESSAGE_INTS - 1] == it * 7 + MESSAGE_INTS - 1;
-            check(ok, "the message's contents", it);
+            check_message(buf, MESSAGE_INTS, 997, 7, it);
         } else {
             if (rank == 1) {
                 for (int i = 0; i < MESSAGE_INTS; i++)
@@ -97,11 +104,7 @@ static void bcast_irecv_pattern(int rank, int size, int iterations)
         check(sum == size, "the allreduce", it);
         if (rank == 0) {
             MPI_Wait(&req, MPI_STATUS_IGNORE);
-            int ok = 1;
-            for (int i = 0; i < BIG_MESSAGE_INTS; i += 4093)
-                ok &= buf[i] == it * 3 + i;
-            ok &= buf[BIG_MESSAGE_INTS - 1] == it * 3 + BIG_MESSAGE_INTS - 1;
-            check(ok, "the message's contents", it);
+            check_message(buf, BIG_MESSAGE_INTS, 4093, 3, it);
         }
     }
     free(buf);
