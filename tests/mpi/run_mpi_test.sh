@@ -589,6 +589,10 @@ entry-points) # one collective reached through different entry points (issue
     if [ "$impl" != openmpi ]; then
         grep -q "large-count forms on rank 0" <<<"$out" && ok || ko "entry points: $mpi's mpi.h has no MPI_Allreduce_c"
     fi
+    # across 2 pseudo-nodes: the node step and the MPI's own among leaders
+    out=$(run_timeout=180 launch_apart 4 none LD_PRELOAD=$lib TOPSYNC_NODE_SPLIT=2 TOPSYNC_TIMEOUT=60 \
+          -- "$ep" 60)
+    expect_pass "$out" "entry points np 4 on 2 pseudo-nodes"
     rc=0
     out=$(run_timeout=120 launch_apart 2 overload LD_PRELOAD=$lib TOPSYNC_TIMEOUT=3 -- "$ep" bypass) || rc=$?
     [ "$rc" != 0 ] && [ "$rc" != 124 ] && ok || ko "bypass: exit $rc (124: hung until killed)"
