@@ -5,6 +5,9 @@ The guest mounts the host's root file system read-only over 9p and chroots
 into it, so the build tree, the MPIs and Python are the host's own; /tmp,
 /dev/shm and /run are the guest's (tmpfs) and OUT, a host directory, is
 shared writable: the command's output and exit status come back there.
+What the command needs from the host's /tmp, /dev/shm or /run (the current
+directory, this source tree, a path among its arguments, such as a build
+tree made under /tmp) is shared read-only at the same path.
 Not a timing tool: TCG runs every vCPU on the host's few cores.
 See docs/design.md, "Emulated machines".
 
@@ -76,7 +79,37 @@ MACHINES = {
 }
 
 
-def qemu_args(m, kernel, initrd, out, qmp, accel):
+# the guest mounts its own tmpfs on these: a host path below them is not there
+GUEST_PRIVATE = ("/tmp", "/dev/shm", "/run")
+
+
+def private_to_guest(path):
+    return any(path == root or path.startswith(root + "/") for root in GUEST_PRIVATE)
+
+
+def host_shares(paths, out):
+    """The directories among paths (a file stands for its directory) that
+    the guest would not see, outermost only, OUT and what lies in it left
+    out (OUT is shared on its own, writable)."""
+    out = os.path.realpath(out)
+    dirs = []
+    for p in paths:
+        if not os.path.isabs(p) or not os.path.exists(p):
+            continue
+        p = os.path.realpath(p)
+        if not os.path.isdir(p):
+            p = os.path.dirname(p)
+        if private_to_guest(p) and p not in GUEST_PRIVATE and \
+                not (p == out or p.startswith(out + "/")):
+            dirs.append(p)
+    shares = []
+    for d in sorted(set(dirs), key=len):
+        if not any(d.startswith(s + "/") for s in shares):
+            shares.append(d)
+    return shares
+
+
+def qemu_args(m, kernel, initrd, out, qmp, accel, shares=()):
     mem = sum(n[3] for n in m.nodes)
     hotplug = not m.contiguous()
     args = [QEMU, "-machine", "pc,accel=" + accel,
@@ -98,6 +131,9 @@ def qemu_args(m, kernel, initrd, out, qmp, accel):
              "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
              "-virtfs", "local,path=%s,mount_tag=out,security_model=none" % out,
              "-nographic", "-no-reboot", "-nodefaults", "-serial", "stdio"]
+    for i, path in enumerate(shares):
+        args += ["-virtfs", "local,path=%s,mount_tag=share%d,security_model=none,readonly=on,"
+                            "multidevs=remap" % (path, i)]
     if hotplug:
         args += ["-qmp", "unix:%s,server=on,wait=off" % qmp]
     return args
@@ -125,6 +161,12 @@ mount -t devpts devpts /host/dev/pts
 mount -t tmpfs -o mode=1777 shm /host/dev/shm
 mount -t tmpfs -o mode=1777 tmp /host/tmp
 mount -t tmpfs run /host/run
+# the host's directories under its /tmp, /dev/shm or /run that the command
+# needs (machine_vm.py's host_shares), outermost first, then OUT
+while read -r tag path; do
+    mkdir -p "/host$path" 2>/dev/null
+    mount -t 9p -o "$o,ro,cache=loose" "$tag" "/host$path" || { say "cannot mount $path"; poweroff -f; }
+done < /shares
 mkdir -p "/host$machine_vm_out" 2>/dev/null # when it lies in the guest's /tmp
 mount -t 9p -o "$o" out "/host$machine_vm_out" || { say "cannot mount $machine_vm_out"; poweroff -f; }
 # Hot-plugged PUs get the next Linux numbers in the order they arrive: ask
@@ -152,7 +194,7 @@ poweroff -f
 """
 
 
-def build_initrd(work):
+def build_initrd(work, shares=()):
     busybox = shutil.which("busybox")
     if not busybox:
         raise SystemExit("FAIL: busybox missing (apt-get install busybox-static)")
@@ -168,6 +210,9 @@ def build_initrd(work):
         shutil.copy(os.path.join(CACHE, "modules", name), os.path.join(root, "modules"))
     with open(os.path.join(root, "init"), "w") as f:
         f.write(INIT)
+    with open(os.path.join(root, "shares"), "w") as f:
+        for i, path in enumerate(shares):
+            f.write("share%d %s\n" % (i, path))
     os.chmod(os.path.join(root, "init"), 0o755)
     initrd = os.path.join(work, "initrd.gz")
     subprocess.run("cd %s && find . | cpio -o -H newc 2>/dev/null | gzip -1 > %s"
@@ -303,7 +348,15 @@ def main(argv):
             os.unlink(os.path.join(out, f))
     work = os.path.join(out, ".vm")
     os.makedirs(work, exist_ok=True)
-    initrd = build_initrd(work)
+    shares = host_shares([os.getcwd(), SOURCE] + command, out)
+    for path in shares:
+        if any(c in path for c in "\n,"):
+            print("FAIL: %s lies in the guest's own /tmp, /dev/shm or /run and cannot be shared "
+                  "(a comma or a newline in its name): move it elsewhere" % path)
+            return 125
+        print("machine-vm %s: sharing %s read-only (the guest has its own %s)"
+              % (m.name, path, ", ".join(GUEST_PRIVATE)))
+    initrd = build_initrd(work, shares)
     with open(os.path.join(out, "cmd.sh"), "w") as f:
         f.write("export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n")
         f.write("export HOME=/tmp TMPDIR=/tmp\n")
@@ -351,7 +404,8 @@ def main(argv):
         boot_deadline = (float(os.environ.get("TOPSYNC_MACHINE_VM_KVM_BOOT", "45"))
                          if accel == "kvm" and len(accels) > 1 else boot_stall)
         qmp = os.path.join(work, "qmp.sock")
-        result, booted = run_guest(m, qemu_args(m, kernel.stdout.strip(), initrd, out, qmp, accel),
+        result, booted = run_guest(m, qemu_args(m, kernel.stdout.strip(), initrd, out, qmp, accel,
+                                                     shares),
                                    work, qmp, accel, boot_deadline, timeout)
         if booted is not None or attempt == len(accels) - 1:
             if booted is None:
