@@ -19,7 +19,7 @@
 
 #include "bench.h"
 #include "cli_output.h"
-#include "mpi_identity.h"
+#include "binding/mpi_identity.h"
 
 #define MAX_RUNS BENCH_MAX_RUNS
 

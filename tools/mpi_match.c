@@ -10,7 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "mpi_match.h"
-#include "mpi_abi_names.h"
+#include "binding/mpi_abi_names.h"
 #include "base/file.h"
 
 #include <elf.h>

@@ -17,7 +17,7 @@
 
 #include "base/json_escape.h"
 #include "mpi_match.h"
-#include "segment.h"
+#include "node/segment.h"
 #include "cli_output.h"
 
 /* Where shm_open's segments live (glibc) */

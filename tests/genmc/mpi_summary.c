@@ -1,5 +1,5 @@
 /*
- * GenMC harness: the end-of-job summary's counters (mpi/summary.c, included
+ * GenMC harness: the end-of-job summary's counters (mpi/node/summary.c, included
  * as it is). Two threads each count served calls (each registers its block
  * of counters on its first call, concurrently); the finalizing thread,
  * ordered after both as MPI orders every thread's last call before
@@ -20,7 +20,7 @@
 #define pthread_mutex_lock(m) ((void)(m), 0)
 #define pthread_mutex_unlock(m) ((void)(m), 0)
 #endif
-#include "../../mpi/summary.c"
+#include "../../mpi/node/summary.c"
 #ifdef NO_BLOCKS_LOCK
 #undef pthread_mutex_lock
 #undef pthread_mutex_unlock

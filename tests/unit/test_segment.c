@@ -19,7 +19,7 @@
 #include <topsync.h>
 
 #include "check.h"
-#include "segment.h"
+#include "node/segment.h"
 
 int main(void)
 {

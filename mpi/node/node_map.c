@@ -10,7 +10,7 @@
 #include "base/env.h"
 #include "base/error.h"
 #include "base/hash.h"
-#include "mpi_private.h"
+#include "node/node.h"
 
 static int32_t my_node_id = -1;
 static int32_t my_world_leader;
@@ -21,7 +21,7 @@ static int node_processes; /* the job's processes on this node, from MPI_Init */
 
 /* A whole number from 1 to max in a variable's value `v`, by the rule of
  * every TOPSYNC_* variable (src/base/env.h): `unset` when unset (NULL) or
- * empty, 0 when invalid (comm_setup.c reports it). */
+ * empty, 0 when invalid (node/setup.c reports it). */
 static int whole_number(const char *v, int unset, long max)
 {
     long k;

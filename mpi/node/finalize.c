@@ -11,7 +11,26 @@
  */
 #include <mpi.h>
 
-#include "mpi_private.h"
+#include "node/node.h"
+
+/* Attributes are not inherited by MPI_Comm_dup: the new communicator sets
+ * itself up on its first barrier (and a duplicate of MPI_COMM_SELF does
+ * not carry the MPI_Finalize hook, finalize.c). Ours, not
+ * MPI_COMM_NULL_COPY_FN: that is an address in the MPI library, which
+ * libtopsync-mpi may not relocate against (mpi_binding.c). */
+int ts_mpi_attr_no_copy(MPI_Comm comm, int key, void *extra, void *in, void *out, int *flag)
+{
+    (void)comm;
+    (void)key;
+    (void)extra;
+    (void)in;
+    (void)out;
+    *flag = 0;
+    return MPI_SUCCESS;
+}
+
+/* what stops serving, run first (ts_mpi_states_release) */
+static void (*release_first)(void);
 
 static int at_finalize(MPI_Comm comm, int key, void *value, void *extra)
 {
@@ -19,7 +38,7 @@ static int at_finalize(MPI_Comm comm, int key, void *value, void *extra)
     (void)key;
     (void)value;
     (void)extra;
-    ts_mpi_states_release(); /* first: no state is made after it */
+    release_first();         /* no state is made after it */
     ts_mpi_summary();        /* every call counted: the MPI's own from here */
     ts_mpi_parked_release(); /* MPI_COMM_WORLD's node barrier among them now */
     ts_mpi_layouts_release();
@@ -27,8 +46,9 @@ static int at_finalize(MPI_Comm comm, int key, void *value, void *extra)
     return MPI_SUCCESS;
 }
 
-void ts_mpi_finalize_hook(void)
+void ts_mpi_finalize_hook(void (*first)(void))
 {
+    release_first = first;
     int key = MPI_KEYVAL_INVALID;
     if (PMPI_Comm_create_keyval(ts_mpi_attr_no_copy, at_finalize, &key, NULL) != MPI_SUCCESS)
         return;

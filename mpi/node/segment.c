@@ -1,6 +1,6 @@
 /* The node's shared segment (see segment.h). */
 #define _GNU_SOURCE
-#include "segment.h"
+#include "node/segment.h"
 
 #include <dirent.h>
 #include <errno.h>

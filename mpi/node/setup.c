@@ -26,30 +26,12 @@
 #include "base/hash.h"
 #include "collectives/coll_private.h"
 #include "front/environment.h"
-#include "mpi_identity.h"
-#include "mpi_private.h"
-#include "segment.h"
+#include "binding/mpi_identity.h"
+#include "node/node.h"
+#include "node/segment.h"
 
 static pthread_mutex_t machine_lock = PTHREAD_MUTEX_INITIALIZER;
 static topsync_topology_t *machine; /* loaded once, under machine_lock */
-
-void ts_mpi_fatal(MPI_Comm comm, const char *fmt, ...)
-{
-    char msg[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    int rank = -1;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    fprintf(stderr, "topsync-mpi (rank %d): %s\n", rank, msg);
-    fflush(stderr);
-    /* Launchers forward output asynchronously and stop forwarding once a
-     * rank aborts: give the messages time to get out (an error path only). */
-    usleep(300 * 1000);
-    PMPI_Abort(comm, 1);
-    abort();
-}
 
 /* Validate every TOPSYNC_* variable; a sentence in `why` when one is wrong.
  * The library's own variables are checked by the library itself. */
@@ -336,7 +318,7 @@ static size_t choose_coll_limits(MPI_Comm comm, struct comm_state *s, topsync_to
     }
     /* the smallest limit and the classes every rank serves: MPI_MAX of
      * the negated (Open MPI's MPI_MIN and MPI_BAND are not among the
-     * handles libtopsync-mpi reads, mpi_private.h) */
+     * handles libtopsync-mpi reads, binding.h) */
     enum { PER_KIND = 1 + TOPSYNC_COLL_CLASSES };
     int negated[TOPSYNC_COLL_KINDS * PER_KIND];
     for (unsigned k = 0; k < TOPSYNC_COLL_KINDS; k++) {

@@ -6,7 +6,7 @@
  * us per set-up on this VM. A freed communicator's barrier, collectives and
  * segment are parked here instead; the next set-up of the same ranks under
  * the same layout takes them back when every rank of it parked the same
- * ones, agreed in the set-up's first MPI_Allreduce (comm_setup.c).
+ * ones, agreed in the set-up's first MPI_Allreduce (node/setup.c).
  * The why: docs/design.md section 8.18.
  */
 #define _GNU_SOURCE
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "mpi_private.h"
+#include "node/node.h"
 
 /* A few: each holds its segment's pages (tens of KiB per node rank). */
 #define TS_PARKED_KEPT 4

@@ -23,8 +23,8 @@
 
 #include <mpi.h>
 
-#include "mpi_abi_names.h"
-#include "mpi_private.h"
+#include "binding/mpi_abi_names.h"
+#include "binding/binding.h"
 
 #if defined(MPI_ABI_VERSION)
 #define OUR_ABI TS_MPI_ABI_STANDARD
@@ -37,10 +37,6 @@
 #endif
 
 static char library_path[4096]; /* the MPI library, as loaded */
-
-#ifdef OMPI_MAJOR_VERSION
-struct ts_ompi_handles ts_ompi;
-#endif
 
 /* ---- the loaded objects ------------------------------------------------ */
 
@@ -122,18 +118,6 @@ static void note_definer(struct mpi_list *mpis, const void *sym)
 }
 
 /* Before MPI_Init there is no MPI_Abort: the message, then exit status 1. */
-void ts_mpi_refuse(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("topsync-mpi: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    fflush(stderr);
-    _exit(1);
-}
-
 static void bind_once(void)
 {
     struct object_list list = {0};
@@ -233,7 +217,7 @@ static void bind_once(void)
         .request_null = addr[10],
     };
 #endif
-    ts_mpi_chain_resolve(mpi);
+    ts_mpi_chain_resolve(mpi, library_path);
 }
 
 static pthread_once_t bound = PTHREAD_ONCE_INIT;

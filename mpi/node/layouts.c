@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "base/hash.h"
-#include "mpi_private.h"
+#include "node/node.h"
 
 /* Layouts kept per process: a program that makes communicators of many
  * groups (a split per step) keeps its most recently used. Which are kept
@@ -39,7 +39,7 @@ void ts_mpi_env_scan(struct ts_mpi_env *out)
     /* environ's order is the process's own: hash each variable and add,
      * so that two processes with the same variables agree; 64 bits, since
      * a set-up does not validate variables that hash as the last valid
-     * ones did (comm_setup.c) */
+     * ones did (node/setup.c) */
     *out = (struct ts_mpi_env){0};
     for (char **e = environ; e && *e; e++) {
         /* the first letter inline: an MPI launcher's environment has 40-90

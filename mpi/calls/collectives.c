@@ -21,7 +21,7 @@
 #include <topsync.h>
 
 #include "collectives/coll_private.h"
-#include "mpi_private.h"
+#include "node/node.h"
 
 /* the same order as topsync_coll_kind_t: s->coll_limit[fn] */
 enum coll_fn {
@@ -29,11 +29,9 @@ enum coll_fn {
     FN_REDUCE = TOPSYNC_COLL_REDUCE,
     FN_BCAST = TOPSYNC_COLL_BCAST
 };
-static const char *const fn_names[] = {"MPI_Allreduce", "MPI_Reduce", "MPI_Bcast"};
-
-const char *ts_mpi_coll_name(topsync_coll_kind_t kind)
+static inline const char *fn_name(enum coll_fn fn)
 {
-    return (unsigned)kind < TOPSYNC_COLL_KINDS ? fn_names[kind] : "";
+    return ts_mpi_coll_name((topsync_coll_kind_t)fn);
 }
 
 enum why_own { OWN_OP, OWN_TYPE, OWN_OP_TYPE, OWN_SIZE, OWN_COUNT, OWN_BIG, OWN_COUNT_OF_WHY };
@@ -61,7 +59,7 @@ static int own_because(enum coll_fn fn, enum why_own why, MPI_Count count, MPI_D
     char bytes[64] = "";
     if (count >= 0 && PMPI_Type_size(dt, &size) == MPI_SUCCESS && size != MPI_UNDEFINED)
         snprintf(bytes, sizeof bytes, " (%lld bytes)", (long long)count * size);
-    fprintf(stderr, "topsync-mpi: %s of %lld elements%s: the MPI's own, for %s\n", fn_names[fn],
+    fprintf(stderr, "topsync-mpi: %s of %lld elements%s: the MPI's own, for %s\n", fn_name(fn),
             (long long)count, bytes, why_words[why]);
     return 0;
 }
@@ -103,26 +101,14 @@ static bool served(enum coll_fn fn, const struct comm_state *s, MPI_Count count,
 /* A node step failed: the timeout (or an MPI_Abort seen by the idle
  * hook). The barrier-carried allreduce names who is missing as
  * MPI_Barrier does; a one-way step (bcast, reduce) names whom it waited
- * for (ts_coll_missing), in ranks of comm. */
+ * for (node/timeout.c). */
 static void node_failed(MPI_Comm comm, struct comm_state *s, bool after_leaders, enum coll_fn fn,
                         bool one_way)
 {
     if (!one_way)
         ts_mpi_timeout_abort(comm, s, topsync_coll_barrier(s->node.coll), after_leaders,
-                             fn_names[fn]);
-    char why[256];
-    snprintf(why, sizeof why, "%s", topsync_error_message());
-    unsigned missing[16];
-    int n = ts_coll_missing(missing, 16);
-    char list[256] = "";
-    size_t len = 0;
-    for (int i = 0; i < n && i < 16; i++)
-        len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", i ? ", " : "",
-                                s->node_members[missing[i]]);
-    ts_mpi_fatal(comm,
-                 "%s timed out (TOPSYNC_TIMEOUT): rank(s) %s of the communicator, on this node, "
-                 "have not arrived [%s]",
-                 fn_names[fn], n > 0 ? list : "(none left: they arrived late)", why);
+                             fn_name(fn));
+    ts_mpi_one_way_abort(comm, s, fn_name(fn));
 }
 
 /* comm rank -> index on my node, or -1 when it is on another node */
@@ -173,7 +159,7 @@ static bool small_enough(MPI_Count count, enum ts_mpi_fn big_fn)
 static int allreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt,
                      MPI_Op op, MPI_Comm comm, bool big)
 {
-    struct comm_state *s = ts_mpi_state_for(comm, big ? "MPI_Allreduce_c" : "MPI_Allreduce");
+    struct comm_state *s = ts_mpi_state_for(comm, big ? "MPI_Allreduce_c" : "MPI_Allreduce", NULL);
     topsync_datatype_t type;
     topsync_op_t top;
     size_t bytes;
@@ -207,7 +193,7 @@ static int allreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 static int reduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
                   int root, MPI_Comm comm, bool big)
 {
-    struct comm_state *s = ts_mpi_state_for(comm, big ? "MPI_Reduce_c" : "MPI_Reduce");
+    struct comm_state *s = ts_mpi_state_for(comm, big ? "MPI_Reduce_c" : "MPI_Reduce", NULL);
     topsync_datatype_t type;
     topsync_op_t top;
     size_t bytes;
@@ -257,7 +243,7 @@ static int reduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 
 static int bcast(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm, bool big)
 {
-    struct comm_state *s = ts_mpi_state_for(comm, big ? "MPI_Bcast_c" : "MPI_Bcast");
+    struct comm_state *s = ts_mpi_state_for(comm, big ? "MPI_Bcast_c" : "MPI_Bcast", NULL);
     topsync_datatype_t type;
     size_t bytes;
     int size = 0;
@@ -294,7 +280,7 @@ static int bcast(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm
 }
 
 /* ---- the entry points: PMPI_X serves, MPI_X passes through a tool loaded
- * after us (tool_chain.c), as MPI_Barrier ---------------------------------- */
+ * after us (binding/tool_chain.c), as MPI_Barrier ---------------------------------- */
 
 /* PMPI_X serves (`serve`: the call that does); MPI_X passes through a
  * tool. The large-count forms run the same code with big set. */

@@ -15,7 +15,7 @@
 
 #include <mpi.h>
 
-#include "mpi_private.h"
+#include "node/node.h"
 
 struct call_counts {
     /* written only by the owning thread (relaxed load and store: plain

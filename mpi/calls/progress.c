@@ -1,117 +1,21 @@
 /*
- * When a rank waiting in the node barrier must keep the MPI progressing
- * eagerly: the program has an RMA window (passive-target one-sided
- * operations of other ranks complete only while this rank's MPI runs), or
- * a nonblocking operation it started is still pending (a rendezvous Irecv
- * whose sender waits for it), whatever collectives come between the start
- * and the completion (issue 56 item 2: counting starts since the thread's
- * previous barrier lost the Irecv at the second collective after it). The
- * entry points here note those requests and their completions and pass the
- * calls on to the MPI (PMPI); the node barrier's idle hook (comm_setup.c)
- * then asks to be called again at once instead of backing off.
- * docs/design.md section 8.27.
+ * The MPI calls that start and complete requests, and those that open and
+ * free RMA windows: each noted (node/pending.c, which says why) and passed
+ * on to the MPI (PMPI). docs/design.md section 8.27.
  */
 #define _GNU_SOURCE
-#include <stdatomic.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <mpi.h>
 
-#include "mpi_private.h"
-
-/* relaxed everywhere: hints that only choose how often the hook polls; a
- * stale value costs one barrier's polling rate, never correctness */
-static _Atomic long windows;
-/* initial-exec, as topsync_mpi.c's cache: read on every MPI_Barrier, which
- * must not pay a __tls_get_addr call for it */
-static _Thread_local __attribute__((tls_model("initial-exec"))) bool eager;
-
-/*
- * The requests started through the calls below and not yet seen complete,
- * by handle (an int in MPICH, a pointer in Open MPI and the standard ABI:
- * kept as its bytes). `pending` mirrors their number for the barrier's
- * entry, which reads only it. A request completed where topsync does not
- * see it (an MPI's internal Fortran 2008 path) stays: the waits then poll
- * eagerly more often than needed, never less. Past PENDING_MOST requests,
- * `overflow` counts those not kept and keeps every wait eager until as many
- * completions of requests outside the set were seen (any such completion
- * counts, a request never noted among them: there a wait may stop polling
- * eagerly before the last of those not kept completed).
- */
-enum { PENDING_MOST = 256 };
-static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
-static MPI_Request pending_requests[PENDING_MOST]; /* under pending_lock */
-static int pending_count, overflow;                /* under pending_lock */
-static _Atomic int pending;                        /* pending_count + overflow */
-
-void ts_mpi_progress_enter(void)
-{
-    eager = atomic_load_explicit(&pending, memory_order_relaxed) > 0 ||
-            atomic_load_explicit(&windows, memory_order_relaxed) > 0;
-}
-
-bool ts_mpi_progress_eager(void)
-{
-    return eager;
-}
-
-static bool same_request(MPI_Request a, MPI_Request b)
-{
-    return memcmp(&a, &b, sizeof a) == 0;
-}
-
-static void note_started(const MPI_Request *requests, int n)
-{
-    pthread_mutex_lock(&pending_lock);
-    for (int i = 0; i < n; i++) {
-        if (same_request(requests[i], MPI_REQUEST_NULL))
-            continue;
-        bool known = false; /* a persistent request started again */
-        for (int k = 0; k < pending_count && !known; k++)
-            known = same_request(pending_requests[k], requests[i]);
-        if (known)
-            continue;
-        if (pending_count < PENDING_MOST)
-            pending_requests[pending_count++] = requests[i];
-        else
-            overflow++;
-    }
-    atomic_store_explicit(&pending, pending_count + overflow, memory_order_relaxed);
-    pthread_mutex_unlock(&pending_lock);
-}
-
-/* requests[i] completed (or freed) for each i with done(i) */
-static void note_completed(const MPI_Request *requests, int n, const int *indices, int count)
-{
-    pthread_mutex_lock(&pending_lock);
-    for (int j = 0; j < (indices ? count : n); j++) {
-        MPI_Request r = requests[indices ? indices[j] : j];
-        bool found = false;
-        for (int k = 0; k < pending_count && !found; k++) {
-            if (same_request(pending_requests[k], r)) {
-                pending_requests[k] = pending_requests[--pending_count];
-                found = true;
-            }
-        }
-        if (!found && overflow > 0 && !same_request(r, MPI_REQUEST_NULL))
-            overflow--; /* perhaps one of those not kept */
-    }
-    atomic_store_explicit(&pending, pending_count + overflow, memory_order_relaxed);
-    pthread_mutex_unlock(&pending_lock);
-}
-
-static inline bool any_pending(void)
-{
-    return atomic_load_explicit(&pending, memory_order_relaxed) > 0;
-}
+#include "node/node.h"
 
 static inline int count_window(int rc, long delta)
 {
     if (rc == MPI_SUCCESS)
-        atomic_fetch_add_explicit(&windows, delta, memory_order_relaxed);
+        ts_mpi_windows_add(delta);
     return rc;
 }
 
@@ -132,7 +36,7 @@ static inline int count_window(int rc, long delta)
 static inline int started(int rc, const MPI_Request *requests, int n)
 {
     if (rc == MPI_SUCCESS && n > 0)
-        note_started(requests, n);
+        ts_mpi_pending_started(requests, n);
     return rc;
 }
 /* counted() of a start: expanded inside PMPI_X, where `request` (one) or
@@ -225,19 +129,19 @@ static void release_copy(MPI_Request *copy, MPI_Request *small)
  * indices: all n) leave the set. MPI_Wait and MPI_Waitall note theirs
  * whatever rc: an error leaves them to a later call, noted anyway.
  */
-#define COMPLETES(name, params, args, n, requests, noted, indices, count)     \
-    int PMPI_##name params                                                    \
-    {                                                                         \
-        ts_mpi_bind();                                                        \
-        MPI_Request small[16], *old;                                          \
-        if (!any_pending() || !(old = copy_requests(requests, n, small, 16))) \
-            return TS_MPI_OWN(name) args;                                     \
-        int rc = TS_MPI_OWN(name) args;                                       \
-        if (noted)                                                            \
-            note_completed(old, n, indices, count);                           \
-        release_copy(old, small);                                             \
-        return rc;                                                            \
-    }                                                                         \
+#define COMPLETES(name, params, args, n, requests, noted, indices, count)            \
+    int PMPI_##name params                                                           \
+    {                                                                                \
+        ts_mpi_bind();                                                               \
+        MPI_Request small[16], *old;                                                 \
+        if (!ts_mpi_pending_any() || !(old = copy_requests(requests, n, small, 16))) \
+            return TS_MPI_OWN(name) args;                                            \
+        int rc = TS_MPI_OWN(name) args;                                              \
+        if (noted)                                                                   \
+            ts_mpi_pending_completed(old, n, indices, count);                        \
+        release_copy(old, small);                                                    \
+        return rc;                                                                   \
+    }                                                                                \
     TS_MPI_PASS_THROUGH(name, params, args)
 
 /* clang-format off */

@@ -2,7 +2,7 @@
  * The MPI's predefined datatypes and ops as topsync's collectives know
  * them: which C type a handle is, and which op. Open MPI's handles are
  * addresses in libmpi, looked up by name once (no load-time relocation
- * against an MPI: mpi_private.h); MPICH's and the standard ABI's are
+ * against an MPI: binding.h); MPICH's and the standard ABI's are
  * constants. Each type's size and extent are checked against the C type's
  * once, so a pair type laid out otherwise goes to the MPI's own.
  * The why: docs/design.md section 9.
@@ -15,7 +15,7 @@
 
 #include <mpi.h>
 
-#include "mpi_private.h"
+#include "binding/binding.h"
 
 #ifdef OMPI_MAJOR_VERSION
 #define HANDLE(constant, ompi_symbol) NULL, ompi_symbol
@@ -194,4 +194,13 @@ bool ts_mpi_coll_op(MPI_Op op, topsync_op_t *out)
     }
     *out = o->op;
     return true;
+}
+
+const char *ts_mpi_coll_name(topsync_coll_kind_t kind)
+{
+    static const char *const names[] = {"MPI_Allreduce", "MPI_Reduce", "MPI_Bcast"};
+    _Static_assert(TOPSYNC_COLL_ALLREDUCE == 0 && TOPSYNC_COLL_REDUCE == 1 &&
+                       TOPSYNC_COLL_BCAST == 2 && TOPSYNC_COLL_KINDS == 3,
+                   "names in topsync_coll_kind_t's order");
+    return (unsigned)kind < TOPSYNC_COLL_KINDS ? names[kind] : "";
 }

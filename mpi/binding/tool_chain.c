@@ -18,7 +18,7 @@
 
 #include <mpi.h>
 
-#include "mpi_private.h"
+#include "binding/binding.h"
 
 ts_mpi_fnptr ts_mpi_own_fn[TS_MPI_FN_COUNT];
 /* the tool's MPI_X after libtopsync-mpi in the global scope (NULL: none):
@@ -71,7 +71,7 @@ static int object_defines(void *symbol, const char *profiling_name)
     return same;
 }
 
-void ts_mpi_chain_resolve(void *mpi)
+void ts_mpi_chain_resolve(void *mpi, const char *path)
 {
     for (int fn = 0; fn < TS_MPI_FN_COUNT; fn++) {
         if (fn < TS_MPI_FN_SERVED_COUNT && !ts_mpi_own_fn[fn]) {
@@ -79,7 +79,7 @@ void ts_mpi_chain_resolve(void *mpi)
             if (!own && ts_mpi_fn_optional(fn))
                 continue; /* nothing calls it: the MPI's header has no MPI_X either */
             if (!own)
-                ts_mpi_refuse("%s defines no %s", ts_mpi_library(), names[fn].profiling);
+                ts_mpi_refuse("%s defines no %s", path, names[fn].profiling);
             ts_mpi_own_fn[fn] = as_function(own);
         }
         /* RTLD_NEXT: the first definition after this library in the

@@ -1,6 +1,6 @@
 /* The MPI ABIs topsync serves, told by an MPI library's soname, and the
  * libtopsync-mpi of each: one table for the run-time check
- * (mpi/mpi_binding.c) and topsync-info --mpi (tools/mpi_match.c). Header
+ * (mpi/binding/mpi_binding.c) and topsync-info --mpi (tools/mpi_match.c). Header
  * only, no MPI header needed. docs/design.md section 6. */
 #ifndef TOPSYNC_MPI_ABI_NAMES_H
 #define TOPSYNC_MPI_ABI_NAMES_H

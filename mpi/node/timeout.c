@@ -1,0 +1,70 @@
+/*
+ * TOPSYNC_TIMEOUT's abort: a wait on the node that timed out names the
+ * ranks of the communicator on this node that have not arrived, then
+ * MPI_Abort (a rank that died or hangs would otherwise hang the job).
+ * Error paths only. The why: docs/design.md section 8.21.
+ */
+#define _GNU_SOURCE
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <mpi.h>
+
+#include <topsync.h>
+
+#include "collectives/coll_private.h"
+#include "node/node.h"
+
+/*
+ * A wait with TOPSYNC_TIMEOUT that timed out: name the ranks of `comm` on
+ * this node that have not arrived, and MPI_Abort (a rank that died or hangs
+ * would otherwise hang the job). After the barrier between nodes
+ * (after_leaders), a node leader that has not come back is waiting there
+ * for a rank of another node: say so rather than blame the leader. Error
+ * path only.
+ */
+void ts_mpi_timeout_abort(MPI_Comm comm, struct comm_state *s, topsync_barrier_t *b,
+                          bool after_leaders, const char *what)
+{
+    char why[256];
+    snprintf(why, sizeof why, "%s", topsync_error_message());
+    unsigned missing[64];
+    int n = topsync_barrier_missing(b, (unsigned)s->node_rank, missing, 64);
+    int shown = n < 64 ? n : 64;
+    char list[512] = "";
+    size_t len = 0;
+    for (int i = 0; i < shown && len < sizeof list - 16; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", i ? ", " : "",
+                                s->node_members[missing[i]]);
+    if (n > shown)
+        snprintf(list + len, sizeof list - len, ", ... (%d in all)", n);
+    if (after_leaders && n == 1 && missing[0] == 0)
+        ts_mpi_fatal(comm,
+                     "%s timed out (TOPSYNC_TIMEOUT): rank %d of the communicator, this "
+                     "node's leader, has not come back from the barrier between nodes: a rank "
+                     "on another node has not arrived (that node's ranks name it) [%s]",
+                     what, s->node_members[0], why);
+    ts_mpi_fatal(comm,
+                 "%s timed out (TOPSYNC_TIMEOUT): rank(s) %s of the communicator, on "
+                 "this node, have not arrived [%s]",
+                 what, n > 0 ? list : "(none left: they arrived late)", why);
+}
+
+/* A one-way step names whom it waited for (ts_coll_missing), in ranks of
+ * comm. */
+void ts_mpi_one_way_abort(MPI_Comm comm, struct comm_state *s, const char *what)
+{
+    char why[256];
+    snprintf(why, sizeof why, "%s", topsync_error_message());
+    unsigned missing[16];
+    int n = ts_coll_missing(missing, 16);
+    char list[256] = "";
+    size_t len = 0;
+    for (int i = 0; i < n && i < 16; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", i ? ", " : "",
+                                s->node_members[missing[i]]);
+    ts_mpi_fatal(comm,
+                 "%s timed out (TOPSYNC_TIMEOUT): rank(s) %s of the communicator, on this node, "
+                 "have not arrived [%s]",
+                 what, n > 0 ? list : "(none left: they arrived late)", why);
+}
