@@ -28,7 +28,7 @@ void ts_mpi_refuse(const char *fmt, ...)
 
 void ts_mpi_fatal(MPI_Comm comm, const char *fmt, ...)
 {
-    char msg[768];
+    char msg[2048];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);

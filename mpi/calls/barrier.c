@@ -35,6 +35,7 @@ int topsync_mpi_barrier(MPI_Comm comm)
         return TS_MPI_OWN(Barrier)(comm);
     }
     ts_mpi_count(TS_MPI_CALL_BARRIER);
+    ts_mpi_call_note(s, TS_MPI_CALL_BARRIER, TS_MPI_HOW_NODE);
     /* A set-up that ends served ends with an MPI_Allreduce over comm whose
      * result depends on every rank's part (node/setup.c): nobody left it
      * before all had entered this barrier, which it therefore completes

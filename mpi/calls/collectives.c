@@ -34,67 +34,73 @@ static inline const char *fn_name(enum coll_fn fn)
     return ts_mpi_coll_name((topsync_coll_kind_t)fn);
 }
 
-enum why_own { OWN_OP, OWN_TYPE, OWN_OP_TYPE, OWN_SIZE, OWN_COUNT, OWN_BIG, OWN_COUNT_OF_WHY };
-static const char *const why_words[] = {
-    "an op that is not predefined (user-defined or MPI_REPLACE/MPI_NO_OP)",
-    "a datatype topsync does not serve (derived, or predefined but not in its list)",
-    "an op MPI does not define on this datatype (the MPI reports it)",
-    "a size topsync does not serve (the set-up's TOPSYNC_VERBOSE lines say why)",
-    "a negative count (the MPI reports it)",
-    "a large count (MPI_X_c) beyond what an int holds",
-};
-_Static_assert(TOPSYNC_COLL_KINDS *OWN_COUNT_OF_WHY <= 32, "one bit of `said` per reason");
+_Static_assert(TOPSYNC_COLL_KINDS *TS_MPI_OWN_WHY_COUNT <= 32, "one bit of `said` per reason");
+/* the call kinds of the job's summary and the call log, in this order */
+_Static_assert(TS_MPI_CALL_ALLREDUCE == 1 + FN_ALLREDUCE && TS_MPI_CALL_REDUCE == 1 + FN_REDUCE &&
+                   TS_MPI_CALL_BCAST == 1 + FN_BCAST,
+               "enum ts_mpi_call is enum coll_fn + 1");
 
 /* TOPSYNC_VERBOSE: each (function, reason) said once per process. */
 static _Atomic unsigned said;
 
-static int own_because(enum coll_fn fn, enum why_own why, MPI_Count count, MPI_Datatype dt)
+/* The MPI's own serves this call on a served communicator, for `why`:
+ * noted in the call log and, with TOPSYNC_VERBOSE, said once. */
+static bool own_because(struct comm_state *s, enum coll_fn fn, enum ts_mpi_own_why why,
+                        MPI_Count count, MPI_Datatype dt)
 {
-    unsigned bit = 1u << (fn * OWN_COUNT_OF_WHY + why);
+    ts_mpi_call_note(s, (enum ts_mpi_call)(1 + fn), 1 + (unsigned)why);
+    unsigned bit = 1u << (fn * TS_MPI_OWN_WHY_COUNT + why);
     /* relaxed: a once-only report, nothing depends on it */
     if (!ts_mpi_verbose() || (atomic_fetch_or_explicit(&said, bit, memory_order_relaxed) & bit))
-        return 0;
+        return false;
     /* the size as the MPI knows it: derived and Fortran types too */
     int size = 0;
     char bytes[64] = "";
     if (count >= 0 && PMPI_Type_size(dt, &size) == MPI_SUCCESS && size != MPI_UNDEFINED)
         snprintf(bytes, sizeof bytes, " (%lld bytes)", (long long)count * size);
     fprintf(stderr, "topsync-mpi: %s of %lld elements%s: the MPI's own, for %s\n", fn_name(fn),
-            (long long)count, bytes, why_words[why]);
-    return 0;
+            (long long)count, bytes, ts_mpi_own_why_words(why));
+    return false;
 }
 
 /*
- * Whether topsync serves this call; every rank decides alike, from what
- * MPI requires to be the same on every rank (count, datatype, op, root).
- * *type and *bytes describe the buffer.
+ * Whether topsync serves this call on comm, served (s); every rank decides
+ * alike, from what MPI requires to be the same on every rank (count,
+ * datatype, op, root), though a type signature spelled with other
+ * datatypes on another rank may decide otherwise there (not supported:
+ * the call log lets a timeout name it). *type and *bytes describe the
+ * buffer. The call is noted either way.
  */
-static bool served(enum coll_fn fn, const struct comm_state *s, MPI_Count count, MPI_Datatype dt,
-                   const MPI_Op *op, topsync_datatype_t *type, topsync_op_t *top, size_t *bytes)
+static bool served(enum coll_fn fn, struct comm_state *s, bool root_ok, MPI_Count count,
+                   MPI_Datatype dt, const MPI_Op *op, topsync_datatype_t *type, topsync_op_t *top,
+                   size_t *bytes)
 {
     int t = 0;
     size_t size = 0;
     *bytes = 0;
+    if (!root_ok)
+        return own_because(s, fn, TS_MPI_OWN_ROOT, count, dt);
     if (count < 0)
-        return own_because(fn, OWN_COUNT, count, dt);
+        return own_because(s, fn, TS_MPI_OWN_COUNT, count, dt);
     if (count > INT_MAX)
-        return own_because(fn, OWN_BIG, count, dt);
+        return own_because(s, fn, TS_MPI_OWN_BIG, count, dt);
     if (!ts_mpi_coll_type(dt, &t, &size))
-        return own_because(fn, OWN_TYPE, count, dt);
+        return own_because(s, fn, TS_MPI_OWN_TYPE, count, dt);
     *bytes = (size_t)count * size;
     if (op) {
         if (!ts_mpi_coll_op(*op, top))
-            return own_because(fn, OWN_OP, count, dt);
+            return own_because(s, fn, TS_MPI_OWN_OP, count, dt);
         /* MPI defines the bitwise ops on MPI_BYTE: its bytes as uint8 */
         if (t < 0 && size == 1 && dt == MPI_BYTE &&
             (*top == TOPSYNC_OP_BAND || *top == TOPSYNC_OP_BOR || *top == TOPSYNC_OP_BXOR))
             t = TOPSYNC_TYPE_UINT8;
         if (t < 0 || !ts_coll_op_applies(*top, (topsync_datatype_t)t))
-            return own_because(fn, OWN_OP_TYPE, count, dt);
+            return own_because(s, fn, TS_MPI_OWN_OP_TYPE, count, dt);
     }
     if (!topsync_coll_choice_serves(&s->coll_choice, (topsync_coll_kind_t)fn, *bytes))
-        return own_because(fn, OWN_SIZE, count, dt);
+        return own_because(s, fn, TS_MPI_OWN_SIZE, count, dt);
     *type = (topsync_datatype_t)t;
+    ts_mpi_call_note(s, (enum ts_mpi_call)(1 + fn), TS_MPI_HOW_NODE);
     return true;
 }
 
@@ -163,7 +169,7 @@ static int allreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
     topsync_datatype_t type;
     topsync_op_t top;
     size_t bytes;
-    if (!s || !served(FN_ALLREDUCE, s, count, dt, &op, &type, &top, &bytes)) {
+    if (!s || !served(FN_ALLREDUCE, s, true, count, dt, &op, &type, &top, &bytes)) {
         ts_mpi_count(TS_MPI_CALL_OWN);
         if (big && !small_enough(count, TS_MPI_FN_Allreduce_c))
             return TS_MPI_OWN(Allreduce_c)(sendbuf, recvbuf, count, dt, op, comm);
@@ -200,8 +206,8 @@ static int reduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
     int size = 0;
     if (s)
         PMPI_Comm_size(comm, &size);
-    if (!s || root < 0 || root >= size ||
-        !served(FN_REDUCE, s, count, dt, &op, &type, &top, &bytes)) {
+    if (!s ||
+        !served(FN_REDUCE, s, root >= 0 && root < size, count, dt, &op, &type, &top, &bytes)) {
         ts_mpi_count(TS_MPI_CALL_OWN);
         if (big && !small_enough(count, TS_MPI_FN_Reduce_c))
             return TS_MPI_OWN(Reduce_c)(sendbuf, recvbuf, count, dt, op, root, comm);
@@ -249,8 +255,8 @@ static int bcast(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm
     int size = 0;
     if (s)
         PMPI_Comm_size(comm, &size);
-    if (!s || root < 0 || root >= size ||
-        !served(FN_BCAST, s, count, dt, NULL, &type, NULL, &bytes)) {
+    if (!s ||
+        !served(FN_BCAST, s, root >= 0 && root < size, count, dt, NULL, &type, NULL, &bytes)) {
         ts_mpi_count(TS_MPI_CALL_OWN);
         if (big && !small_enough(count, TS_MPI_FN_Bcast_c))
             return TS_MPI_OWN(Bcast_c)(buf, count, dt, root, comm);

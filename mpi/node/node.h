@@ -31,6 +31,32 @@ enum comm_mode { MODE_PMPI, MODE_NODE, MODE_NODES, MODE_DEFERRED };
  * it needs: moved as one into the pool of freed communicators' when comm
  * is freed, and back into a later communicator of the same ranks
  * (parked.c). */
+/* Why a collective went to the MPI's own (decided by calls/collectives.c,
+ * named by TOPSYNC_VERBOSE and by TOPSYNC_TIMEOUT's abort). */
+enum ts_mpi_own_why {
+    TS_MPI_OWN_OP,
+    TS_MPI_OWN_TYPE,
+    TS_MPI_OWN_OP_TYPE,
+    TS_MPI_OWN_SIZE,
+    TS_MPI_OWN_COUNT,
+    TS_MPI_OWN_BIG,
+    TS_MPI_OWN_ROOT,
+    TS_MPI_OWN_WHY_COUNT
+};
+const char *ts_mpi_own_why_words(enum ts_mpi_own_why why);
+
+/* Each rank's latest collective call on a communicator (node/call_log.c):
+ * its slot in the node's segment, which the node's ranks read when a wait
+ * times out, and this rank's own recent calls. */
+#define TS_CALL_LOG_KEPT 64
+struct ts_call_log {
+    _Atomic uint64_t *slots; /* node_size words, `stride` words apart; NULL: no segment */
+    size_t stride;
+    uint64_t calls;                    /* this rank's calls on the node barrier's communicators */
+    uint64_t base;                     /* calls when the present communicator was set up */
+    uint16_t recent[TS_CALL_LOG_KEPT]; /* by call number: kind << 8 | how */
+};
+
 struct ts_node_sync {
     topsync_barrier_t *barrier;
     topsync_coll_t *coll; /* the node's collectives (MODE_NODE, MODE_NODES) */
@@ -43,6 +69,7 @@ struct ts_node_sync {
     int size;
     uint32_t layout_digest;
     uint64_t token;
+    struct ts_call_log call_log; /* in the segment, parked with it */
 };
 
 /* Moved by value when a deferred state is set up (node/states.c): nothing
@@ -250,6 +277,39 @@ enum ts_mpi_call {
     TS_MPI_CALL_KINDS
 };
 void ts_mpi_count(enum ts_mpi_call kind);
+
+/* ---- each rank's latest call, for the timeout to name (node/call_log.c) ----
+ * How a call went: TS_MPI_HOW_NODE (topsync, on the node), else 1 + the
+ * enum ts_mpi_own_why of the MPI's own. */
+enum { TS_MPI_HOW_NODE = 0 };
+/* The slots' size in the node's segment for node_size ranks (a cache line
+ * each), and where they start after `used` bytes (a line boundary). */
+size_t ts_mpi_call_log_bytes(int node_size);
+size_t ts_mpi_call_log_offset(size_t used);
+/* At a set-up that made the segment: the slots at `region` (NULL: none,
+ * one rank on the node), this rank's cleared. Local; the set-up's last
+ * collective orders it before any rank's reading. */
+void ts_mpi_call_log_attach(struct ts_call_log *log, void *region, int node_rank);
+/* At a set-up that took a parked node barrier: numbering starts again
+ * (every rank of the freed communicator made the same calls on it). */
+void ts_mpi_call_log_restart(struct ts_call_log *log);
+/* At each collective call on a served communicator, before it waits: its
+ * kind and how it goes, in this rank's slot (relaxed: read only by a
+ * timeout's message, where a stale word names an earlier call). */
+static inline void ts_mpi_call_note(struct comm_state *s, enum ts_mpi_call kind, unsigned how)
+{
+    struct ts_call_log *log = &s->node.call_log;
+    uint64_t n = ++log->calls;
+    uint16_t entry = (uint16_t)((unsigned)kind << 8 | how);
+    log->recent[n % TS_CALL_LOG_KEPT] = entry;
+    if (log->slots)
+        atomic_store_explicit(&log->slots[(size_t)s->node_rank * log->stride],
+                              (n - log->base) << 16 | entry, memory_order_relaxed);
+}
+/* Where the ranks missing[0..n) (node indexes) and this one diverged, as
+ * a sentence into out ("" when their calls say nothing more). */
+void ts_mpi_call_divergence(const struct comm_state *s, const unsigned *missing, int n, char *out,
+                            size_t len);
 
 void ts_mpi_summary(void);
 /* Whether MPI_Init or MPI_Init_thread was ours (node_map.c). */

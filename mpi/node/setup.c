@@ -678,6 +678,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm, const char *call)
          * on that one before freeing it, and freed it before its part of
          * the reduction above, so the barrier goes on from where it was. */
         *s->node.idle_comm = comm;
+        ts_mpi_call_log_restart(&s->node.call_log);
         s->coll_choice = l->coll_choice;
         s->mode = l->nodes > 1 ? MODE_NODES : MODE_NODE;
         if (want_verbose && rank == 0)
@@ -748,7 +749,9 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm, const char *call)
         failed = 1;
         snprintf(why, sizeof why, "%s", topsync_error_message());
     }
-    seg_size = barrier_bytes + coll_bytes;
+    /* and each rank's latest call, for a timeout to name (call_log.c) */
+    size_t log_at = ts_mpi_call_log_offset(barrier_bytes + coll_bytes);
+    seg_size = s->node_size > 1 ? log_at + ts_mpi_call_log_bytes(s->node_size) : 0;
 
     /* The segments: each node's first rank creates one (unless it failed
      * already: an empty name tells its node's ranks), names go round. Dead
@@ -797,6 +800,9 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm, const char *call)
             failed = 1;
             snprintf(why, sizeof why, "%s", topsync_error_message());
         }
+        ts_mpi_call_log_attach(&s->node.call_log,
+                               s->node_size > 1 ? (char *)s->node.segment + log_at : NULL,
+                               s->node_rank);
     }
 
     /* All ranks of comm agree: topsync everywhere, or PMPI everywhere. This

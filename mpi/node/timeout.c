@@ -1,7 +1,8 @@
 /*
  * TOPSYNC_TIMEOUT's abort: a wait on the node that timed out names the
- * ranks of the communicator on this node that have not arrived, then
- * MPI_Abort (a rank that died or hangs would otherwise hang the job).
+ * ranks of the communicator on this node that have not arrived, and where
+ * their calls and this rank's diverged (node/call_log.c), then MPI_Abort
+ * (a rank that died or hangs would otherwise hang the job).
  * Error paths only. The why: docs/design.md section 8.21.
  */
 #define _GNU_SOURCE
@@ -44,10 +45,13 @@ void ts_mpi_timeout_abort(MPI_Comm comm, struct comm_state *s, topsync_barrier_t
                      "node's leader, has not come back from the barrier between nodes: a rank "
                      "on another node has not arrived (that node's ranks name it) [%s]",
                      what, s->node_members[0], why);
+    char diverged[1024];
+    ts_mpi_call_divergence(s, missing, shown, diverged, sizeof diverged);
     ts_mpi_fatal(comm,
                  "%s timed out (TOPSYNC_TIMEOUT): rank(s) %s of the communicator, on "
-                 "this node, have not arrived [%s]",
-                 what, n > 0 ? list : "(none left: they arrived late)", why);
+                 "this node, have not arrived%s%s [%s]",
+                 what, n > 0 ? list : "(none left: they arrived late)", diverged[0] ? ": " : "",
+                 diverged, why);
 }
 
 /* A one-way step names whom it waited for (ts_coll_missing), in ranks of
@@ -63,8 +67,11 @@ void ts_mpi_one_way_abort(MPI_Comm comm, struct comm_state *s, const char *what)
     for (int i = 0; i < n && i < 16; i++)
         len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", i ? ", " : "",
                                 s->node_members[missing[i]]);
+    char diverged[1024];
+    ts_mpi_call_divergence(s, missing, n < 16 ? n : 16, diverged, sizeof diverged);
     ts_mpi_fatal(comm,
                  "%s timed out (TOPSYNC_TIMEOUT): rank(s) %s of the communicator, on this node, "
-                 "have not arrived [%s]",
-                 what, n > 0 ? list : "(none left: they arrived late)", why);
+                 "have not arrived%s%s [%s]",
+                 what, n > 0 ? list : "(none left: they arrived late)", diverged[0] ? ": " : "",
+                 diverged, why);
 }

@@ -401,6 +401,22 @@ timeout) # TOPSYNC_TIMEOUT: rank 1 dies (kill -9) or hangs (SIGSTOP) mid-run; th
     out=$(launch 4 overload TOPSYNC_TIMEOUT=2 -- "$(prog timeout_check)" kill 2>&1)
     rc=$?
     [ $rc -ne 0 ] && [ $rc -ne 124 ] && ok || ko "timeout kill, default launcher: rc=$rc"
+    # ranks that diverged at a broadcast (rank 1 spells the type otherwise,
+    # so the MPI's own serves it there; rank 0, the root, returned at once)
+    # and time out at the reduce after it: the abort names the broadcast
+    # (issue 56 item 3; it named only MPI_Reduce); 20 barriers before it
+    pkill -9 -f "timeout_check_$impl" 2>/dev/null # the job above's, if any are left
+    start=$SECONDS
+    out=$(launch 4 overload TOPSYNC_TIMEOUT=2 -- "$(prog timeout_check)" diverge 2>&1)
+    rc=$? took=$((SECONDS - start))
+    pkill -9 -f "timeout_check_$impl" 2>/dev/null
+    if grep -qE "MPI_Reduce timed out \(TOPSYNC_TIMEOUT\): rank\(s\) 1 of the communicator, on this node, have not arrived: the ranks diverged at MPI_Bcast, call 21 on this communicator since its set-up: rank 1 gave it to the MPI's own \(a datatype topsync does not serve" <<<"$out"; then
+        ok
+    else
+        ko "timeout diverge: no abort naming MPI_Bcast, where rank 1 diverged (exit $rc): $(grep -m2 'timed out' <<<"$out" | cut -c1-400)$(tail -n 5 <<<"$out")"
+    fi
+    [ "$took" -lt 60 ] && ok || ko "timeout diverge: took ${took}s"
+    grep -q "left the reduce: WRONG" <<<"$out" && ko "timeout diverge: the root left the reduce" || ok
     pkill -9 -f "timeout_check_$impl" 2>/dev/null
     out=$(launch 2 core TOPSYNC_TIMEOUT=soon -- "$check" 10 1 2>&1)
     [ $? -ne 0 ] && grep -q "TOPSYNC_TIMEOUT='soon' is not valid" <<<"$out" && ok || ko "bad TOPSYNC_TIMEOUT" ;;
