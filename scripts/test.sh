@@ -46,5 +46,9 @@ if [ "${TOPSYNC_SANITIZERS:-1}" != 0 ]; then
         -DTOPSYNC_SANITIZE=address,undefined -DTOPSYNC_BUILD_MPI=OFF \
         -DTOPSYNC_FUZZ_SECONDS="${TOPSYNC_FUZZ_SECONDS:-60}" \
         -DTOPSYNC_FUZZ_SEED="${TOPSYNC_FUZZ_SEED:-1}" >/dev/null
-    (cd build-fuzz && ctest --output-on-failure -L fuzz)
+    if ! (cd build-fuzz && ctest --output-on-failure -L fuzz); then
+        # again, last: a CI log's tail may be all that is read
+        cat build-fuzz/tests/fuzz/artifacts/verdict.txt 2>/dev/null
+        exit 1
+    fi
 fi

@@ -15,9 +15,15 @@ rm -f "$artifacts"/crash-* "$artifacts"/timeout-* "$artifacts"/leak-* "$artifact
       "$artifacts"/slow-unit-*
 seed_flag=
 [ "$seed" != 0 ] && seed_flag="-seed=$seed"
-ASAN_OPTIONS=detect_leaks=1 "$fuzzer" $seed_flag -max_total_time="$seconds" -timeout=10 \
-    -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$artifacts/" "$@"
+# a cache directory of its own: auto's model cache and tuning files of the
+# user (or of the tests before) neither steer nor receive the inputs
+rm -rf "$artifacts/cache" "$artifacts/verdict.txt"
+mkdir -p "$artifacts/cache"
+XDG_CACHE_HOME=$artifacts/cache ASAN_OPTIONS=detect_leaks=1 "$fuzzer" $seed_flag \
+    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
+    -artifact_prefix="$artifacts/" "$@" > "$artifacts/fuzz.log" 2>&1
 rc=$?
+cat "$artifacts/fuzz.log"
 [ "$rc" = 0 ] && exit 0
 for input in "$artifacts"/crash-* "$artifacts"/timeout-* "$artifacts"/leak-* "$artifacts"/oom-*; do
     [ -f "$input" ] || continue
@@ -28,4 +34,17 @@ for input in "$artifacts"/crash-* "$artifacts"/timeout-* "$artifacts"/leak-* "$a
     echo '"'
     echo "replay: $fuzzer $input"
 done
+# last, where a log's tail shows it (scripts/test.sh prints it again): what
+# libFuzzer and the sanitizers said went wrong, and the input
+{
+    echo "run_fuzz: FAILED (exit $rc):"
+    grep -E "^==[0-9]+==(ERROR|WARNING)|^SUMMARY:|ALARM:|out-of-memory|Timeout|fuzz_parsers: |deadly signal" \
+        "$artifacts/fuzz.log" | head -n 8
+    for input in "$artifacts"/crash-* "$artifacts"/timeout-* "$artifacts"/leak-* "$artifacts"/oom-*; do
+        [ -f "$input" ] || continue
+        printf 'input %s: "' "$(basename "$input")"
+        od -A n -t o1 -v "$input" | tr -s ' \n' '  ' | sed 's/ *$//; s/ \([0-7][0-7]*\)/\\\1/g'
+        echo '"'
+    done
+} | tee "$artifacts/verdict.txt"
 exit "$rc"
