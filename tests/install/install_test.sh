@@ -56,6 +56,15 @@ case "$bins" in "topsync-bench topsync-info topsync-sim topsync-tune ") ;;
     *) echo "FAILED: bin/ holds more than the four tools: $bins" >&2; exit 1 ;; esac
 [ -x "$tmp/prefix/libexec/topsync/topsync-bench-pthread-loop" ] ||
     { echo "FAILED: no libexec/topsync/topsync-bench-pthread-loop" >&2; exit 1; }
+# every installed helper starts as it is: nothing its loader cannot find
+# (RUNPATH from libexec/topsync; it was libexec/lib)
+for helper in "$tmp"/prefix/libexec/topsync/*; do
+    deps=$(env -u LD_LIBRARY_PATH ldd "$helper")
+    if grep -q "not found" <<<"$deps"; then
+        echo "FAILED: installed $(basename "$helper") misses libraries: $(grep 'not found' <<<"$deps")" >&2
+        exit 1
+    fi
+done
 for page in man7/topsync.7 man1/topsync-info.1 man1/topsync-bench.1 man1/topsync-sim.1 man1/topsync-tune.1; do
     [ -s "$tmp/prefix/share/man/$page" ] || { echo "FAILED: share/man/$page not installed" >&2; exit 1; }
 done
@@ -163,6 +172,22 @@ for impl in openmpi mpich; do
     out=$(env -u LD_LIBRARY_PATH timeout 60 $launch "$tmp/pc_mpi_$impl")
     case "$out" in *"mpi consumer: "*) ;;
         *) echo "FAILED: $impl pkg-config consumer: $out" >&2; exit 1 ;; esac
+    # the installed MPI benchmarks from the private prefix: their helpers in
+    # libexec/topsync find the prefix's libraries by their own RUNPATH (they
+    # looked in libexec/lib: exit 127)
+    out=$(cd "$tmp" && env -u LD_LIBRARY_PATH timeout 120 $launch "$tmp/prefix/bin/topsync-bench" barrier \
+          --mpi --iterations 50 --runs 1 2>&1)
+    grep -q "peer:mpi" <<<"$out" ||
+        { echo "FAILED: installed topsync-bench barrier --mpi under $impl: $out" >&2; exit 1; }
+    out=$(cd "$tmp" && env -u LD_LIBRARY_PATH timeout 120 $launch "$tmp/prefix/bin/topsync-bench" allreduce \
+          --mpi --iterations 50 --runs 1 2>&1)
+    grep -qE "[0-9]+ B +mpi" <<<"$out" ||
+        { echo "FAILED: installed topsync-bench allreduce --mpi under $impl: $out" >&2; exit 1; }
+    out=$(cd "$tmp" && env -u LD_LIBRARY_PATH timeout 120 $launch "$tmp/prefix/bin/topsync-tune" --mpi \
+          --iterations 50 --runs 1 --output "$tmp/tune-$impl.json" 2>&1)
+    grep -q "wrote $tmp/tune-$impl.json" <<<"$out" ||
+        { echo "FAILED: installed topsync-tune --mpi under $impl: $out" >&2; exit 1; }
+    checks=$((checks + 3))
     # C++: the header keeps the MPI's C++ bindings out (MPI::Comm would need
     # libmpi_cxx) when it comes first
     printf '#include <topsync/mpi.h>\n#include <cstdio>\nint main(int argc, char **argv) {\n  MPI_Init(&argc, &argv);\n  MPI_Barrier(MPI_COMM_WORLD);\n  int r; MPI_Comm_rank(MPI_COMM_WORLD, &r);\n  if (!r) std::printf("mpi consumer: %%s\\n", topsync_mpi_describe(MPI_COMM_WORLD));\n  MPI_Finalize();\n}\n' \
