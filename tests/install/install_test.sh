@@ -68,6 +68,13 @@ done
 for page in man7/topsync.7 man1/topsync-info.1 man1/topsync-bench.1 man1/topsync-sim.1 man1/topsync-tune.1; do
     [ -s "$tmp/prefix/share/man/$page" ] || { echo "FAILED: share/man/$page not installed" >&2; exit 1; }
 done
+# share/doc/topsync: the README, the licence, the changes, the design and
+# model notes the messages point to, and the examples as source
+for doc in README.md LICENSE CHANGELOG.md docs/design.md docs/model.md docs/results.md \
+           examples/barrier_threads.c; do
+    [ -s "$tmp/prefix/share/doc/topsync/$doc" ] ||
+        { echo "FAILED: share/doc/topsync/$doc not installed" >&2; exit 1; }
+done
 MANPATH="$tmp/prefix/share/man" man -w topsync >/dev/null 2>&1 || ! command -v man >/dev/null ||
     { echo "FAILED: man does not find topsync(7) in the installed prefix" >&2; exit 1; }
 # coll/topsync, when built: installed where the README says, finding the
