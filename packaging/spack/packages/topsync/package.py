@@ -22,6 +22,8 @@ class Topsync(CMakePackage):
     and packages (hwloc), drop-in MPI_Barrier (PMPI) and pthread_barrier
     libraries, and Remote Core Locking with NUMA placement."""
 
+    # where the project is to be published: nothing is there yet (README,
+    # "HPC centres": give Spack the source with package_attributes)
     homepage = "https://github.com/topsync/topsync"
     git = "https://github.com/topsync/topsync.git"
     url = "https://github.com/topsync/topsync/archive/refs/tags/v0.1.0.tar.gz"
