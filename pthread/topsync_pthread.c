@@ -67,6 +67,7 @@ static struct {
     wait_fn wait;
     destroy_fn destroy;
     int environment_bad; /* a TOPSYNC_* variable is bad: glibc for all */
+    int verbose;         /* TOPSYNC_VERBOSE: 0, 1 (start and end lines), 2 (each barrier) */
     /* glibc stores the count at byte 8 (checked on a scratch barrier once;
      * glibc 2.23 to 2.40 do): a 0 there is a barrier glibc never set up */
     int count_at_8;
@@ -98,6 +99,49 @@ static void glibc_resolve(void)
     if (ts_environment_check(false, TS_ENV_ALL & ~TS_ENV_BARRIER) < 0)
         fprintf(stderr, "libtopsync-pthread: warning: %s (not used by pthread barriers)\n",
                 topsync_error_message());
+    const char *v = getenv("TOPSYNC_VERBOSE");
+    if (v && *v && strcmp(v, "0") && strcmp(v, "1") && strcmp(v, "2"))
+        fprintf(stderr,
+                "libtopsync-pthread: warning: TOPSYNC_VERBOSE='%s' is not valid; valid: 0 "
+                "(silent), 1 (a start line and a summary at exit), 2 (a line per barrier); "
+                "taken as 0\n",
+                v);
+    else
+        glibc.verbose = v && *v ? *v - '0' : 0;
+}
+
+/* TOPSYNC_VERBOSE: how many barriers each implementation got (relaxed:
+ * counters read at exit, after the program's threads are done) */
+static _Atomic unsigned long served_ours, served_glibc;
+
+/* The summary at exit (TOPSYNC_VERBOSE >= 1), when a barrier was made. */
+__attribute__((destructor)) static void say_summary(void)
+{
+    unsigned long ours = atomic_load_explicit(&served_ours, memory_order_relaxed);
+    unsigned long theirs = atomic_load_explicit(&served_glibc, memory_order_relaxed);
+    if (glibc.verbose >= 1 && ours + theirs > 0)
+        fprintf(stderr,
+                "libtopsync-pthread: summary: %lu pthread barrier%s topsync's, %lu glibc's%s\n",
+                ours, ours == 1 ? "" : "s", theirs,
+                theirs && glibc.verbose < 2 ? " (TOPSYNC_VERBOSE=2 says why)" : "");
+}
+
+/* The first barrier topsync serves says so (TOPSYNC_VERBOSE=1); each one
+ * does with 2. */
+static void say_served(const struct ts_pthread_barrier *s, unsigned count)
+{
+    unsigned long n = atomic_fetch_add_explicit(&served_ours, 1, memory_order_relaxed);
+    if (glibc.verbose >= 2)
+        fprintf(stderr, "libtopsync-pthread: pthread_barrier_init(count %u): %s, wait %s; %s\n",
+                count, topsync_barrier_algorithm(s->instance[0]),
+                topsync_barrier_wait_policy_name(s->instance[0]),
+                topsync_barrier_explain(s->instance[0]));
+    else if (glibc.verbose == 1 && n == 0)
+        fprintf(stderr,
+                "libtopsync-pthread %s: pthread barriers are topsync's (the first: count %u, "
+                "%s, wait %s); a summary at exit, TOPSYNC_VERBOSE=2 for each barrier\n",
+                topsync_version(), count, topsync_barrier_algorithm(s->instance[0]),
+                topsync_barrier_wait_policy_name(s->instance[0]));
 }
 
 static struct ts_pthread_handle *handle(pthread_barrier_t *b)
@@ -257,6 +301,7 @@ int topsync_pthread_barrier_init(pthread_barrier_t *barrier, const pthread_barri
         ours = 0;
     }
     if (ours) {
+        say_served(s, count);
         struct ts_pthread_handle *h = handle(barrier);
         memset(barrier, 0, sizeof *barrier);
         h->state = s;
@@ -269,8 +314,17 @@ int topsync_pthread_barrier_init(pthread_barrier_t *barrier, const pthread_barri
     if (!glibc.init)
         return ENOMEM;
     int rc = glibc.init(barrier, attr, count);
-    if (rc == 0)
+    if (rc == 0) {
         handle(barrier)->check = 0; /* glibc's now, whatever was there before */
+        atomic_fetch_add_explicit(&served_glibc, 1, memory_order_relaxed);
+        if (glibc.verbose >= 2)
+            fprintf(stderr, "libtopsync-pthread: pthread_barrier_init(count %u): glibc's, %s\n",
+                    count,
+                    pshared != PTHREAD_PROCESS_PRIVATE ? "process-shared (topsync serves "
+                                                         "private barriers)"
+                    : glibc.environment_bad            ? "for a bad barrier variable (said above)"
+                                            : "topsync could not set it up (said above)");
+    }
     return rc;
 }
 

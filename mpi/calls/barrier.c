@@ -34,6 +34,11 @@ int topsync_mpi_barrier(MPI_Comm comm)
         ts_mpi_count(TS_MPI_CALL_OWN);
         return TS_MPI_OWN(Barrier)(comm);
     }
+    if (!(s->ops & 1u << TS_MPI_CALL_BARRIER)) { /* TOPSYNC_MPI_OPS leaves it to the MPI */
+        ts_mpi_count(TS_MPI_CALL_OWN);
+        ts_mpi_call_note(s, TS_MPI_CALL_BARRIER, 1 + TS_MPI_OWN_OFF);
+        return set_up ? MPI_SUCCESS : TS_MPI_OWN(Barrier)(comm);
+    }
     ts_mpi_count(TS_MPI_CALL_BARRIER);
     ts_mpi_call_note(s, TS_MPI_CALL_BARRIER, TS_MPI_HOW_NODE);
     /* A set-up that ends served ends with an MPI_Allreduce over comm whose

@@ -51,7 +51,7 @@ static bool own_because(struct comm_state *s, enum coll_fn fn, enum ts_mpi_own_w
     ts_mpi_call_note(s, (enum ts_mpi_call)(1 + fn), 1 + (unsigned)why);
     unsigned bit = 1u << (fn * TS_MPI_OWN_WHY_COUNT + why);
     /* relaxed: a once-only report, nothing depends on it */
-    if (!ts_mpi_verbose() || (atomic_fetch_or_explicit(&said, bit, memory_order_relaxed) & bit))
+    if (ts_mpi_verbose() < 2 || (atomic_fetch_or_explicit(&said, bit, memory_order_relaxed) & bit))
         return false;
     /* the size as the MPI knows it: derived and Fortran types too */
     int size = 0;
@@ -78,6 +78,8 @@ static bool served(enum coll_fn fn, struct comm_state *s, bool root_ok, MPI_Coun
     int t = 0;
     size_t size = 0;
     *bytes = 0;
+    if (!(s->ops & 1u << (1 + fn)))
+        return own_because(s, fn, TS_MPI_OWN_OFF, count, dt);
     if (!root_ok)
         return own_because(s, fn, TS_MPI_OWN_ROOT, count, dt);
     if (count < 0)

@@ -27,6 +27,7 @@ static const char *const own_why_words[] = {
     "a negative count (the MPI reports it)",
     "a large count (MPI_X_c) beyond what an int holds",
     "a root outside the communicator (the MPI reports it)",
+    "TOPSYNC_MPI_OPS, which leaves this call to the MPI",
 };
 _Static_assert(sizeof own_why_words / sizeof own_why_words[0] == TS_MPI_OWN_WHY_COUNT,
                "a sentence per reason");

@@ -52,6 +52,7 @@ void ts_mpi_env_scan(struct ts_mpi_env *out)
         note_value(*e, "TOPSYNC_BARRIER=", 16, &out->barrier);
         note_value(*e, "TOPSYNC_NODE_SPLIT=", 19, &out->node_split);
         note_value(*e, "TOPSYNC_MPI_SETUP_AT=", 21, &out->setup_at);
+        note_value(*e, "TOPSYNC_MPI_OPS=", 16, &out->ops);
     }
 }
 

@@ -41,6 +41,7 @@ enum ts_mpi_own_why {
     TS_MPI_OWN_COUNT,
     TS_MPI_OWN_BIG,
     TS_MPI_OWN_ROOT,
+    TS_MPI_OWN_OFF,
     TS_MPI_OWN_WHY_COUNT
 };
 const char *ts_mpi_own_why_words(enum ts_mpi_own_why why);
@@ -85,6 +86,7 @@ struct comm_state {
     int *leader_rank_of; /* MODE_NODES: comm rank -> its node leader's rank among the leaders */
     void *scratch;       /* collectives: results this rank does not keep (collectives.c) */
     unsigned deferred_barriers; /* MODE_DEFERRED: PMPI_Barriers left before set-up */
+    unsigned ops;               /* TOPSYNC_MPI_OPS as the set-up agreed it */
 };
 
 /* What a process tells the others about itself at set-up: which node it is
@@ -113,7 +115,12 @@ MPI_Comm ts_mpi_world_leaders(void);
 /* At MPI_Finalize (finalize.c): free the node leaders' communicator. */
 void ts_mpi_node_map_release(void);
 
-/* TOPSYNC_NODE_SPLIT (1 when unset; 0 when invalid) and TOPSYNC_VERBOSE;
+/* TOPSYNC_MPI_OPS: the calls topsync serves, as bits 1 << enum
+ * ts_mpi_call (TS_MPI_OPS_ALL when unset; -1 when invalid). */
+enum { TS_MPI_OPS_ALL = 0xf };
+int ts_mpi_ops_of(const char *value);
+/* TOPSYNC_NODE_SPLIT (1 when unset; 0 when invalid) and TOPSYNC_VERBOSE
+ * (0, 1: a start line and the end-of-job summary, 2: every detail);
  * _of: of that value (NULL: unset), as read by ts_mpi_env_scan. */
 int ts_mpi_node_split(void);
 int ts_mpi_node_split_of(const char *value);
@@ -209,7 +216,7 @@ struct ts_layout {
  * calls, as getenv would return them. */
 struct ts_mpi_env {
     uint64_t hash;
-    const char *barrier, *node_split, *setup_at;
+    const char *barrier, *node_split, *setup_at, *ops;
 };
 void ts_mpi_env_scan(struct ts_mpi_env *out);
 /* comm's ranks in MPI_COMM_WORLD, malloc()ed; -1 when one is not in it

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/env.h"
 #include "base/error.h"
@@ -38,6 +39,33 @@ int ts_mpi_node_split_of(const char *value)
 int ts_mpi_node_split(void)
 {
     return ts_mpi_node_split_of(ts_getenv("TOPSYNC_NODE_SPLIT"));
+}
+
+int ts_mpi_ops_of(const char *value)
+{
+    if (!value || !*value)
+        return TS_MPI_OPS_ALL;
+    if (!strcasecmp(value, "all"))
+        return TS_MPI_OPS_ALL;
+    if (!strcasecmp(value, "none"))
+        return 0;
+    static const char *const words[] = {"barrier", "allreduce", "reduce", "bcast"};
+    int mask = 0;
+    const char *at = value;
+    while (*at) {
+        size_t len = strcspn(at, ",");
+        int bit = -1;
+        for (int k = 0; k < 4 && bit < 0; k++)
+            if (strlen(words[k]) == len && !strncasecmp(at, words[k], len))
+                bit = 1 << k;
+        if (bit < 0 || (mask & bit)) /* unknown, or repeated */
+            return -1;
+        mask |= bit;
+        at += len;
+        if (*at == ',' && !*++at) /* a trailing comma */
+            return -1;
+    }
+    return mask;
 }
 
 int ts_mpi_setup_at_of(const char *value)
@@ -76,8 +104,16 @@ bool ts_mpi_init_seen(void)
 
 int ts_mpi_verbose(void)
 {
-    const char *v = getenv("TOPSYNC_VERBOSE");
-    return v && !strcmp(v, "1");
+    /* read once: every MPI call that may report asks (0 when invalid:
+     * node/setup.c reports it) */
+    static _Atomic int level = -1;
+    int l = atomic_load_explicit(&level, memory_order_relaxed); /* the value is the message */
+    if (l < 0) {
+        const char *v = getenv("TOPSYNC_VERBOSE");
+        l = v && !strcmp(v, "1") ? 1 : v && !strcmp(v, "2") ? 2 : 0;
+        atomic_store_explicit(&level, l, memory_order_relaxed);
+    }
+    return l;
 }
 
 void ts_mpi_node_map_init(int provided)
@@ -90,7 +126,7 @@ void ts_mpi_node_map_init(int provided)
         split = 1; /* reported at the first set-up, on every rank */
     int wrank, srank, ssize, prank;
     PMPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    if (wrank == 0 && ts_mpi_verbose()) {
+    if (wrank == 0 && ts_mpi_verbose() >= 2) {
         fprintf(stderr, "topsync-mpi: MPI library %s\n", ts_mpi_library());
         ts_mpi_chain_report();
     }

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -52,8 +53,18 @@ static int check_config(char *why, size_t len)
         return 1;
     }
     const char *v = getenv("TOPSYNC_VERBOSE");
-    if (v && *v && strcmp(v, "0") && strcmp(v, "1")) {
-        snprintf(why, len, "TOPSYNC_VERBOSE='%s' is not valid; valid: 0, 1", v);
+    if (v && *v && strcmp(v, "0") && strcmp(v, "1") && strcmp(v, "2")) {
+        snprintf(why, len,
+                 "TOPSYNC_VERBOSE='%s' is not valid; valid: 0 (silent), 1 (a start line and "
+                 "the end-of-job summary), 2 (every detail)",
+                 v);
+        return 1;
+    }
+    if (ts_mpi_ops_of(getenv("TOPSYNC_MPI_OPS")) < 0) {
+        snprintf(why, len,
+                 "TOPSYNC_MPI_OPS='%s' is not valid; valid: a comma-separated list of barrier, "
+                 "allreduce, reduce, bcast (each once); all; none",
+                 getenv("TOPSYNC_MPI_OPS"));
         return 1;
     }
     if (ts_mpi_setup_at() == 0) {
@@ -340,7 +351,7 @@ static size_t choose_coll_limits(MPI_Comm comm, struct comm_state *s, topsync_to
             most = s->coll_choice.max_bytes[k];
         bool less = s->coll_choice.max_bytes[k] != choice.max_bytes[k] ||
                     s->coll_choice.classes[k] != choice.classes[k];
-        if (ts_mpi_verbose() && rank == 0 && !*failed)
+        if (ts_mpi_verbose() >= 2 && rank == 0 && !*failed)
             fprintf(stderr, "topsync-mpi: %s up to %zu B%s: %s\n",
                     ts_mpi_coll_name((topsync_coll_kind_t)k), s->coll_choice.max_bytes[k],
                     less ? " (another rank chose less)" : "", choice.explain[k]);
@@ -403,6 +414,48 @@ static void describe(const struct comm_state *s, MPI_Comm comm, const char *pmpi
         fprintf(stderr, "topsync-mpi:   nodes, bindings and collectives kept from an earlier "
                         "communicator of the same ranks: none gathered; node barrier and "
                         "segment of a freed one: none made\n");
+}
+
+/*
+ * TOPSYNC_VERBOSE=1's one line per job, by MPI_COMM_WORLD's rank 0 when
+ * its set-up ends: topsync's version and the MPI's, what topsync serves,
+ * and how on MPI_COMM_WORLD (`nodes`: how many; `pmpi_reason`: why the
+ * MPI's own barrier serves it). The end of the job has its summary
+ * (summary.c); TOPSYNC_VERBOSE=2 adds every communicator's details.
+ */
+static void start_line(const struct comm_state *s, MPI_Comm comm, int rank, int size, int nodes,
+                       const char *pmpi_reason)
+{
+    if (comm != MPI_COMM_WORLD || rank != 0 || ts_mpi_verbose() < 1)
+        return;
+    char mpi[TOPSYNC_TUNING_MPI_LEN], ops[96] = "", how[512];
+    ts_mpi_identity(mpi, sizeof mpi);
+    static const char *const names[] = {"MPI_Barrier", "MPI_Allreduce", "MPI_Reduce", "MPI_Bcast"};
+    size_t used = 0;
+    for (unsigned k = 0; k < 4; k++)
+        if (s->ops & 1u << k)
+            used +=
+                (size_t)snprintf(ops + used, sizeof ops - used, "%s%s", used ? ", " : "", names[k]);
+    if (s->mode == MODE_PMPI) {
+        snprintf(how, sizeof how, "the MPI's own barrier and collectives (%s)",
+                 pmpi_reason ? pmpi_reason : "not served");
+    } else {
+        size_t most = 0;
+        for (unsigned k = 0; k < TOPSYNC_COLL_KINDS; k++)
+            if (s->ops & 1u << (1 + k) && s->coll_choice.max_bytes[k] > most)
+                most = s->coll_choice.max_bytes[k];
+        char coll[64] = "";
+        if (most)
+            snprintf(coll, sizeof coll, ", collectives on the node up to %zu B", most);
+        snprintf(how, sizeof how, "%d %s, barrier %s (wait %s)%s%s", nodes,
+                 nodes == 1 ? "node" : "nodes", topsync_barrier_algorithm(s->node.barrier),
+                 topsync_barrier_wait_policy_name(s->node.barrier),
+                 s->mode == MODE_NODES ? " + the MPI's among the node leaders" : "", coll);
+    }
+    fprintf(stderr,
+            "topsync-mpi %s on %s: serving %s; MPI_COMM_WORLD of %d ranks: %s (a summary at "
+            "MPI_Finalize; TOPSYNC_VERBOSE=2 for details)\n",
+            topsync_version(), mpi, used ? ops : "none (TOPSYNC_MPI_OPS=none)", size, how);
 }
 
 void ts_mpi_state_free(struct comm_state *s)
@@ -502,6 +555,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm, const char *call)
     s->comm = comm;
     s->leaders = MPI_COMM_NULL;
     s->mode = MODE_PMPI;
+    s->ops = TS_MPI_OPS_ALL;
 
     int inter = 0, size = 1, rank = 0;
     PMPI_Comm_test_inter(comm, &inter);
@@ -509,7 +563,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm, const char *call)
         PMPI_Comm_size(comm, &size);
     PMPI_Comm_rank(comm, &rank); /* in the local group for an intercommunicator */
     if (inter || size == 1) {
-        if (rank == 0 && ts_mpi_verbose()) {
+        if (rank == 0 && ts_mpi_verbose() >= 2) {
             if (inter) { /* both groups' sizes: the comm's size is the local group's */
                 int local = 0, remote = 0;
                 PMPI_Comm_size(comm, &local);
@@ -550,8 +604,11 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm, const char *call)
         {"TOPSYNC_NODE_SPLIT", ts_mpi_node_split_of(env.node_split), NULL, NULL},
         {"TOPSYNC_MPI_SETUP_AT", agreed_at ? agreed_at : ts_mpi_setup_at_of(env.setup_at), NULL,
          NULL},
+        {"TOPSYNC_MPI_OPS (as bits: barrier 1, allreduce 2, reduce 4, bcast 8)",
+         ts_mpi_ops_of(env.ops), NULL, NULL},
     };
     bool pmpi = shape[0].value;
+    s->ops = shape[3].value < 0 ? TS_MPI_OPS_ALL : (unsigned)shape[3].value; /* invalid: aborts */
     int *world_ranks = NULL;
     struct ts_layout kept, fresh;
     memset(&kept, 0, sizeof kept);
@@ -566,7 +623,9 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm, const char *call)
     int parked_hi = (int)(parked >> 31), parked_lo = (int)(parked & 0x7fffffffu);
     /* MPI_MAX of each and of the negated digest and token: equal ones
      * everywhere when the two meet */
-    enum { SHAPES = sizeof shape / sizeof shape[0], AGREE = 8 + 2 * SHAPES };
+    /* ... and, last, the lowest rank with a bad variable, which alone
+     * says so (one line, not one per rank) */
+    enum { SHAPES = sizeof shape / sizeof shape[0], AGREE = 9 + 2 * SHAPES };
     int agree[AGREE] = {bad,
                         !have,
                         have ? (int)kept.digest : 0,
@@ -579,12 +638,14 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm, const char *call)
         agree[8 + 2 * v] = shape[v].value;
         agree[9 + 2 * v] = -shape[v].value;
     }
+    agree[AGREE - 1] = bad ? -rank : INT_MIN;
     /* For a set-up that takes a parked barrier, this is the last
      * collective: topsync_mpi_barrier counts on it as the barrier */
     agree_within_timeout(agree, AGREE, comm, call);
     if (agree[0]) {
-        if (bad) {
-            fprintf(stderr, "topsync-mpi (rank %d): %s\n", rank, config_error);
+        if (bad && -agree[AGREE - 1] == rank) {
+            fprintf(stderr, "topsync-mpi (rank %d, the first of those it applies to): %s\n", rank,
+                    config_error);
             fflush(stderr);
         }
         TS_MPI_OWN(Barrier)(comm);
@@ -595,9 +656,10 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm, const char *call)
     if (comm == MPI_COMM_WORLD && !agreed_at)
         ts_mpi_agree_setup_at(shape[2].value);
     if (pmpi) {
-        if (rank == 0 && ts_mpi_verbose())
+        if (rank == 0 && ts_mpi_verbose() >= 2)
             fprintf(stderr, "topsync-mpi: comm of %d ranks: PMPI_Barrier (TOPSYNC_BARRIER=mpi)\n",
                     size);
+        start_line(s, comm, rank, size, 0, "TOPSYNC_BARRIER=mpi");
         return s;
     }
     bool reused = !agree[1] && agree[2] == -agree[3];
@@ -605,7 +667,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm, const char *call)
     if (parked && !unparked)
         ts_mpi_park(&s->node);
     struct ts_layout *l = reused ? &kept : &fresh;
-    int want_verbose = ts_mpi_verbose();
+    int want_verbose = ts_mpi_verbose() >= 2;
 
     /* Who is on which node, and the mode: the same answer on every rank. */
     if (!reused) {
@@ -664,6 +726,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm, const char *call)
             ts_mpi_park(&s->node);
         if (want_verbose && rank == 0)
             describe(s, comm, pmpi_reason, KEPT_NOTHING);
+        start_line(s, comm, rank, size, l->nodes, pmpi_reason);
         free(s->node_members);
         s->node_members = NULL;
         ts_mpi_layout_clear(&kept);
@@ -805,6 +868,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm, const char *call)
                                s->node_rank);
     }
 
+    int nodes = l->nodes; /* l is kept (moved) below */
     /* All ranks of comm agree: topsync everywhere, or PMPI everywhere. This
      * reduction also orders every rank's attach before anyone's first wait
      * (attach's contract): nobody has its result before all contributed;
@@ -812,13 +876,18 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm, const char *call)
      * is then unlinked: from then on nothing of it is in /dev/shm. The
      * set-up's last collective: topsync_mpi_barrier counts on it as the
      * barrier of the call that set comm up. */
-    int any = failed;
-    TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, comm);
+    /* with who says why: the lowest rank that failed with a reason, so
+     * that a failure every rank met is one line, not one per rank */
+    int any[2] = {failed, failed && why[0] ? -rank : INT_MIN};
+    TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, any, 2, MPI_INT, MPI_MAX, comm);
     if (name[0])
         shm_unlink(name);
-    if (any) {
-        if (failed && why[0])
-            fprintf(stderr, "topsync-mpi: warning: %s; this communicator uses PMPI_Barrier\n", why);
+    if (any[0]) {
+        if (failed && why[0] && -any[1] == rank)
+            fprintf(stderr,
+                    "topsync-mpi: warning: %s (rank %d of a communicator of %d; said once); "
+                    "this communicator uses PMPI_Barrier\n",
+                    why, rank, size);
         ts_mpi_node_sync_free(&s->node);
         s->leaders = MPI_COMM_NULL;
         s->mode = MODE_PMPI;
@@ -842,6 +911,7 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm, const char *call)
     }
     if (want_verbose && rank == 0)
         describe(s, comm, NULL, reused ? KEPT_LAYOUT : KEPT_NOTHING);
+    start_line(s, comm, rank, size, nodes, NULL);
     ts_mpi_layout_clear(&kept);
     ts_mpi_layout_clear(&fresh);
     free(world_ranks);

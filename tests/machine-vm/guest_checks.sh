@@ -108,7 +108,7 @@ mpi_check() { # IMPL NP BIND-ARGS...
     local what="MPI $impl np $np $*"
     local lib=$build/mpi/libtopsync-mpi-$impl.so prog=$build/tests/mpi/barrier_check_plain_$impl
     if [ "$impl" = openmpi ]; then
-        limited 600 mpirun.openmpi -np "$np" "$@" -x LD_PRELOAD="$lib" -x TOPSYNC_VERBOSE=1 \
+        limited 600 mpirun.openmpi -np "$np" "$@" -x LD_PRELOAD="$lib" -x TOPSYNC_VERBOSE=2 \
               -x BARRIER_CHECK_ONLY="${only:-}" "$prog" "$mpi_episodes" 2
     else
         limited 600 mpiexec.mpich -n "$np" "$@" -genv LD_PRELOAD "$lib" \
@@ -181,7 +181,7 @@ coll_mpi_check() { # IMPL LAUNCHER-ARGS...
     local lib=$build/mpi/libtopsync-mpi-$impl.so prog=$build/tests/mpi/coll_check_$impl
     local what="MPI collectives $impl np $cores $*"
     if [ "$impl" = openmpi ]; then
-        limited 600 mpirun.openmpi -np "$cores" "$@" -x LD_PRELOAD="$lib" -x TOPSYNC_VERBOSE=1 "$prog" 1 world
+        limited 600 mpirun.openmpi -np "$cores" "$@" -x LD_PRELOAD="$lib" -x TOPSYNC_VERBOSE=2 "$prog" 1 world
     else
         limited 600 mpiexec.mpich -n "$cores" "$@" -genv LD_PRELOAD "$lib" -genv TOPSYNC_VERBOSE 1 "$prog" 1 world
     fi

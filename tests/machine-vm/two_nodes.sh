@@ -126,7 +126,7 @@ judge() { # NP RC OUT: empty when the run passed and was seen as two nodes, else
 
 for np in 4 8; do
     start=$SECONDS
-    out=$(launch $np LD_PRELOAD="$lib" TOPSYNC_VERBOSE=1 -- "$nodes_check" 300 2>&1)
+    out=$(launch $np LD_PRELOAD="$lib" TOPSYNC_VERBOSE=2 -- "$nodes_check" 300 2>&1)
     rc=$? took=$((SECONDS - start))
     why=$(judge $np $rc "$out")
     if [ -n "$why" ]; then
@@ -145,7 +145,7 @@ done
 # cross the nodes (the MPI's own)
 coll_check=$build/tests/mpi/coll_check_$impl
 start=$SECONDS
-out=$(launch 4 LD_PRELOAD="$lib" TOPSYNC_VERBOSE=1 -- "$coll_check" 1 2>&1)
+out=$(launch 4 LD_PRELOAD="$lib" TOPSYNC_VERBOSE=2 -- "$coll_check" 1 2>&1)
 rc=$?
 if [ $rc = 0 ] && grep -qE '^[1-9][0-9]* passed, 0 failed$' <<<"$out" &&
     grep -q "topsync-mpi: comm of 4 ranks, several nodes (node barrier" <<<"$out"; then
@@ -159,7 +159,7 @@ fi
 # and processor names faked) must not pass as two nodes
 start=$SECONDS
 out=$(launch_timeout=90 launch 4 LD_PRELOAD="$build/tests/mpi/libone_node_$impl.so:$lib" \
-      TOPSYNC_VERBOSE=1 TOPSYNC_TIMEOUT=10 -- "$nodes_check" 100 2>&1)
+      TOPSYNC_VERBOSE=2 TOPSYNC_TIMEOUT=10 -- "$nodes_check" 100 2>&1)
 rc=$?
 why=$(judge 4 $rc "$out")
 if [ -n "$why" ]; then

@@ -1,5 +1,5 @@
 ! MPI_Barrier from Fortran (mpif.h-style `use mpi` bindings): with
-! TOPSYNC_VERBOSE=1 the library prints a line when it sets the communicator
+! TOPSYNC_VERBOSE=2 the library prints a line when it sets the communicator
 ! up, which the test driver looks for.
 program barrier_f
   use mpi

@@ -8,7 +8,7 @@
  * with 17, have always just dropped the one needed next (the least
  * recently used): every set-up must still agree (all reuse, or all
  * gather), or the ranks' collectives mismatch. Preloaded with
- * TOPSYNC_VERBOSE=1, the driver counts the reuses: each round's pair
+ * TOPSYNC_VERBOSE=2, the driver counts the reuses: each round's pair
  * communicators after the first round's, and round 0's world order (the
  * world's own layout), 2 * (ROUNDS - 1) + 1. Each communicator's barrier is
  * checked: nobody leaves before the last arrives (a rank arrives 2 ms

@@ -19,7 +19,7 @@
  * MPI_Allreduce and an MPI_Bcast (topsync's, on the segment) whose results
  * depend on the communicator and the round, so that a stale or shared
  * segment shows. Run preloaded with TOPSYNC_MPI_SETUP_AT=1 and
- * TOPSYNC_VERBOSE=1, and natively; rank 0 prints "N passed, M failed".
+ * TOPSYNC_VERBOSE=2, and natively; rank 0 prints "N passed, M failed".
  *
  *   usage: parked_check [ROUNDS]   (any number of ranks, 2 or more)
  */

@@ -138,7 +138,7 @@ wait-policies)
     out=$(launch 4 overload TOPSYNC_WAIT=yield BARRIER_CHECK_ONLY=topo/tree -- "$check" 1000 5 2>&1)
     expect_pass "$out" "np 4 yield" ;;
 preload) # the plain program, not linked with topsync: LD_PRELOAD
-    out=$(launch_apart 4 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$plain" 300 10)
+    out=$(launch_apart 4 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=2 -- "$plain" 300 10)
     expect_pass "$out" "preloaded"
     grep -q "topsync-mpi: comm of 4 ranks" <<<"$out" && ok || ko "preload: no topsync verbose line"
     out=$(launch 2 core TOPSYNC_EXPECT_PMPI=1 -- "$plain" 200 5 2>&1)
@@ -159,7 +159,7 @@ split) # concurrent barriers on pairs and halves, np 4 and 8 on this machine's c
 pseudo-nodes) # TOPSYNC_NODE_SPLIT: node barriers + PMPI_Barrier among leaders
     # MPICH's own barrier among leaders busy-polls: milliseconds when oversubscribed.
     if [ "$impl" = mpich ]; then n=100; else n=500; fi
-    out=$(launch_apart 4 overload TOPSYNC_NODE_SPLIT=2 TOPSYNC_VERBOSE=1 -- "$check" $n 5)
+    out=$(launch_apart 4 overload TOPSYNC_NODE_SPLIT=2 TOPSYNC_VERBOSE=2 -- "$check" $n 5)
     expect_pass "$out" "2 pseudo-nodes"
     grep -q "several nodes" <<<"$out" && ok || ko "pseudo-nodes: verbose line does not say several nodes"
     # barrier_check's even/odd intercommunicator: both groups' sizes (22.24)
@@ -174,10 +174,10 @@ fortran)
         if ! fortran $f "$tmp/linked" linked 2>"$tmp/err" || ! fortran $f "$tmp/plain" plain 2>>"$tmp/err"; then
             ko "$f does not build: $(cat "$tmp/err")"; continue
         fi
-        out=$(launch_apart 2 core TOPSYNC_VERBOSE=1 -- "$tmp/linked")
+        out=$(launch_apart 2 core TOPSYNC_VERBOSE=2 -- "$tmp/linked")
         expect_pass "$out" "$f linked"
         grep -q "topsync-mpi: comm" <<<"$out" && ok || ko "$f linked did not reach topsync"
-        out=$(launch_apart 2 core TOPSYNC_VERBOSE=1 LD_PRELOAD=$lib -- "$tmp/plain")
+        out=$(launch_apart 2 core TOPSYNC_VERBOSE=2 LD_PRELOAD=$lib -- "$tmp/plain")
         expect_pass "$out" "$f preloaded"
         grep -q "topsync-mpi: comm" <<<"$out" && ok || ko "$f preloaded did not reach topsync"
     done ;;
@@ -219,7 +219,7 @@ setup-at) # deferred set-up: how many communicators are set up, per
     # k-th of them, 10 have 2 or more, 6 have 3 or more, 3 have 5 or more
     for at_expect in ":11" "1:11" "2:11" "3:7" "5:4"; do
         at=${at_expect%%:*} expect=${at_expect#*:}
-        out=$(launch_apart 2 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 ${at:+TOPSYNC_MPI_SETUP_AT=$at} \
+        out=$(launch_apart 2 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=2 ${at:+TOPSYNC_MPI_SETUP_AT=$at} \
               -- "$prog")
         expect_pass "$out" "setup-at '$at'"
         n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi: comm of")
@@ -233,7 +233,7 @@ setup-at) # deferred set-up: how many communicators are set up, per
     done
     # rank 1's TOPSYNC_* variables change before the sixth duplicate: no
     # reuse from there, on any rank (a rank alone reusing would hang the job)
-    out=$(launch_apart 2 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$prog" diverge)
+    out=$(launch_apart 2 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=2 -- "$prog" diverge)
     expect_pass "$out" "setup-at diverge"
     n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi:   nodes, bindings and collectives kept")
     [ "$n" = 5 ] && ok || ko "setup-at diverge: $n reused layouts, expected 5: $out"
@@ -241,7 +241,7 @@ setup-at) # deferred set-up: how many communicators are set up, per
     [ "$n" = 4 ] && ok || ko "setup-at diverge: $n parked barriers taken, expected 4: $out"
     # rank 1 sets an invalid variable before the sixth: that set-up reports
     # it and aborts, although five set-ups found the variables valid before
-    out=$(launch_apart 2 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$prog" invalid)
+    out=$(launch_apart 2 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=2 -- "$prog" invalid)
     rc=$?
     [ $rc -ne 0 ] && grep -q "TOPSYNC_NODE_SPLIT='0' is not valid" <<<"$out" && ok ||
         ko "setup-at invalid: rc $rc, no message: $out"
@@ -251,7 +251,7 @@ setup-at) # deferred set-up: how many communicators are set up, per
     prog=$(prog layouts_check)
     out=$(launch 4 overload -- "$prog" 45 2>&1)
     expect_pass "$out" "layouts_check native"
-    out=$(launch_apart 4 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 TOPSYNC_MPI_SETUP_AT=1 -- "$prog" 45)
+    out=$(launch_apart 4 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=2 TOPSYNC_MPI_SETUP_AT=1 -- "$prog" 45)
     expect_pass "$out" "layouts_check preloaded"
     n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi:   nodes, bindings and collectives kept")
     [ "$n" = 89 ] && ok || ko "layouts_check: $n reused layouts, expected 89: $out"
@@ -260,7 +260,7 @@ setup-at) # deferred set-up: how many communicators are set up, per
     prog=$(prog parked_check)
     out=$(launch 4 overload -- "$prog" 6 2>&1)
     expect_pass "$out" "parked_check native"
-    out=$(launch_apart 4 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 TOPSYNC_MPI_SETUP_AT=1 -- "$prog" 6)
+    out=$(launch_apart 4 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=2 TOPSYNC_MPI_SETUP_AT=1 -- "$prog" 6)
     expect_pass "$out" "parked_check preloaded"
     n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi: comm of")
     [ "$n" = 31 ] && ok || ko "parked_check: $n set-ups, expected 31: $out"
@@ -273,7 +273,7 @@ setup-at) # deferred set-up: how many communicators are set up, per
     prog=$(prog mpi_comm_setup)
     for kind_np_expect in dup:2:20:19 split:2:20:19 halves:4:38:38; do
         IFS=: read -r kind np expect parked <<<"$kind_np_expect"
-        out=$(launch_apart "$np" overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$prog" "$kind" 20)
+        out=$(launch_apart "$np" overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=2 -- "$prog" "$kind" 20)
         grep -qE "^$kind setup_us [0-9.]+ cycle_us [0-9.]+ first_us [0-9.]+$" <<<"$out" && ok ||
             ko "mpi_comm_setup $kind: no result: $out"
         n=$(printf '%s\n' "$out" | grep -c "^topsync-mpi:   nodes, bindings and collectives kept")
@@ -333,13 +333,13 @@ bad-config) # invalid variables: a message listing the valid values, job aborted
     out=$(launch 2 core TOPSYNC_SPIN=-5 -- "$check" 10 1 2>&1)
     [ $? -ne 0 ] && grep -q "TOPSYNC_SPIN='-5' is not valid" <<<"$out" && ok || ko "bad TOPSYNC_SPIN"
     out=$(launch 2 core TOPSYNC_VERBOSE=yes -- "$check" 10 1 2>&1)
-    [ $? -ne 0 ] && grep -q "valid: 0, 1" <<<"$out" && ok || ko "bad TOPSYNC_VERBOSE"
+    [ $? -ne 0 ] && grep -q "valid: 0 (silent), 1 (a start line and the end-of-job summary), 2 (every detail)" <<<"$out" && ok || ko "bad TOPSYNC_VERBOSE"
     out=$(launch 2 core TOPSYNC_NODE_SPLIT=0 -- "$check" 10 1 2>&1)
     [ $? -ne 0 ] && grep -q "TOPSYNC_NODE_SPLIT='0' is not valid" <<<"$out" && ok || ko "bad TOPSYNC_NODE_SPLIT"
     out=$(launch 2 core TOPSYNC_COLL_MAX_BYTES=2k -- "$check" 10 1 2>&1)
     [ $? -ne 0 ] && grep -q "TOPSYNC_COLL_MAX_BYTES='2k' is not valid; valid: a whole number of bytes from 1 to 1048576" <<<"$out" && ok ||
         ko "bad TOPSYNC_COLL_MAX_BYTES"
-    out=$(launch_apart 2 core TOPSYNC_BARRIER=mpi TOPSYNC_VERBOSE=1 BARRIER_CHECK_ONLY=mpi -- "$check" 100 1)
+    out=$(launch_apart 2 core TOPSYNC_BARRIER=mpi TOPSYNC_VERBOSE=2 BARRIER_CHECK_ONLY=mpi -- "$check" 100 1)
     expect_pass "$out" "TOPSYNC_BARRIER=mpi"
     grep -q "PMPI_Barrier" <<<"$out" && ok || ko "TOPSYNC_BARRIER=mpi verbose line"
     # the MPI's own barrier still has its other variables checked
@@ -434,7 +434,7 @@ coll-component) # Open MPI's coll/topsync (mpi/coll_topsync): MPI_Barrier by
     select_it="--mca mca_base_component_path $pkglib:$comp --mca coll_topsync_priority 90"
     for run in "2 core" "4 overload" "8 none"; do
         set -- $run
-        out=$(launcher_flags_openmpi=$select_it launch_apart $1 $2 TOPSYNC_VERBOSE=1 -- "$plain" 300 10)
+        out=$(launcher_flags_openmpi=$select_it launch_apart $1 $2 TOPSYNC_VERBOSE=2 -- "$plain" 300 10)
         expect_pass "$out" "coll/topsync np $1 $2"
         grep -q "^topsync-mpi: comm of $1 ranks" <<<"$out" && ok ||
             ko "coll/topsync np $1: topsync did not serve MPI_Barrier: $(tail -3 <<<"$out")"
@@ -443,7 +443,7 @@ coll-component) # Open MPI's coll/topsync (mpi/coll_topsync): MPI_Barrier by
     # (setup_at_check, which unlike barrier_check does not call topsync by
     # name: the component's library is loaded either way)
     out=$(launcher_flags_openmpi="--mca mca_base_component_path $pkglib:$comp" launch_apart 2 core \
-          TOPSYNC_VERBOSE=1 -- "$(prog setup_at_check)")
+          TOPSYNC_VERBOSE=2 -- "$(prog setup_at_check)")
     expect_pass "$out" "coll/topsync not selected"
     grep -q "^topsync-mpi:" <<<"$out" && ko "coll/topsync served without a priority: $out" || ok
     # (ompi_info reads the path from the environment, not from --mca)
@@ -452,7 +452,7 @@ coll-component) # Open MPI's coll/topsync (mpi/coll_topsync): MPI_Barrier by
         ko "ompi_info does not list coll_topsync_priority"
     prog=$(prog tool_check) rounds=200
     out=$(launcher_flags_openmpi=$select_it launch_apart 2 core LD_PRELOAD=$bindir/libcount_tool_$impl.so \
-          TOPSYNC_VERBOSE=1 -- "$prog" $rounds)
+          TOPSYNC_VERBOSE=2 -- "$prog" $rounds)
     expect_pass "$out" "coll/topsync with a PMPI tool"
     [ "$(grep -c "^count_tool: rank [0-9]*: init 1 barrier $rounds " <<<"$out")" = 2 ] && ok ||
         ko "coll/topsync: the tool did not see every barrier: $(grep count_tool <<<"$out")"
@@ -503,7 +503,7 @@ tools) # a PMPI tool (count_tool.c, as profilers are written: MPI_X counts and
         np=$1 bind=$2
         for order in tool-first topsync-first; do
             if [ $order = tool-first ]; then preload=$tool:$lib; else preload=$lib:$tool; fi
-            out=$(launch_apart $np $bind LD_PRELOAD=$preload TOPSYNC_VERBOSE=1 -- "$prog" $rounds)
+            out=$(launch_apart $np $bind LD_PRELOAD=$preload TOPSYNC_VERBOSE=2 -- "$prog" $rounds)
             expect_pass "$out" "tools $order np $np"
             seen=$(grep -c "^count_tool: rank [0-9]*: init 1 barrier $rounds isend $rounds irecv $rounds win_create 1 win_free 1$" <<<"$out")
             [ "$seen" = $np ] && ok ||
@@ -523,7 +523,7 @@ tools) # a PMPI tool (count_tool.c, as profilers are written: MPI_X counts and
         cc -o "$linked" "$srcdir/tool_check.c" -I"$srcdir/../../include" $(pkg-config --cflags $([ $impl = openmpi ] && echo ompi-c || echo mpich)) \
             -L"$libdir" -ltopsync-mpi-$impl -Wl,-rpath,"$libdir" $(pkg-config --libs $([ $impl = openmpi ] && echo ompi-c || echo mpich)) \
             2>"$tmp/linked.log" || ko "tool_check linked does not build: $(cat "$tmp/linked.log")"
-        out=$(launch_apart 2 core LD_PRELOAD=$tool TOPSYNC_VERBOSE=1 -- "$linked" $rounds)
+        out=$(launch_apart 2 core LD_PRELOAD=$tool TOPSYNC_VERBOSE=2 -- "$linked" $rounds)
         expect_pass "$out" "tools linked"
         seen=$(grep -c "^count_tool: rank [0-9]*: init 1 barrier $rounds " <<<"$out")
         [ "$seen" = 2 ] && ok || ko "tools linked: the tool missed calls: $(grep count_tool <<<"$out")"
@@ -533,7 +533,7 @@ tools) # a PMPI tool (count_tool.c, as profilers are written: MPI_X counts and
            cc -shared -fPIC -o "$tmp/libcount_tool_f.so" "$srcdir/count_tool_f.c" \
               $(pkg-config --cflags $([ $impl = openmpi ] && echo ompi-c || echo mpich)) 2>>"$tmp/err"; then
             for preload in "$tmp/libcount_tool_f.so:$lib" "$lib:$tmp/libcount_tool_f.so"; do
-                out=$(launch_apart 2 core LD_PRELOAD=$preload TOPSYNC_VERBOSE=1 -- "$tmp/barrier_f")
+                out=$(launch_apart 2 core LD_PRELOAD=$preload TOPSYNC_VERBOSE=2 -- "$tmp/barrier_f")
                 expect_pass "$out" "Fortran tool $preload"
                 [ "$(grep -c "^count_tool_f: barrier 1000$" <<<"$out")" = 2 ] && ok ||
                     ko "Fortran tool $preload: the tool missed calls: $(grep count_tool_f <<<"$out")"
@@ -569,7 +569,7 @@ collectives) # MPI_Allreduce, MPI_Reduce, MPI_Bcast: every predefined type and
     # elements (above the limit: its own serves them), natively too
     case $mpi in impi*) export COLL_CHECK_MPI_LOC_TIES=broken ;; esac
     out=$(launch 2 core -- "$coll" 1 2>&1); expect_pass "$out" "collectives natively"
-    out=$(launch_apart 2 core LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$coll" 2)
+    out=$(launch_apart 2 core LD_PRELOAD=$lib TOPSYNC_VERBOSE=2 -- "$coll" 2)
     expect_pass "$out" "collectives np 2 bound"
     grep -q "MPI_Allreduce of 1500 elements .*a size topsync does not serve" <<<"$out" && ok ||
         ko "collectives: verbose does not say a large MPI_Allreduce went to the MPI's own"
@@ -585,6 +585,35 @@ collectives) # MPI_Allreduce, MPI_Reduce, MPI_Bcast: every predefined type and
         out=$(launch 6 none LD_PRELOAD=$lib TOPSYNC_NODE_SPLIT=3 TOPSYNC_COLL_MAX_BYTES=64 -- "$coll" 1 2>&1)
         expect_pass "$out" "collectives on 3 pseudo-nodes, 64-byte limit"
     fi ;;
+verbose) # what a job says (issue 55 item 4): TOPSYNC_VERBOSE=1 is one start
+    # line (topsync's version, the MPI, what is served) and one end-of-job
+    # summary, not one per rank; 2 adds the details. TOPSYNC_MPI_OPS chooses
+    # what is served: the others go to the MPI's own, results still right.
+    coll=$(prog coll_check)
+    out=$(launch 2 core LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$coll" 1 2>&1)
+    expect_pass "$out" "verbose 1: collectives"
+    lines=$(grep -c "^topsync-mpi" <<<"$out")
+    start=$(grep -cE "^topsync-mpi [0-9]+\.[0-9]+\.[0-9]+ on .*: serving MPI_Barrier, MPI_Allreduce, MPI_Reduce, MPI_Bcast; MPI_COMM_WORLD of 2 ranks: 1 node, barrier " <<<"$out")
+    end=$(grep -c "^topsync-mpi: summary of 2 ranks: topsync served" <<<"$out")
+    [ "$lines" = 2 ] && [ "$start" = 1 ] && [ "$end" = 1 ] && ok ||
+        ko "verbose 1: not one start line and one summary ($lines lines, $start start, $end summary): $(grep '^topsync-mpi' <<<"$out" | head -5)"
+    out=$(launch 2 core LD_PRELOAD=$lib TOPSYNC_VERBOSE=2 -- "$coll" 1 2>&1)
+    grep -q "^topsync-mpi: comm of 2 ranks" <<<"$out" && grep -q "^topsync-mpi [0-9.]* on " <<<"$out" &&
+        ok || ko "verbose 2: no details: $(grep '^topsync-mpi' <<<"$out" | head -3)"
+    out=$(launch 2 core LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 TOPSYNC_MPI_OPS=barrier -- "$coll" 1 2>&1)
+    expect_pass "$out" "TOPSYNC_MPI_OPS=barrier: collectives"
+    grep -qE "serving MPI_Barrier;" <<<"$out" &&
+        grep -qE "summary of 2 ranks: topsync served [0-9]* MPI_Barrier, 0 MPI_Allreduce, 0 MPI_Reduce, 0 MPI_Bcast; the MPI's own served [1-9]" <<<"$out" &&
+        ok || ko "TOPSYNC_MPI_OPS=barrier: collectives not all the MPI's own: $(grep '^topsync-mpi' <<<"$out")"
+    out=$(launch 2 core LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 TOPSYNC_MPI_OPS=allreduce,bcast -- "$coll" 1 2>&1)
+    expect_pass "$out" "TOPSYNC_MPI_OPS=allreduce,bcast: collectives"
+    grep -qE "summary of 2 ranks: topsync served 0 MPI_Barrier, [1-9][0-9]* MPI_Allreduce, 0 MPI_Reduce, [1-9][0-9]* MPI_Bcast" <<<"$out" &&
+        ok || ko "TOPSYNC_MPI_OPS=allreduce,bcast: $(grep 'summary of' <<<"$out")"
+    for bad in "barrier,foo" "barrier,barrier" "barrier,"; do
+        out=$(launch 2 core LD_PRELOAD=$lib TOPSYNC_MPI_OPS="$bad" -- "$coll" 1 2>&1)
+        [ $? -ne 0 ] && grep -q "TOPSYNC_MPI_OPS='$bad' is not valid; valid: a comma-separated list of barrier, allreduce, reduce, bcast" <<<"$out" &&
+            ok || ko "TOPSYNC_MPI_OPS=$bad was not refused: $(tail -2 <<<"$out")"
+    done ;;
 entry-points) # one collective reached through different entry points (issue
     # 56 item 1): rank 0 calls the MPI-4 large-count forms, the others the
     # plain ones, on the world and on fresh duplicates, every result checked;
@@ -594,7 +623,7 @@ entry-points) # one collective reached through different entry points (issue
     # the set-up it left one-sided, never a silent hang.
     ep=$(prog entry_points_check)
     for np in 2 3; do
-        out=$(run_timeout=180 launch_apart $np overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 \
+        out=$(run_timeout=180 launch_apart $np overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=2 \
               TOPSYNC_TIMEOUT=30 -- "$ep" 100)
         expect_pass "$out" "entry points np $np"
         summary=$(grep "topsync-mpi: summary of $np ranks" <<<"$out")
@@ -633,7 +662,7 @@ tune) # topsync-tune --mpi times the collectives against the MPI's own and
     grep -qF "auto for their collectives (libtopsync-mpi) under $mpiname:" <<<"$out" &&
         grep -q "^  reduce up to 16384 B: tuning file $file, entry 2 processes" <<<"$out" && ok ||
         ko "topsync-info --explain with the tuning: $(tail -8 <<<"$out")"
-    out=$(launch_apart 2 core LD_PRELOAD=$lib TOPSYNC_TUNING=$file TOPSYNC_VERBOSE=1 -- "$coll" 1)
+    out=$(launch_apart 2 core LD_PRELOAD=$lib TOPSYNC_TUNING=$file TOPSYNC_VERBOSE=2 -- "$coll" 1)
     expect_pass "$out" "collectives with the tuned choice"
     grep -q "topsync-mpi: MPI_Bcast up to 16384 B: tuning file $file" <<<"$out" && ok ||
         ko "verbose does not say the tuned choice: $(grep 'up to' <<<"$out")"
@@ -648,7 +677,7 @@ for kind in ("allreduce", "reduce", "bcast"):
         p[1] = p[2] * (10 if kind == "reduce" and p[0] in (32, 64) else 0.5)
 json.dump(d, open(sys.argv[1], "w"))
 PY
-    out=$(launch_apart 2 core LD_PRELOAD=$lib TOPSYNC_TUNING=$file TOPSYNC_VERBOSE=1 -- "$coll" 1)
+    out=$(launch_apart 2 core LD_PRELOAD=$lib TOPSYNC_TUNING=$file TOPSYNC_VERBOSE=2 -- "$coll" 1)
     expect_pass "$out" "collectives with reduce's 17-64 B given to the MPI's own"
     grep -q "MPI_Reduce up to 16384 B: .*the MPI's own takes the calls of 17-32 B, 33-64 B" <<<"$out" &&
         grep -qE "MPI_Reduce of [0-9]+ elements \((2[4-9]|[3-5][0-9]|6[0-4]) bytes\): the MPI's own, for a size topsync does not serve" <<<"$out" &&
@@ -660,7 +689,7 @@ PY
     # MPI's own)
     if [ "$impl" = openmpi ]; then
         # (mpirun's -x holds for its own application context only)
-        local_env=(-x LD_PRELOAD=$lib -x TOPSYNC_VERBOSE=1)
+        local_env=(-x LD_PRELOAD=$lib -x TOPSYNC_VERBOSE=2)
         out=$(timeout 300 "$mpirun_openmpi" --oversubscribe --bind-to core \
             -np 1 "${local_env[@]}" -x TOPSYNC_COLL_MAX_BYTES=4096 "$coll" 1 : \
             -np 1 "${local_env[@]}" -x TOPSYNC_COLL_MAX_BYTES=64 "$coll" 1 2>&1)
@@ -672,7 +701,7 @@ PY
     grep -q "MPI_Allreduce up to 64 B (another rank chose less): given: TOPSYNC_COLL_MAX_BYTES=4096" <<<"$out" && ok ||
         ko "differing limits not agreed on: $(grep 'up to' <<<"$out")"
     # TOPSYNC_AUTO=rules: the file is left out, said
-    out=$(launch_apart 2 core LD_PRELOAD=$lib TOPSYNC_TUNING=$file TOPSYNC_AUTO=rules TOPSYNC_VERBOSE=1 -- "$coll" 1)
+    out=$(launch_apart 2 core LD_PRELOAD=$lib TOPSYNC_TUNING=$file TOPSYNC_AUTO=rules TOPSYNC_VERBOSE=2 -- "$coll" 1)
     expect_pass "$out" "collectives under TOPSYNC_AUTO=rules"
     grep -q "MPI_Reduce up to 4096 B: rules: .*TOPSYNC_AUTO leaves out the tuning step" <<<"$out" && ok ||
         ko "TOPSYNC_AUTO=rules: $(grep 'up to' <<<"$out")" ;;
@@ -724,7 +753,7 @@ mpi4py) # mpi4py (from pip, for this MPI) running a checked barrier loop
     fi
     for np_bind in "2 core" "4 none"; do
         set -- $np_bind
-        out=$(launch_apart "$1" "$2" LD_PRELOAD=$lib TOPSYNC_VERBOSE=1 -- "$py" "$srcdir/mpi4py_check.py" 1000)
+        out=$(launch_apart "$1" "$2" LD_PRELOAD=$lib TOPSYNC_VERBOSE=2 -- "$py" "$srcdir/mpi4py_check.py" 1000)
         expect_pass "$out" "mpi4py np $1 ($2)"
         # served, not only set up (issue 56 item 1: MPICH 5's mpi4py calls the
         # _c forms, which once bypassed topsync while the set-up line printed)
@@ -754,7 +783,7 @@ mpi4py-suite) # mpi4py 4.1.2's own tests of the collectives (buffers, persistent
             outdir=$tmp/mpi4py-$1-$how
             mkdir -p "$outdir"
             envs=(MPI4PY_SUITE_OUT=$outdir)
-            [ $how = preloaded ] && envs+=(LD_PRELOAD=$lib TOPSYNC_VERBOSE=1)
+            [ $how = preloaded ] && envs+=(LD_PRELOAD=$lib TOPSYNC_VERBOSE=2)
             out=$(cd "$suite" && launch "$1" "$2" "${envs[@]}" -- sh -c \
                 'exec "$0" runtests.py --no-builddir -q "$@" >"$MPI4PY_SUITE_OUT/rank.${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-$$}}" 2>&1' \
                 "$py" "${tests[@]}" 2>&1)

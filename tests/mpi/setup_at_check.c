@@ -1,7 +1,7 @@
 /*
  * Deferred set-up (TOPSYNC_MPI_SETUP_AT): ten duplicates of MPI_COMM_WORLD,
  * duplicate i used for 1 + i % 3 rounds of a barrier and a bcast (2, 4 or
- * 6 served collectives), then freed. Run preloaded with TOPSYNC_VERBOSE=1,
+ * 6 served collectives), then freed. Run preloaded with TOPSYNC_VERBOSE=2,
  * the driver counts the set-ups (one "topsync-mpi: comm of" line per
  * set-up, from rank 0): 10 with the default (set up at the second served
  * collective) and with TOPSYNC_MPI_SETUP_AT=1, 6 with 3, 3 with 5, and one
