@@ -1,6 +1,6 @@
 /*
  * topsync-tune: measure the barrier candidates on this machine and write
- * the tuning file that "auto" chooses from (README, "auto";
+ * the tuning file that "auto" chooses from (docs/guide/algorithms.md, "auto";
  * include/topsync/tune.h).
  * The why: docs/design.md section 8.26.
  */

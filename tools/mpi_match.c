@@ -295,8 +295,8 @@ int ts_info_mpi(const char *path, FILE *out)
         fprintf(out,
                 "%s: a script: its interpreter loads the MPI at run time (mpi4py: "
                 "python3 -c 'from mpi4py import MPI; print(MPI.Get_library_version())' "
-                "names it); the table in README.md section \"Which library for which "
-                "MPI\" gives the library\n",
+                "names it); the table in docs/guide/mpi.md (\"The program's MPI\") gives "
+                "the library\n",
                 path);
         return 0;
     case ELF_STATIC:

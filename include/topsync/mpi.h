@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /*
- * MPI_Barrier(comm) with topsync inside each node (see the README for the
+ * MPI_Barrier(comm) with topsync inside each node (see docs/guide/mpi.md for the
  * set-up, TOPSYNC_BARRIER / TOPSYNC_WAIT / TOPSYNC_NODE_SPLIT /
  * TOPSYNC_VERBOSE). Same guarantees as MPI_Barrier: no rank returns before
  * every rank of comm has called it; memory written before the call by any

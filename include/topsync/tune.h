@@ -1,6 +1,6 @@
 /*
  * topsync tuning files: what `topsync-tune` measured on a machine, for
- * "auto" to choose from (README, "auto").
+ * "auto" to choose from (docs/guide/algorithms.md, "auto").
  *
  * A tuning file is JSON (format "topsync-tuning", version
  * TOPSYNC_TUNING_FORMAT_VERSION) for one machine, named by the fingerprint
@@ -134,7 +134,7 @@ int topsync_tuning_candidates(const topsync_topology_t *topology, unsigned n,
                               const hwloc_const_bitmap_t *cpusets, char (*names)[96], unsigned max);
 
 /*
- * The small collectives of libtopsync-mpi (README, "Small collectives"),
+ * The small collectives of libtopsync-mpi (docs/guide/collectives.md),
  * tuned per operation and size: `topsync-tune --mpi` times topsync's call
  * and the MPI's own in the same job at sizes 8 B, 16 B, ... 16 KiB, and
  * keeps both figures per size in an entry of the job's case and MPI

@@ -91,7 +91,8 @@ void ts_mpi_summary(void)
     }
     fprintf(stderr,
             "topsync-mpi: %s: topsync served %lld MPI_Barrier, %lld MPI_Allreduce, %lld "
-            "MPI_Reduce, %lld MPI_Bcast; the MPI's own served %lld of those calls (%s)\n",
+            "MPI_Reduce, %lld MPI_Bcast; the MPI's own served %lld of those calls (calls summed "
+            "over the ranks; %s)\n",
             whose, sum[TS_MPI_CALL_BARRIER], sum[TS_MPI_CALL_ALLREDUCE], sum[TS_MPI_CALL_REDUCE],
             sum[TS_MPI_CALL_BCAST], sum[TS_MPI_CALL_OWN],
             ts_mpi_verbose() >= 2 ? "the lines above say why" : "TOPSYNC_VERBOSE=2 says why");

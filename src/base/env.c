@@ -99,7 +99,7 @@ static void warn_unknown(void)
         else
             fprintf(stderr,
                     "topsync: warning: %.*s is not a variable topsync reads, ignored "
-                    "(README \"Configuration\" lists them)\n",
+                    "(topsync(7) and docs/guide/configuration.md list them)\n",
                     len, *e);
     }
 }

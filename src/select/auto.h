@@ -1,5 +1,5 @@
 /*
- * Private: what "auto" resolves to (README, "auto"), in this order:
+ * Private: what "auto" resolves to (docs/guide/algorithms.md, "auto"), in this order:
  *   1. the tuning file of this machine, when it has an entry for the case
  *      (participant count, threads or processes, oversubscribed or not,
  *      placement): the fastest candidate measured there;

@@ -71,7 +71,7 @@ done
 # share/doc/topsync: the README, the licence, the changes, the design and
 # model notes the messages point to, and the examples as source
 for doc in README.md LICENSE CHANGELOG.md docs/design.md docs/model.md docs/results.md \
-           examples/barrier_threads.c; do
+           docs/developers.md docs/guide/mpi.md docs/guide/configuration.md examples/barrier_threads.c; do
     [ -s "$tmp/prefix/share/doc/topsync/$doc" ] ||
         { echo "FAILED: share/doc/topsync/$doc not installed" >&2; exit 1; }
 done

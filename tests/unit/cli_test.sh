@@ -199,7 +199,7 @@ out=$(env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMI_RANK "$bench" barrier --mpi
 # a TOPSYNC_* variable nobody reads: one warning, naming the closest known
 out=$(TOPSYNC_BARIER=mcs TOPSYNC_XYZZY=1 "$info" --np 2 --explain 2>&1 >/dev/null)
 grep -qx "topsync: warning: TOPSYNC_BARIER is not a variable topsync reads, ignored; did you mean TOPSYNC_BARRIER?" <<<"$out" &&
-    grep -q "TOPSYNC_XYZZY is not a variable topsync reads, ignored (README" <<<"$out" &&
+    grep -q "TOPSYNC_XYZZY is not a variable topsync reads, ignored (topsync(7) and docs/guide/configuration.md" <<<"$out" &&
     [ "$(grep -c TOPSYNC_BARIER <<<"$out")" = 1 ] && ok || ko "unknown variable warning: '$out'"
 # 200 of them: a line each (the first version kept them in a 2 KB buffer
 # and crashed once it was full)
