@@ -289,6 +289,13 @@ static void print_chain(FILE *out, const struct object *objects, int i)
 
 int ts_info_mpi(const char *path, FILE *out)
 {
+    enum ts_mpi_abi abi;
+    return ts_info_mpi_abi(path, out, &abi);
+}
+
+int ts_info_mpi_abi(const char *path, FILE *out, enum ts_mpi_abi *abi)
+{
+    *abi = TS_MPI_ABI_UNKNOWN;
     struct elf_deps program;
     switch (elf_read_deps(path, &program, 0)) {
     case ELF_SCRIPT:
@@ -391,6 +398,7 @@ int ts_info_mpi(const char *path, FILE *out)
             fprintf(out, ", which needs %s)", objects[found].soname);
         }
         fprintf(out, "\nuse: %s\n", ts_mpi_abis[matched].library);
+        *abi = matched;
         rc = 0;
     } else if (mpi_like >= 0) {
         fprintf(out, "MPI: an MPI library topsync does not know (%s", objects[mpi_like].soname);

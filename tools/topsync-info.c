@@ -16,6 +16,8 @@
 #include <topsync.h>
 
 #include "base/json_escape.h"
+#include "info_env.h"
+#include "info_preload.h"
 #include "mpi_match.h"
 #include "node/segment.h"
 #include "cli_output.h"
@@ -157,6 +159,8 @@ static void usage(FILE *f)
         "                    [--explain [--processes] [--node-processes K]]\n"
         "       topsync-info --cleanup [--dry-run]\n"
         "       topsync-info --mpi PROGRAM\n"
+        "       topsync-info --preload [--launcher mpirun|mpiexec|srun] [PROGRAM [ARGS]]\n"
+        "       topsync-info --env\n"
         "\n"
         "  --topology STRING  hwloc synthetic topology, e.g. 'pack:2 numa:2 l3:1 core:32 pu:1'\n"
         "  --xml FILE         hwloc XML topology (lstopo --of xml)\n"
@@ -182,6 +186,12 @@ static void usage(FILE *f)
         "  --dry-run          ... only list what --cleanup would remove\n"
         "  --mpi PROGRAM      which libtopsync-mpi serves PROGRAM, from the MPI library\n"
         "                     it is linked with (its DT_NEEDED entries)\n"
+        "  --preload          the command that runs PROGRAM with topsync preloaded, with\n"
+        "                     absolute paths: its MPI's libtopsync-mpi under the launcher,\n"
+        "                     or libtopsync-pthread; without PROGRAM, a line per library\n"
+        "  --launcher L       ... under mpirun, mpiexec or srun (default: the MPI's own)\n"
+        "  --env              every TOPSYNC_* variable: its value here, default, valid\n"
+        "                     values; then whether they are valid as set\n"
         "\nWithout --topology, --xml or -i: this machine (or what HWLOC_XMLFILE or\n"
         "HWLOC_SYNTHETIC describe, which the output then names).\n"
         "Exit status: 0 on success, 2 on bad input, 1 on other failures.\n",
@@ -224,7 +234,8 @@ int main(int argc, char **argv)
     const char *map_arg = "core", *bind_arg = "core";
     unsigned np = 0, rank = 0;
     int json = 0, list = 0, has_rank = 0, explain = 0, processes = 0, cleanup = 0, dry_run = 0;
-    const char *mpi_program = NULL;
+    const char *mpi_program = NULL, *launcher = NULL;
+    int preload = 0, env = 0;
     unsigned node_processes = 0;
     enum {
         OPT_TOPO = 256,
@@ -243,7 +254,10 @@ int main(int argc, char **argv)
         OPT_NODE_PROCESSES,
         OPT_CLEANUP,
         OPT_DRY_RUN,
-        OPT_MPI
+        OPT_MPI,
+        OPT_PRELOAD,
+        OPT_LAUNCHER,
+        OPT_ENV
     };
     static const struct option longopts[] = {
         {"topology", required_argument, 0, OPT_TOPO},
@@ -263,10 +277,14 @@ int main(int argc, char **argv)
         {"cleanup", no_argument, 0, OPT_CLEANUP},
         {"dry-run", no_argument, 0, OPT_DRY_RUN},
         {"mpi", required_argument, 0, OPT_MPI},
+        {"preload", no_argument, 0, OPT_PRELOAD},
+        {"launcher", required_argument, 0, OPT_LAUNCHER},
+        {"env", no_argument, 0, OPT_ENV},
         {0, 0, 0, 0}};
     int c;
     const char *lstopo_input = NULL;
-    while ((c = getopt_long(argc, argv, "hi:", longopts, NULL)) != -1) {
+    /* "+": the options first, then --preload's PROGRAM and its own arguments */
+    while ((c = getopt_long(argc, argv, "+hi:", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_TOPO: synthetic = optarg; break;
         case OPT_XML: xml = optarg; break;
@@ -294,6 +312,9 @@ int main(int argc, char **argv)
         case OPT_CLEANUP: cleanup = 1; break;
         case OPT_DRY_RUN: dry_run = 1; break;
         case OPT_MPI: mpi_program = optarg; break;
+        case OPT_PRELOAD: preload = 1; break;
+        case OPT_LAUNCHER: launcher = optarg; break;
+        case OPT_ENV: env = 1; break;
         case OPT_NODE_PROCESSES:
             if (parse_uint(optarg, &node_processes) || node_processes == 0 ||
                 node_processes > MAX_NP) {
@@ -313,10 +334,23 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    if (launcher && !preload) {
+        fprintf(stderr, "topsync-info: --launcher goes with --preload\n");
+        return 2;
+    }
+    if (preload)
+        return ts_info_preload(optind < argc ? argv + optind : NULL, launcher, stdout);
     if (optind < argc) {
         fprintf(stderr, "topsync-info: unexpected argument '%s'; try 'topsync-info --help'\n",
                 argv[optind]);
         return 2;
+    }
+    if (env) {
+        if (argc != 2) {
+            fprintf(stderr, "topsync-info: --env takes no other option\n");
+            return 2;
+        }
+        return ts_info_env(stdout);
     }
     if (mpi_program) {
         if (argc != 3) {

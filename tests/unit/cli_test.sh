@@ -541,5 +541,36 @@ done
 [ "$(grep -cE '^ +[01] +[0-9.]+ +[0-9]+ +[0-9.]+ +[0-9]+$' <<<"$out")" = 2 ] && ok ||
     ko "fresh starts: one line per start: '$out'"
 
+# --preload (issue 55 item 4): the command, with absolute paths, that runs
+# a program under topsync; the printed command runs as printed
+loop=$(dirname "$bench")/topsync-bench-pthread-loop
+if [ -x "$loop" ]; then
+    line=$("$info" --preload "$loop" 2 200 1)
+    case "$line" in "LD_PRELOAD=/"*"/libtopsync-pthread.so /"*"/topsync-bench-pthread-loop 2 200 1") ok ;;
+        *) ko "--preload of a pthread program: '$line'" ;; esac
+    out=$(eval "$line" 2>&1)
+    grep -q "implementation: topsync:" <<<"$out" && ok || ko "the --preload line did not bind: '$line' -> '$out'"
+fi
+mpi_program=$(ls "$(dirname "$info")"/../tests/mpi/barrier_check_mpich 2>/dev/null | head -1)
+if [ -n "$mpi_program" ]; then
+    line=$("$info" --preload --launcher mpiexec "$mpi_program" 10 1)
+    lib=$(sed -n 's/.*-genv LD_PRELOAD \([^ ]*\) .*/\1/p' <<<"$line")
+    [ -f "$lib" ] && [ "${lib#/}" != "$lib" ] && grep -q "^mpiexec -n N -bind-to core -genv LD_PRELOAD /.*libtopsync-mpi-mpich.so /.*barrier_check_mpich 10 1$" <<<"$line" &&
+        ok || ko "--preload --launcher mpiexec of an MPICH program: '$line'"
+    line=$("$info" --preload --launcher srun "$mpi_program")
+    grep -q "^srun -n N --cpu-bind=cores --export=ALL,LD_PRELOAD=/.*libtopsync-mpi-mpich.so /" <<<"$line" &&
+        ok || ko "--preload --launcher srun: '$line'"
+fi
+expect_error "--launcher 'pbs' is not valid; valid: mpirun, mpiexec, srun" "$info" --preload --launcher pbs /bin/true
+expect_error "--launcher goes with --preload" "$info" --launcher srun
+expect_error "--env takes no other option" "$info" --env --np 2
+# --env: every variable with its value here, and the library's check
+out=$(TOPSYNC_WAIT=yield "$info" --env)
+grep -q "^TOPSYNC_WAIT  *yield$" <<<"$out" && grep -q "^TOPSYNC_MPI_OPS  *(unset)$" <<<"$out" &&
+    grep -q "^as set here: the library's variables are valid" <<<"$out" && ok || ko "--env: '$out'"
+out=$(TOPSYNC_WAIT=often "$info" --env)
+[ $? = 1 ] && grep -q "^as set here: TOPSYNC_WAIT: unknown wait policy 'often'" <<<"$out" && ok ||
+    ko "--env with a bad TOPSYNC_WAIT: '$(tail -1 <<<"$out")'"
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
