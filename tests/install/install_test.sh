@@ -68,6 +68,11 @@ done
 for page in man7/topsync.7 man1/topsync-info.1 man1/topsync-bench.1 man1/topsync-sim.1 man1/topsync-tune.1; do
     [ -s "$tmp/prefix/share/man/$page" ] || { echo "FAILED: share/man/$page not installed" >&2; exit 1; }
 done
+# bash completion for the four tools, where bash-completion looks
+for tool in topsync-info topsync-bench topsync-sim topsync-tune; do
+    [ -s "$tmp/prefix/share/bash-completion/completions/$tool" ] ||
+        { echo "FAILED: share/bash-completion/completions/$tool not installed" >&2; exit 1; }
+done
 # share/doc/topsync: the README, the licence, the changes, the design and
 # model notes the messages point to, and the examples as source
 for doc in README.md LICENSE CHANGELOG.md docs/design.md docs/model.md docs/results.md \
