@@ -38,7 +38,7 @@ static const char *find_shim(const char *dir, char *buf, size_t size)
     static const char *const libdirs[] = {"../lib/", "../lib64/", "../lib/x86_64-linux-gnu/",
                                           "../lib/aarch64-linux-gnu/"};
     for (size_t i = 0; i < sizeof libdirs / sizeof libdirs[0]; i++) {
-        snprintf(buf, size, "%s%slibtopsync-pthread.so.0", dir, libdirs[i]);
+        snprintf(buf, size, "%s%slibtopsync-pthread.so.%s", dir, libdirs[i], TOPSYNC_SOVERSION);
         if (access(buf, R_OK) == 0)
             return buf;
     }

@@ -11,7 +11,8 @@
 #
 #   usage: scripts/slow_runs.sh [BUILD_DIR]
 #   environment: LIBS (required: "NAME:DIR ...", DIR holding a
-#   libtopsync.so.0, e.g. "before:/tmp/old after:build"), SETS (default
+#   libtopsync.so, e.g. "before:/tmp/old after:build", built with the same
+#   soname version), SETS (default
 #   10), SLOW_NS (default 1000), ARGS (default "--threads 2 --bind core
 #   --iterations 20000 --runs 5")
 set -euo pipefail
@@ -22,13 +23,13 @@ sets=${SETS:-10} slow=${SLOW_NS:-1000}
 args=${ARGS:---threads 2 --bind core --iterations 20000 --runs 5}
 fail() { echo "slow_runs.sh: $*" >&2; exit 2; }
 [ -x "$bench" ] || fail "no $bench: build first (scripts/build.sh)"
-[ -n "${LIBS:-}" ] || fail "LIBS is required: \"NAME:DIR ...\", each DIR holding a libtopsync.so.0"
+[ -n "${LIBS:-}" ] || fail "LIBS is required: \"NAME:DIR ...\", each DIR holding a libtopsync.so"
 [[ $sets =~ ^[1-9][0-9]*$ ]] || fail "SETS='$sets' is not valid; valid: a whole number from 1"
 [[ $slow =~ ^[1-9][0-9]*$ ]] || fail "SLOW_NS='$slow' is not valid; valid: a whole number from 1"
 for entry in $LIBS; do
     name=${entry%%:*} dir=${entry#*:}
     [ -n "$name" ] && [ "$name" != "$entry" ] || fail "LIBS entry '$entry' is not NAME:DIR"
-    [ -e "$dir/libtopsync.so.0" ] || fail "LIBS entry '$entry': no $dir/libtopsync.so.0"
+    [ -e "$dir/libtopsync.so" ] || fail "LIBS entry '$entry': no $dir/libtopsync.so"
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

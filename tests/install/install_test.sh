@@ -42,7 +42,7 @@ TOPSYNC_TUNING="$tmp/tuning.json" env -u LD_LIBRARY_PATH "$tmp/prefix/bin/topsyn
     --explain --np 2 | grep -q "auto: tuning file $tmp/tuning.json"
 # (a sanitized library cannot be preloaded into an unsanitized program)
 if [ -z "$sanitize" ]; then
-    pthread_lib=$(ls "$tmp/prefix"/lib*/libtopsync-pthread.so.0 | head -1)
+    pthread_lib=$(ls "$tmp/prefix"/lib*/libtopsync-pthread.so | head -1)
     out=$(env -u LD_LIBRARY_PATH LD_PRELOAD="$pthread_lib" "$tmp/prefix/libexec/topsync/topsync-bench-pthread-loop" 2 100 1)
     case "$out" in
         *"implementation: topsync:"*) ;;
@@ -89,7 +89,7 @@ if [ -f "$build/mpi/openmpi-components/mca_coll_topsync.so" ] || [ -n "$comp" ];
     [ -n "$comp" ] || { echo "FAILED: coll/topsync built but not installed in lib/topsync/openmpi" >&2; exit 1; }
     # (the whole output first: grep -q leaving early would SIGPIPE ldd under pipefail)
     deps=$(env -u LD_LIBRARY_PATH ldd "$comp")
-    grep -q "libtopsync-mpi-openmpi.so.0 => $tmp/prefix/lib" <<<"$deps" ||
+    grep -qE "libtopsync-mpi-openmpi\.so\.[0-9.]+ => $tmp/prefix/lib" <<<"$deps" ||
         { echo "FAILED: the installed coll/topsync does not find the installed libtopsync-mpi-openmpi: $deps" >&2; exit 1; }
 fi
 if [ -z "$sanitize" ]; then

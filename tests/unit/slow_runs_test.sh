@@ -19,7 +19,7 @@ refused() { # refused WHAT PATTERN ENV...
 }
 refused "LIBS unset" "LIBS is required" LIBS=
 refused "LIBS without a directory" "is not NAME:DIR" LIBS=x
-refused "LIBS with no library" "no /nonexistent/libtopsync.so.0" LIBS=a:/nonexistent
+refused "LIBS with no library" "no /nonexistent/libtopsync.so" LIBS=a:/nonexistent
 refused "SETS=0" "SETS='0' is not valid; valid: a whole number from 1" LIBS=a:$build SETS=0
 refused "SLOW_NS=1k" "SLOW_NS='1k' is not valid" LIBS=a:$build SLOW_NS=1k
 out=$(LIBS="one:$build two:$build" SETS=2 ARGS="--threads 2 --bind none --iterations 200 --runs 3" \
