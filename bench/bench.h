@@ -28,6 +28,11 @@ double bench_protocol_summary(const double *runs, unsigned nruns);
 const char *bench_protocol_words(unsigned nruns, char *buf, size_t len);
 /* The median of the runs' figures; -1 for a bad count. */
 double bench_median(const double *runs, unsigned nruns);
+/* A long measurement's progress on stderr, one line rewritten in place,
+ * only when stderr is a terminal (a log or a pipe gets nothing): `done`
+ * of `total` steps, what runs now; bench_progress_end clears the line. */
+void bench_progress(const char *tool, unsigned done, unsigned total, const char *what);
+void bench_progress_end(void);
 /* The median of any number of samples, sorting them in place; -1 for none. */
 double bench_median_in_place(double *samples, unsigned n);
 /*

@@ -57,6 +57,29 @@ double bench_median_in_place(double *v, unsigned n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+static int progress_shown; /* a line is on the terminal (one thread reports) */
+
+void bench_progress(const char *tool, unsigned done, unsigned total, const char *what)
+{
+    static int tty = -1;
+    if (tty < 0)
+        tty = isatty(STDERR_FILENO);
+    if (!tty)
+        return;
+    fprintf(stderr, "\r\033[K%s: %u/%u %s", tool, done, total, what);
+    fflush(stderr);
+    progress_shown = 1;
+}
+
+void bench_progress_end(void)
+{
+    if (progress_shown) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+        progress_shown = 0;
+    }
+}
+
 double bench_median(const double *runs, unsigned nruns)
 {
     double sorted[BENCH_MAX_RUNS];

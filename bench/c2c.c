@@ -286,19 +286,25 @@ int bench_c2c_table(topsync_topology_t *t, uint64_t iterations, unsigned runs, d
         fprintf(stderr, "topsync-bench: out of memory\n");
         return -1;
     }
+    unsigned pairs = n * (n - 1) / 2, measured = 0;
     for (unsigned i = 1; i < n; i++)
         for (unsigned j = 0; j < i; j++) {
+            char what[64];
+            snprintf(what, sizeof what, "pairs of CPUs (%u and %u)", i, j);
+            bench_progress("topsync-bench c2c", measured++, pairs, what);
             double samples[BENCH_MAX_RUNS];
             for (unsigned r = 0; r < runs; r++)
                 samples[r] = measure_pair(topo, i, j, iterations);
             double v = bench_median(samples, runs);
             if (!(v > 0)) {
+                bench_progress_end();
                 fprintf(stderr, "topsync-bench: c2c: measuring CPUs %u and %u failed\n", i, j);
                 free(table);
                 return -1;
             }
             table[(size_t)i * n + j] = table[(size_t)j * n + i] = v;
         }
+    bench_progress_end();
     /* the measuring threads were pinned: give the caller its CPUs back */
     hwloc_set_cpubind(topo, hwloc_topology_get_allowed_cpuset(topo), HWLOC_CPUBIND_THREAD);
     *out = table;

@@ -530,8 +530,14 @@ static int cmd_barrier(int argc, char **argv)
         nrows++;
     }
     for (unsigned r = 0; r < o.runs; r++)
-        for (size_t i = 0; i < nrows; i++)
+        for (size_t i = 0; i < nrows; i++) {
+            char what[96];
+            snprintf(what, sizeof what, "(run %u of %u: %s)", r + 1, o.runs, results[i].name);
+            bench_progress("topsync-bench barrier", (unsigned)(r * nrows + i),
+                           (unsigned)(o.runs * nrows), what);
             row_run(&rows[i], r, &o, &binding);
+        }
+    bench_progress_end();
     size_t nres = 0;
     const struct result *glibc = NULL;
     for (size_t i = 0; i < nrows; i++) {
