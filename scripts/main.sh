@@ -38,6 +38,10 @@ for n in $cores $((cores * 4)) 64; do
         tee "out/bench-barrier-$n.txt"
 done
 python3 scripts/barrier_report.py out/bench-barrier-*.json > out/bench-barrier-summary.md
+# the paper's kind of figure: latency against participants, per algorithm
+/usr/bin/python3 scripts/barrier_plot.py out/bench-barrier-latency.png \
+    "this machine ($cores CPUs), threads bound round robin, nothing else running (topsync-bench barrier)" \
+    out/bench-barrier-*.json
 {
     echo
     echo "### What auto picked, and why (topsync-info --explain)"
@@ -104,3 +108,30 @@ mkdir -p out/model
 "$py" scripts/model_validate.py build --out out/model > out/model/report.log 2>&1 ||
     { tail -20 out/model/report.log; exit 1; }
 grep -E '^- |^### ' out/model/validation.md
+# What to look at first: out/ holds many files (issue 55 item 5)
+{
+    echo "# What this run measured ($(date -u +%Y-%m-%d), $(hostname), $cores CPUs)"
+    echo
+    echo "Every figure here comes from this machine; each file says its conditions."
+    echo "Look at these first:"
+    echo
+    echo "1. [bench-barrier-latency.png](bench-barrier-latency.png): barrier latency"
+    echo "   against threads, per algorithm and peer (glibc, OpenMP, Concurrency Kit),"
+    echo "   bound, idle; the numbers in [bench-barrier-summary.md](bench-barrier-summary.md)."
+    echo "2. [bench-conditions.md](bench-conditions.md): the same where users run:"
+    echo "   bound and idle, unbound, and beside busy processes."
+    echo "3. [mpi/summary.md](mpi/summary.md) and [mpi-matrix.md](mpi-matrix.md):"
+    echo "   MPI_Barrier preloaded against each MPI's own."
+    echo "4. [coll-compare.md](coll-compare.md): MPI_Allreduce, MPI_Reduce, MPI_Bcast"
+    echo "   preloaded against each MPI's own, per size."
+    echo "5. [bench-rcl-summary.md](bench-rcl-summary.md): Remote Core Locking against"
+    echo "   locks, with its plots (bench-rcl-*.png)."
+    echo "6. [model/validation.md](model/validation.md): the machine model's predictions"
+    echo "   against this machine and the paper's figures."
+    echo
+    echo "Then: [mpi-progress.md](mpi-progress.md) (programs that need MPI progress in"
+    echo "a barrier), [mpi-path-cost.md](mpi-path-cost.md) (what the MPI path adds),"
+    echo "tune.log and tuning.json (what auto chose from), the raw .json and .txt files."
+} > out/index.md
+echo
+echo "== out/index.md says what to look at first =="
