@@ -112,7 +112,7 @@ mpi_check() { # IMPL NP BIND-ARGS...
               -x BARRIER_CHECK_ONLY="${only:-}" "$prog" "$mpi_episodes" 2
     else
         limited 600 mpiexec.mpich -n "$np" "$@" -genv LD_PRELOAD "$lib" \
-              -genv TOPSYNC_VERBOSE 1 -genv BARRIER_CHECK_ONLY "${only:-}" "$prog" "$mpi_episodes" 2
+              -genv TOPSYNC_VERBOSE 2 -genv BARRIER_CHECK_ONLY "${only:-}" "$prog" "$mpi_episodes" 2
     fi
     if [ -n "$timed_out" ]; then
         timed_out "$what"
@@ -183,7 +183,7 @@ coll_mpi_check() { # IMPL LAUNCHER-ARGS...
     if [ "$impl" = openmpi ]; then
         limited 600 mpirun.openmpi -np "$cores" "$@" -x LD_PRELOAD="$lib" -x TOPSYNC_VERBOSE=2 "$prog" 1 world
     else
-        limited 600 mpiexec.mpich -n "$cores" "$@" -genv LD_PRELOAD "$lib" -genv TOPSYNC_VERBOSE 1 "$prog" 1 world
+        limited 600 mpiexec.mpich -n "$cores" "$@" -genv LD_PRELOAD "$lib" -genv TOPSYNC_VERBOSE 2 "$prog" 1 world
     fi
     if [ -n "$timed_out" ]; then
         timed_out "$what"

@@ -694,7 +694,7 @@ PY
             -np 1 "${local_env[@]}" -x TOPSYNC_COLL_MAX_BYTES=4096 "$coll" 1 : \
             -np 1 "${local_env[@]}" -x TOPSYNC_COLL_MAX_BYTES=64 "$coll" 1 2>&1)
     else
-        out=$(timeout 300 "$mpiexec_mpich" -bind-to core -genv LD_PRELOAD "$lib" -genv TOPSYNC_VERBOSE 1 \
+        out=$(timeout 300 "$mpiexec_mpich" -bind-to core -genv LD_PRELOAD "$lib" -genv TOPSYNC_VERBOSE 2 \
             -n 1 -env TOPSYNC_COLL_MAX_BYTES 4096 "$coll" 1 : -n 1 -env TOPSYNC_COLL_MAX_BYTES 64 "$coll" 1 2>&1)
     fi
     expect_pass "$out" "collectives with limits that differ between ranks"
