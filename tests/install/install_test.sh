@@ -80,6 +80,8 @@ for doc in README.md LICENSE CHANGELOG.md docs/design.md docs/model.md docs/resu
     [ -s "$tmp/prefix/share/doc/topsync/$doc" ] ||
         { echo "FAILED: share/doc/topsync/$doc not installed" >&2; exit 1; }
 done
+[ -s "$tmp/prefix/share/man/man3/topsync_barrier.3" ] && [ -s "$tmp/prefix/share/man/man3/topsync_barrier_create.3" ] ||
+    { echo "FAILED: the section-3 pages (share/man/man3/topsync_barrier.3, ...) not installed" >&2; exit 1; }
 MANPATH="$tmp/prefix/share/man" man -w topsync >/dev/null 2>&1 || ! command -v man >/dev/null ||
     { echo "FAILED: man does not find topsync(7) in the installed prefix" >&2; exit 1; }
 # coll/topsync, when built: installed where the README says, finding the
