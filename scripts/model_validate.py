@@ -407,6 +407,7 @@ def plot(fig6_pred, fwd, docs_dir):
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        import matplotlib.ticker
     except ImportError:
         print("model_validate: matplotlib missing, no PNG", file=sys.stderr)
         return []
@@ -424,8 +425,16 @@ def plot(fig6_pred, fwd, docs_dir):
         for x, y0, y1 in zip(xs, lows, highs):
             ax.plot([x, x], [y0, y1], color=dots.get_facecolor()[0], lw=0.6)
         if i == 0:  # each point named once (the mappings' points of one algorithm sit together)
-            for a, x, y in zip(FIG6, xs, highs):
-                ax.annotate(PAPER_NAME.get(a, a), (x, y), fontsize=6, xytext=(3, 3),
+            # a label near an earlier one goes a line lower, so none covers another
+            placed = []
+            for a, x, y in sorted(zip(FIG6, xs, highs), key=lambda p: (-p[2], p[1])):
+                lines = 0
+                while any(abs(math.log10(x) - math.log10(px)) < 0.35 and
+                          abs(math.log10(y) - math.log10(py)) < 0.08 and pl == lines
+                          for px, py, pl in placed):
+                    lines += 1
+                placed.append((x, y, lines))
+                ax.annotate(PAPER_NAME.get(a, a), (x, y), fontsize=6, xytext=(4, 2 - 8 * lines),
                             textcoords="offset points")
         every_y = [y for k in (lo_k, hi_k) for a in FIG6 for y in [fig6_pred[k][m][a][0] / 1000]]
         y_lo = min(every_y) if i == 0 else min(y_lo, min(every_y))
@@ -458,14 +467,23 @@ def plot(fig6_pred, fwd, docs_dir):
             # the bar up to the K = lowest prediction, a line on to the highest
             ax.bar(xs, lo, width, label=f"map-by {m}")
             ax.vlines(xs, lo, hi, color="k", lw=0.8)
+            ends = (lo + hi) if i == 0 else ends + lo + hi
+        # every bar and line inside the frame (lines were cut at its top)
+        ax.set_ylim(min(ends) / 1.3, max(ends) * 1.3)
         ax.set_xticks(range(len(algs)))
         ax.set_xticklabels([PAPER_NAME.get(a, a) for a in algs], rotation=60, ha="right",
                            fontsize=8)
         ax.set_yscale("log")
+        # plain numbers on the log axis (not 3 x 10^0)
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_ylabel(f"predicted barrier latency, us (bar: K={ks[-1]}, line to K={ks[0]})")
         ax.set_title(model_machines.MACHINES[key]["name"])
-        ax.legend(fontsize=8)
-    fig.tight_layout()
+    # one legend for the panels, above them: it covers no bar
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=len(MAPPINGS), fontsize=9,
+               bbox_to_anchor=(0.5, 1.0))
+    fig.tight_layout(rect=(0, 0, 1, 0.93))
     path = os.path.join(docs_dir, "model-forward.png")
     fig.savefig(path, dpi=100)
     plt.close(fig)
