@@ -4,16 +4,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
 
 #include <topsync.h>
 
-static inline uint64_t bench_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#include "base/clock.h" /* ts_monotonic_ns: the library's clock, the benchmarks' too */
 
 #define BENCH_MAX_RUNS 32
 

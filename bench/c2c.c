@@ -92,7 +92,7 @@ static double measure_pair(hwloc_topology_t topo, unsigned a, unsigned b, uint64
     pin(topo, a);
     while (atomic_load_explicit(&x->ready, memory_order_relaxed) == 0)
         ;
-    uint64_t t0 = bench_now_ns();
+    uint64_t t0 = ts_monotonic_ns();
     for (uint64_t k = 0; k < round_trips; k++) {
         uint64_t want = 2 * k;
         while (!atomic_compare_exchange_strong_explicit(&x->word, &want, want + 1,
@@ -102,7 +102,7 @@ static double measure_pair(hwloc_topology_t topo, unsigned a, unsigned b, uint64
     /* the answer to the last message ends the last round trip */
     while (atomic_load_explicit(&x->word, memory_order_relaxed) != 2 * round_trips)
         ;
-    uint64_t t1 = bench_now_ns();
+    uint64_t t1 = ts_monotonic_ns();
     pthread_join(tid, NULL);
     free(x);
     return (double)(t1 - t0) / (2.0 * (double)round_trips);
@@ -210,7 +210,7 @@ int bench_c2c_mlp(topsync_topology_t *t, unsigned lines, unsigned rounds, bench_
          * hold round r's values */
         while (atomic_load_explicit(&m->round, memory_order_acquire) != r)
             ;
-        uint64_t t0 = bench_now_ns();
+        uint64_t t0 = ts_monotonic_ns();
         if (r % 2) { /* dependent: each load's address comes from the one before */
             uint32_t at = order[0];
             for (unsigned k = 0; k < lines; k++)
@@ -220,7 +220,7 @@ int bench_c2c_mlp(topsync_topology_t *t, unsigned lines, unsigned rounds, bench_
             for (unsigned k = 0; k < lines; k++)
                 sink += atomic_load_explicit(slot_word(m, order[k]), memory_order_relaxed);
         }
-        uint64_t t1 = bench_now_ns();
+        uint64_t t1 = ts_monotonic_ns();
         double per_line = (double)(t1 - t0) / lines;
         if (r > 2 && r % 2) /* the first round of each kind warms the TLB and the code */
             dep[ndep++] = per_line;

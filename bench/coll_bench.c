@@ -56,7 +56,7 @@ static void participant(struct plan *p, unsigned rank)
     uint64_t t0 = 0;
     for (uint64_t k = 0; k < p->warmup + p->iterations; k++) {
         if (k == p->warmup)
-            t0 = bench_now_ns();
+            t0 = ts_monotonic_ns();
         switch (p->op) {
         case OP_ALLREDUCE:
             topsync_allreduce(p->coll, rank, send, recv, count, type, TOPSYNC_OP_SUM);
@@ -68,7 +68,7 @@ static void participant(struct plan *p, unsigned rank)
         default: topsync_barrier_wait(p->barrier, rank); break;
         }
     }
-    p->per_rank[rank] = (double)(bench_now_ns() - t0) / (double)p->iterations;
+    p->per_rank[rank] = (double)(ts_monotonic_ns() - t0) / (double)p->iterations;
 }
 
 struct worker {
@@ -105,7 +105,7 @@ static void omp_run(struct plan *p)
         uint64_t t0 = 0;
         for (uint64_t k = 0; k < p->warmup + p->iterations; k++) {
             if (k == p->warmup)
-                t0 = bench_now_ns();
+                t0 = ts_monotonic_ns();
             memcpy(rows + rank * count, mine, count * sizeof *mine);
 #pragma omp barrier
             for (size_t i = 0; i < count; i++) {
@@ -116,7 +116,7 @@ static void omp_run(struct plan *p)
             }
 #pragma omp barrier
         }
-        p->per_rank[rank] = (double)(bench_now_ns() - t0) / (double)p->iterations + out[0] * 0;
+        p->per_rank[rank] = (double)(ts_monotonic_ns() - t0) / (double)p->iterations + out[0] * 0;
         free(mine);
         free(out);
     }

@@ -107,7 +107,7 @@ int main(int argc, char **argv)
             uint64_t t0 = 0, warm = iterations / 10 + 1;
             for (uint64_t k = 0; k < warm + iterations; k++) {
                 if (k == warm)
-                    t0 = bench_now_ns();
+                    t0 = ts_monotonic_ns();
                 if (which == 0)
                     MPI_Allreduce(send, recv, count, dt, MPI_SUM, MPI_COMM_WORLD);
                 else if (which == 1)
@@ -115,7 +115,7 @@ int main(int argc, char **argv)
                 else
                     MPI_Bcast(send, count, dt, 0, MPI_COMM_WORLD);
             }
-            double mine = (double)(bench_now_ns() - t0) / (double)iterations, worst = 0;
+            double mine = (double)(ts_monotonic_ns() - t0) / (double)iterations, worst = 0;
             MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
             results[r] = worst;
         }

@@ -69,7 +69,7 @@ static void *worker(void *arg)
         bool quit = atomic_load_explicit(&s->quit, memory_order_relaxed);
         wait_once(s, a->rank);
         if (a->rank == 0 && e + 2 == FIRST_EPISODES)
-            s->first_done_ns = bench_now_ns();
+            s->first_done_ns = ts_monotonic_ns();
         if (quit) {
             if (a->rank == 0)
                 s->episodes = e + 2;
@@ -97,7 +97,7 @@ static int run_start(bool topsync, unsigned threads, unsigned window_ms, double 
     }
     pthread_t tid[MAX_THREADS];
     struct worker_arg args[MAX_THREADS];
-    s.began_ns = bench_now_ns();
+    s.began_ns = ts_monotonic_ns();
     for (unsigned r = 0; r < threads; r++) {
         args[r] = (struct worker_arg){&s, r};
         if (pthread_create(&tid[r], NULL, worker, &args[r]) != 0) {
@@ -112,7 +112,7 @@ static int run_start(bool topsync, unsigned threads, unsigned window_ms, double 
     atomic_store(&s.stop, true);
     for (unsigned r = 0; r < threads; r++)
         pthread_join(tid[r], NULL);
-    uint64_t ended_ns = bench_now_ns();
+    uint64_t ended_ns = ts_monotonic_ns();
     if (s.topsync)
         topsync_barrier_destroy(s.topsync);
     else

@@ -84,10 +84,10 @@ static void *worker_main(void *p)
     bench_bind_rank(w->rank, h->binding);
     for (uint64_t i = 0; i < h->warmup; i++)
         h->bb->wait_fn(h->state, w->rank);
-    uint64_t t0 = bench_now_ns();
+    uint64_t t0 = ts_monotonic_ns();
     for (uint64_t i = 0; i < h->iterations; i++)
         h->bb->wait_fn(h->state, w->rank);
-    h->per_thread[w->rank] = (double)(bench_now_ns() - t0) / (double)h->iterations;
+    h->per_thread[w->rank] = (double)(ts_monotonic_ns() - t0) / (double)h->iterations;
     return NULL;
 }
 
@@ -151,10 +151,10 @@ static double process_run(unsigned n, uint64_t warmup, uint64_t iterations, benc
                                   HWLOC_CPUBIND_PROCESS);
             for (uint64_t i = 0; i < warmup; i++)
                 wait(ctx, r);
-            uint64_t t0 = bench_now_ns();
+            uint64_t t0 = ts_monotonic_ns();
             for (uint64_t i = 0; i < iterations; i++)
                 wait(ctx, r);
-            means[r] = (double)(bench_now_ns() - t0) / (double)iterations;
+            means[r] = (double)(ts_monotonic_ns() - t0) / (double)iterations;
             _exit(0);
         }
         pids[started++] = pid;

@@ -27,11 +27,11 @@ static int omp_runs_here(unsigned n, uint64_t warmup, uint64_t iterations, unsig
             for (uint64_t i = 0; i < warmup; i++) {
 #pragma omp barrier
             }
-            uint64_t t0 = bench_now_ns();
+            uint64_t t0 = ts_monotonic_ns();
             for (uint64_t i = 0; i < iterations; i++) {
 #pragma omp barrier
             }
-            per_thread[rank] = (double)(bench_now_ns() - t0) / (double)iterations;
+            per_thread[rank] = (double)(ts_monotonic_ns() - t0) / (double)iterations;
 #pragma omp barrier
 #pragma omp single
             {

@@ -167,11 +167,11 @@ static double drive(struct run_shared *sh, unsigned nthreads, topsync_rcl_runtim
     }
     while (atomic_load_explicit(&sh->ready, memory_order_relaxed) < (int)nthreads)
         sched_yield();
-    uint64_t t0 = bench_now_ns();
+    uint64_t t0 = ts_monotonic_ns();
     atomic_store_explicit(&sh->go, 1, memory_order_release);
     for (unsigned i = 0; i < nthreads; i++)
         pthread_join(tids[i], NULL);
-    return (double)(bench_now_ns() - t0) * 1e-9;
+    return (double)(ts_monotonic_ns() - t0) * 1e-9;
 }
 
 static int check_array(const int *a, size_t size, size_t expected)
@@ -289,12 +289,12 @@ static double c2c_roundtrip(hwloc_topology_t h, hwloc_obj_t a, hwloc_obj_t b)
     uint64_t t0 = 0;
     for (unsigned i = 1; i <= ROUNDTRIPS; i++) {
         if (i == ROUNDTRIPS / 10)
-            t0 = bench_now_ns(); /* the first tenth warms up */
+            t0 = ts_monotonic_ns(); /* the first tenth warms up */
         atomic_store_explicit(&pp.word, 2 * i - 1, memory_order_release);
         while (atomic_load_explicit(&pp.word, memory_order_acquire) != 2 * i)
             ;
     }
-    double ns = (double)(bench_now_ns() - t0) / (ROUNDTRIPS - ROUNDTRIPS / 10 + 1);
+    double ns = (double)(ts_monotonic_ns() - t0) / (ROUNDTRIPS - ROUNDTRIPS / 10 + 1);
     pthread_join(t, NULL);
     /* unpin: a runtime created next must see the whole process's cpuset */
     hwloc_set_cpubind(h, hwloc_topology_get_allowed_cpuset(h), HWLOC_CPUBIND_THREAD);
@@ -321,10 +321,10 @@ static double rcl_roundtrip(hwloc_topology_t h, hwloc_obj_t a, int server_core)
     uint64_t t0 = 0;
     for (unsigned i = 1; i <= ROUNDTRIPS; i++) {
         if (i == ROUNDTRIPS / 10)
-            t0 = bench_now_ns();
+            t0 = ts_monotonic_ns();
         topsync_rcl_execute(l, cs_empty, NULL);
     }
-    double ns = (double)(bench_now_ns() - t0) / (ROUNDTRIPS - ROUNDTRIPS / 10 + 1);
+    double ns = (double)(ts_monotonic_ns() - t0) / (ROUNDTRIPS - ROUNDTRIPS / 10 + 1);
     topsync_rcl_lock_destroy(l);
     topsync_rcl_server_stop(s);
     topsync_rcl_runtime_destroy(rt);

@@ -35,10 +35,10 @@ static double timed(barrier_fn fn, MPI_Comm comm, uint64_t warmup, uint64_t iter
 {
     for (uint64_t i = 0; i < warmup; i++)
         fn(comm);
-    uint64_t t0 = bench_now_ns();
+    uint64_t t0 = ts_monotonic_ns();
     for (uint64_t i = 0; i < iterations; i++)
         fn(comm);
-    return (double)(bench_now_ns() - t0) / (double)iterations;
+    return (double)(ts_monotonic_ns() - t0) / (double)iterations;
 }
 
 static double max_over_ranks(double mine, MPI_Comm comm)

@@ -1,6 +1,6 @@
 /*
  * Private: the monotonic clock in nanoseconds, the one the waits' deadlines,
- * the pause calibration and the MPI set-up's timeout read. docs/design.md
+ * the pause calibration, the MPI set-up's timeout and the benchmarks read. docs/design.md
  * section "Layers" (base).
  */
 #ifndef TOPSYNC_SRC_BASE_CLOCK_H
