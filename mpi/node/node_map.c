@@ -6,11 +6,11 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "base/env.h"
 #include "base/error.h"
 #include "base/hash.h"
+#include "base/keywords.h"
 #include "node/node.h"
 
 static int32_t my_node_id = -1;
@@ -43,29 +43,30 @@ int ts_mpi_node_split(void)
 
 int ts_mpi_ops_of(const char *value)
 {
+    /* the whole value, or a list of calls: the base's word tables */
+    static const ts_keyword_t whole[] = {
+        {"all", TS_MPI_OPS_ALL, false}, {"none", 0, false}, {NULL, 0, false}};
+    static const ts_keyword_t calls[] = {{"barrier", 1 << TS_MPI_CALL_BARRIER, false},
+                                         {"allreduce", 1 << TS_MPI_CALL_ALLREDUCE, false},
+                                         {"reduce", 1 << TS_MPI_CALL_REDUCE, false},
+                                         {"bcast", 1 << TS_MPI_CALL_BCAST, false},
+                                         {NULL, 0, false}};
     if (!value || !*value)
         return TS_MPI_OPS_ALL;
-    if (!strcasecmp(value, "all"))
-        return TS_MPI_OPS_ALL;
-    if (!strcasecmp(value, "none"))
-        return 0;
-    static const char *const words[] = {"barrier", "allreduce", "reduce", "bcast"};
+    const ts_keyword_t *w = ts_keyword_find(whole, value);
+    if (w)
+        return w->value;
     int mask = 0;
-    const char *at = value;
-    while (*at) {
+    for (const char *at = value;; at++) {
         size_t len = strcspn(at, ",");
-        int bit = -1;
-        for (int k = 0; k < 4 && bit < 0; k++)
-            if (strlen(words[k]) == len && !strncasecmp(at, words[k], len))
-                bit = 1 << k;
-        if (bit < 0 || (mask & bit)) /* unknown, or repeated */
+        w = ts_keyword_find_n(calls, at, len);
+        if (!w || (mask & w->value)) /* unknown (or empty), or repeated */
             return -1;
-        mask |= bit;
+        mask |= w->value;
         at += len;
-        if (*at == ',' && !*++at) /* a trailing comma */
-            return -1;
+        if (!*at)
+            return mask;
     }
-    return mask;
 }
 
 int ts_mpi_setup_at_of(const char *value)
