@@ -18,6 +18,7 @@
 #include <topsync/pthread.h>
 
 #include "barrier/barrier_private.h"
+#include "base/env.h"
 #include "front/environment.h"
 #include "wait/wait.h"
 
@@ -99,15 +100,15 @@ static void glibc_resolve(void)
     if (ts_environment_check(false, TS_ENV_ALL & ~TS_ENV_BARRIER) < 0)
         fprintf(stderr, "libtopsync-pthread: warning: %s (not used by pthread barriers)\n",
                 topsync_error_message());
-    const char *v = getenv("TOPSYNC_VERBOSE");
-    if (v && *v && strcmp(v, "0") && strcmp(v, "1") && strcmp(v, "2"))
+    glibc.verbose = ts_env_verbose();
+    if (glibc.verbose < 0) {
         fprintf(stderr,
                 "libtopsync-pthread: warning: TOPSYNC_VERBOSE='%s' is not valid; valid: 0 "
                 "(silent), 1 (a start line and a summary at exit), 2 (a line per barrier); "
                 "taken as 0\n",
-                v);
-    else
-        glibc.verbose = v && *v ? *v - '0' : 0;
+                getenv("TOPSYNC_VERBOSE"));
+        glibc.verbose = 0;
+    }
 }
 
 /* TOPSYNC_VERBOSE: how many barriers each implementation got (relaxed:

@@ -110,8 +110,9 @@ int ts_mpi_verbose(void)
     static _Atomic int level = -1;
     int l = atomic_load_explicit(&level, memory_order_relaxed); /* the value is the message */
     if (l < 0) {
-        const char *v = getenv("TOPSYNC_VERBOSE");
-        l = v && !strcmp(v, "1") ? 1 : v && !strcmp(v, "2") ? 2 : 0;
+        l = ts_env_verbose();
+        if (l < 0)
+            l = 0;
         atomic_store_explicit(&level, l, memory_order_relaxed);
     }
     return l;

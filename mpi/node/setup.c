@@ -24,6 +24,7 @@
 #include "barrier/barrier_private.h"
 #include "barrier/setup.h"
 #include "base/clock.h"
+#include "base/env.h"
 #include "base/hash.h"
 #include "collectives/coll_private.h"
 #include "front/environment.h"
@@ -52,12 +53,11 @@ static int check_config(char *why, size_t len)
                  strncmp(msg, "TOPSYNC_BARRIER", 15) == 0 ? " (or mpi)" : "");
         return 1;
     }
-    const char *v = getenv("TOPSYNC_VERBOSE");
-    if (v && *v && strcmp(v, "0") && strcmp(v, "1") && strcmp(v, "2")) {
+    if (ts_env_verbose() < 0) {
         snprintf(why, len,
                  "TOPSYNC_VERBOSE='%s' is not valid; valid: 0 (silent), 1 (a start line and "
                  "the end-of-job summary), 2 (every detail)",
-                 v);
+                 getenv("TOPSYNC_VERBOSE"));
         return 1;
     }
     if (ts_mpi_ops_of(getenv("TOPSYNC_MPI_OPS")) < 0) {

@@ -171,3 +171,11 @@ int ts_env_seconds(const char *name, double max, double *out)
                        name, v, max);
     return 1;
 }
+
+int ts_env_verbose(void)
+{
+    const char *v = getenv("TOPSYNC_VERBOSE");
+    if (!v || !*v)
+        return 0;
+    return v[1] == '\0' && v[0] >= '0' && v[0] <= '2' ? v[0] - '0' : -1;
+}

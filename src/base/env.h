@@ -24,6 +24,10 @@ int ts_env_whole(const char *name, long min, long max, const char *unit, long *o
 /* The same for seconds: digits with an optional fraction ("30", "0.5"). */
 int ts_env_seconds(const char *name, double max, double *out);
 
+/* TOPSYNC_VERBOSE, read by the MPI and pthread libraries: 0 when unset,
+ * 0, 1 or 2 as set, -1 when anything else (each library says so). */
+int ts_env_verbose(void);
+
 /* The strict form behind ts_env_whole, for a value already in hand. */
 bool ts_env_parse_whole(const char *v, long min, long max, long *out);
 
