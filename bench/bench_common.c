@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "exe_dir.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -126,14 +127,7 @@ void bench_mpi_usage(FILE *f)
 int bench_find_helper(const char *name, char *path, size_t size)
 {
     char self[4096];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    char *slash = NULL;
-    if (len > 0) {
-        self[len] = '\0';
-        slash = strrchr(self, '/');
-    }
-    if (slash) {
-        slash[1] = '\0';
+    if (tools_exe_dir(self, sizeof self) == 0) {
         static const char *const relative[] = {"", "../libexec/topsync/"};
         for (size_t i = 0; i < sizeof relative / sizeof relative[0]; i++) {
             snprintf(path, size, "%s%s%s", self, relative[i], name);

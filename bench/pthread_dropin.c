@@ -13,20 +13,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-
-/* The directory of this executable, with a trailing slash. */
-static int self_dir(char *dir, size_t size)
-{
-    ssize_t len = readlink("/proc/self/exe", dir, size - 1);
-    if (len <= 0)
-        return -1;
-    dir[len] = '\0';
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        return -1;
-    slash[1] = '\0';
-    return 0;
-}
+#include "exe_dir.h"
 
 /* $TOPSYNC_PTHREAD_SHIM, else ../lib beside an installed topsync-bench, else
  * the build tree's library. */
@@ -107,7 +94,7 @@ int bench_pthread_dropin_runs(unsigned threads, uint64_t iterations, unsigned ru
                               double *glibc_ns, double *preload_ns, char *impl, size_t impl_len)
 {
     char dir[4096], loop[4200], shim_buf[4200];
-    if (self_dir(dir, sizeof dir) < 0)
+    if (tools_exe_dir(dir, sizeof dir) < 0)
         return -1;
     if (bench_find_helper("topsync-bench-pthread-loop", loop, sizeof loop) < 0) {
         fprintf(stderr, "topsync-bench: topsync-bench-pthread-loop not found (beside topsync-bench "

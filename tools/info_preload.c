@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "exe_dir.h"
 #include "info_preload.h"
 #include "mpi_match.h"
 
@@ -26,19 +27,13 @@
  * (PATH_MAX); false when none is there. */
 static bool find_beside(const char *name, const char *build_dir, char *out)
 {
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
+    char self[PATH_MAX]; /* bin/ (installed) or tools/ (build tree) */
+    if (tools_exe_dir(self, sizeof self) < 0)
         return false;
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
-    if (!slash)
-        return false;
-    *slash = '\0'; /* bin/ (installed) or tools/ (build tree) */
     const char *dirs[] = {TOPSYNC_INSTALL_LIBDIR, build_dir};
     for (size_t i = 0; i < 2; i++) {
         char dir[PATH_MAX + 64], real[PATH_MAX];
-        snprintf(dir, sizeof dir, "%s/../%s", self, dirs[i]);
+        snprintf(dir, sizeof dir, "%s../%s", self, dirs[i]);
         if (!realpath(dir, real)) /* the directory's own path; the name as it is */
             continue;
         int len = snprintf(out, PATH_MAX, "%s/%s", real, name);
