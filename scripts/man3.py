@@ -18,6 +18,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from man_page import roff_verbatim as verbatim  # noqa: E402 (the tools' pages' own)
+
 
 def roff_text(text):
     """Prose as roff: escapes, and a line starting with '.' protected."""
@@ -30,8 +33,6 @@ def roff_text(text):
     return "\n".join(out)
 
 
-def verbatim(text):
-    return ".nf\n.ft CR\n" + roff_text(text.rstrip("\n")) + "\n.ft R\n.fi"
 
 
 def comment_text(block):
