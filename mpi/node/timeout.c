@@ -16,6 +16,28 @@
 #include "collectives/coll_private.h"
 #include "node/node.h"
 
+/* The abort: the ranks of comm missing[0..n) (node indexes, `shown` of
+ * them known), where their calls diverged from this rank's, the cause. */
+__attribute__((noreturn)) static void missing_abort(MPI_Comm comm, const struct comm_state *s,
+                                                    const char *what, const unsigned *missing,
+                                                    int n, int shown, const char *why)
+{
+    char list[512] = "";
+    size_t len = 0;
+    for (int i = 0; i < shown && len < sizeof list - 16; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", i ? ", " : "",
+                                s->node_members[missing[i]]);
+    if (n > shown)
+        snprintf(list + len, sizeof list - len, ", ... (%d in all)", n);
+    char diverged[1024];
+    ts_mpi_call_divergence(s, missing, shown, diverged, sizeof diverged);
+    ts_mpi_fatal(comm,
+                 "%s timed out (TOPSYNC_TIMEOUT): rank(s) %s of the communicator, on "
+                 "this node, have not arrived%s%s [%s]",
+                 what, n > 0 ? list : "(none left: they arrived late)", diverged[0] ? ": " : "",
+                 diverged, why);
+}
+
 /*
  * A wait with TOPSYNC_TIMEOUT that timed out: name the ranks of `comm` on
  * this node that have not arrived, and MPI_Abort (a rank that died or hangs
@@ -31,27 +53,13 @@ void ts_mpi_timeout_abort(MPI_Comm comm, struct comm_state *s, topsync_barrier_t
     snprintf(why, sizeof why, "%s", topsync_error_message());
     unsigned missing[64];
     int n = topsync_barrier_missing(b, (unsigned)s->node_rank, missing, 64);
-    int shown = n < 64 ? n : 64;
-    char list[512] = "";
-    size_t len = 0;
-    for (int i = 0; i < shown && len < sizeof list - 16; i++)
-        len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", i ? ", " : "",
-                                s->node_members[missing[i]]);
-    if (n > shown)
-        snprintf(list + len, sizeof list - len, ", ... (%d in all)", n);
     if (after_leaders && n == 1 && missing[0] == 0)
         ts_mpi_fatal(comm,
                      "%s timed out (TOPSYNC_TIMEOUT): rank %d of the communicator, this "
                      "node's leader, has not come back from the barrier between nodes: a rank "
                      "on another node has not arrived (that node's ranks name it) [%s]",
                      what, s->node_members[0], why);
-    char diverged[1024];
-    ts_mpi_call_divergence(s, missing, shown, diverged, sizeof diverged);
-    ts_mpi_fatal(comm,
-                 "%s timed out (TOPSYNC_TIMEOUT): rank(s) %s of the communicator, on "
-                 "this node, have not arrived%s%s [%s]",
-                 what, n > 0 ? list : "(none left: they arrived late)", diverged[0] ? ": " : "",
-                 diverged, why);
+    missing_abort(comm, s, what, missing, n, n < 64 ? n : 64, why);
 }
 
 /* A one-way step names whom it waited for (ts_coll_missing), in ranks of
@@ -62,16 +70,5 @@ void ts_mpi_one_way_abort(MPI_Comm comm, struct comm_state *s, const char *what)
     snprintf(why, sizeof why, "%s", topsync_error_message());
     unsigned missing[16];
     int n = ts_coll_missing(missing, 16);
-    char list[256] = "";
-    size_t len = 0;
-    for (int i = 0; i < n && i < 16; i++)
-        len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", i ? ", " : "",
-                                s->node_members[missing[i]]);
-    char diverged[1024];
-    ts_mpi_call_divergence(s, missing, n < 16 ? n : 16, diverged, sizeof diverged);
-    ts_mpi_fatal(comm,
-                 "%s timed out (TOPSYNC_TIMEOUT): rank(s) %s of the communicator, on this node, "
-                 "have not arrived%s%s [%s]",
-                 what, n > 0 ? list : "(none left: they arrived late)", diverged[0] ? ": " : "",
-                 diverged, why);
+    missing_abort(comm, s, what, missing, n, n < 16 ? n : 16, why);
 }
