@@ -37,10 +37,13 @@ const char *ts_mpi_own_why_words(enum ts_mpi_own_why why)
     return (unsigned)why < TS_MPI_OWN_WHY_COUNT ? own_why_words[why] : "";
 }
 
-static const char *kind_name(unsigned kind)
+const char *ts_mpi_call_name(enum ts_mpi_call kind)
 {
-    static const char *const names[] = {"MPI_Barrier", "MPI_Allreduce", "MPI_Reduce", "MPI_Bcast"};
-    return kind < sizeof names / sizeof names[0] ? names[kind] : "a collective";
+    if (kind == TS_MPI_CALL_BARRIER)
+        return "MPI_Barrier";
+    /* the collectives: enum ts_mpi_call is topsync_coll_kind_t + 1 */
+    const char *coll = ts_mpi_coll_name((topsync_coll_kind_t)(kind - 1));
+    return *coll ? coll : "a collective";
 }
 
 size_t ts_mpi_call_log_bytes(int node_size)
@@ -90,14 +93,15 @@ static bool describe_rank(const struct comm_state *s, unsigned index, char *out,
     }
     if (theirs > mine) {
         snprintf(out, len, "rank %d is in a later call, its %llu (%s; this rank is in its %llu)",
-                 rank, (unsigned long long)theirs, kind_name(kind), (unsigned long long)mine);
+                 rank, (unsigned long long)theirs, ts_mpi_call_name((enum ts_mpi_call)kind),
+                 (unsigned long long)mine);
         return true;
     }
     if (mine - theirs >= TS_CALL_LOG_KEPT) {
         snprintf(out, len,
                  "rank %d's last call on this communicator is its %llu (%s), %llu "
                  "calls before this rank's",
-                 rank, (unsigned long long)theirs, kind_name(kind),
+                 rank, (unsigned long long)theirs, ts_mpi_call_name((enum ts_mpi_call)kind),
                  (unsigned long long)(mine - theirs));
         return true;
     }
@@ -107,7 +111,8 @@ static bool describe_rank(const struct comm_state *s, unsigned index, char *out,
         snprintf(out, len,
                  "the ranks diverged at call %llu on this communicator since its "
                  "set-up: rank %d called %s there, this rank %s",
-                 (unsigned long long)theirs, rank, kind_name(kind), kind_name(my_kind));
+                 (unsigned long long)theirs, rank, ts_mpi_call_name((enum ts_mpi_call)kind),
+                 ts_mpi_call_name((enum ts_mpi_call)my_kind));
         return true;
     }
     if ((how == TS_MPI_HOW_NODE) != (my_how == TS_MPI_HOW_NODE)) {
@@ -120,7 +125,7 @@ static bool describe_rank(const struct comm_state *s, unsigned index, char *out,
                  "the ranks diverged at %s, call %llu on this communicator since its set-up: "
                  "%s gave it to the MPI's own (%s) where %s served it on the node (equal type "
                  "signatures spelled with different datatypes, which topsync does not support)",
-                 kind_name(kind), (unsigned long long)theirs, own_rank,
+                 ts_mpi_call_name((enum ts_mpi_call)kind), (unsigned long long)theirs, own_rank,
                  ts_mpi_own_why_words((enum ts_mpi_own_why)(own - 1)), node_rank);
         return true;
     }
@@ -129,7 +134,8 @@ static bool describe_rank(const struct comm_state *s, unsigned index, char *out,
     snprintf(out, len,
              "rank %d's last call on this communicator is its %llu (%s, as this "
              "rank's): it has not made call %llu yet",
-             rank, (unsigned long long)theirs, kind_name(kind), (unsigned long long)mine);
+             rank, (unsigned long long)theirs, ts_mpi_call_name((enum ts_mpi_call)kind),
+             (unsigned long long)mine);
     return true;
 }
 

@@ -313,6 +313,9 @@ static inline void ts_mpi_call_note(struct comm_state *s, enum ts_mpi_call kind,
         atomic_store_explicit(&log->slots[(size_t)s->node_rank * log->stride],
                               (n - log->base) << 16 | entry, memory_order_relaxed);
 }
+/* "MPI_Barrier", "MPI_Allreduce", "MPI_Reduce", "MPI_Bcast"; else "a
+ * collective". */
+const char *ts_mpi_call_name(enum ts_mpi_call kind);
 /* Where the ranks missing[0..n) (node indexes) and this one diverged, as
  * a sentence into out ("" when their calls say nothing more). */
 void ts_mpi_call_divergence(const struct comm_state *s, const unsigned *missing, int n, char *out,

@@ -430,12 +430,11 @@ static void start_line(const struct comm_state *s, MPI_Comm comm, int rank, int 
         return;
     char mpi[TOPSYNC_TUNING_MPI_LEN], ops[96] = "", how[512];
     ts_mpi_identity(mpi, sizeof mpi);
-    static const char *const names[] = {"MPI_Barrier", "MPI_Allreduce", "MPI_Reduce", "MPI_Bcast"};
     size_t used = 0;
-    for (unsigned k = 0; k < 4; k++)
+    for (unsigned k = TS_MPI_CALL_BARRIER; k <= TS_MPI_CALL_BCAST; k++)
         if (s->ops & 1u << k)
-            used +=
-                (size_t)snprintf(ops + used, sizeof ops - used, "%s%s", used ? ", " : "", names[k]);
+            used += (size_t)snprintf(ops + used, sizeof ops - used, "%s%s", used ? ", " : "",
+                                     ts_mpi_call_name((enum ts_mpi_call)k));
     if (s->mode == MODE_PMPI) {
         snprintf(how, sizeof how, "the MPI's own barrier and collectives (%s)",
                  pmpi_reason ? pmpi_reason : "not served");
