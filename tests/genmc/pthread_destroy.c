@@ -79,6 +79,11 @@ const char *topsync_error_message(void)
     return "";
 }
 
+int ts_env_verbose(void) /* TOPSYNC_VERBOSE unset: the drop-in stays silent */
+{
+    return 0;
+}
+
 void topsync_barrier_options_init(topsync_barrier_options_t *o)
 {
     o->algorithm = "sense-reversing";
