@@ -249,6 +249,14 @@ static int state_create(struct ts_pthread_barrier **out, unsigned n)
         topsync_barrier_destroy(first);
         return ENOMEM;
     }
+    /* auto's stand-in reacts as auto's own choice would: its robust
+     * configuration (sense-reversing) is one the last arrival completes */
+    if (o.algorithm && !strcmp(o.algorithm, "combining-tree") &&
+        (ts_barrier_make_reactive(first, &o) < 0 || ts_barrier_make_reactive(second, &o) < 0)) {
+        topsync_barrier_destroy(first);
+        topsync_barrier_destroy(second);
+        return ENOMEM;
+    }
     /* a timeout then counts the threads missing instead of naming ranks */
     first->ranks_by_arrival = second->ranks_by_arrival = true;
     size_t line = first->line;

@@ -22,6 +22,8 @@ static const struct {
     {"TOPSYNC_WAIT", "barriers", "spin, yield, block", "block"},
     {"TOPSYNC_SPIN", "barriers", "0 .. 100000000 pauses", "learned; 0 when oversubscribed"},
     {"TOPSYNC_POLL", "barriers", "scan, ordered", "scan"},
+    {"TOPSYNC_REACTIVE", "auto's barriers",
+     "on, off, every:N (testing: switch every N episodes, N a power of two)", "on"},
     {"TOPSYNC_TIMEOUT", "barriers, collectives", "seconds 0 .. 1000000 (decimals allowed)",
      "0 (none)"},
     {"TOPSYNC_AUTO", "auto", "a comma-separated list of tuning, model, rules", "all three"},

@@ -202,6 +202,18 @@ const char *topsync_barrier_algorithm(const topsync_barrier_t *barrier);
 const char *topsync_barrier_explain(const topsync_barrier_t *barrier);
 const char *topsync_barrier_wait_policy_name(const topsync_barrier_t *barrier);
 unsigned topsync_barrier_nparticipants(const topsync_barrier_t *barrier);
+/*
+ * Reactive barriers (TOPSYNC_REACTIVE, on by default for "auto"): the
+ * barrier runs each episode on its chosen configuration (the algorithm and
+ * wait policy above) or on a robust one for a busy node (sense-reversing,
+ * block), and moves every participant to the other at one agreed episode
+ * when it measured the other faster; the memory ordering guarantee above
+ * holds across a switch. Returns how many times it moved (0 for a barrier
+ * that never does: a given algorithm, TOPSYNC_REACTIVE=off). Racy by
+ * nature while participants move on; in processes, counted in the shared
+ * state.
+ */
+uint64_t topsync_barrier_switches(const topsync_barrier_t *barrier);
 /* The groups "topo" runs on (NULL for other algorithms). */
 const topsync_groups_t *topsync_barrier_groups(const topsync_barrier_t *barrier);
 
@@ -212,7 +224,8 @@ const char *const *topsync_barrier_algorithm_names(void);
 int topsync_barrier_algorithm_validate(const char *name);
 
 /*
- * Validate TOPSYNC_BARRIER, TOPSYNC_WAIT, TOPSYNC_SPIN, TOPSYNC_TIMEOUT,
+ * Validate TOPSYNC_BARRIER, TOPSYNC_WAIT, TOPSYNC_SPIN, TOPSYNC_POLL,
+ * TOPSYNC_TIMEOUT, TOPSYNC_REACTIVE,
  * TOPSYNC_AUTO, TOPSYNC_COLL_MAX_BYTES and TOPSYNC_RCL_PLACEMENT as
  * topsync_barrier_create(), topsync_coll_create() and
  * topsync_rcl_runtime_create() would read them: 0, or -EINVAL with a message

@@ -14,6 +14,7 @@
 #include <topsync/barrier.h>
 
 #include "barrier/barrier_private.h"
+#include "barrier/reactive.h"
 #include "barrier/setup.h"
 #include "base/error.h"
 #include "base/keywords.h"
@@ -59,8 +60,9 @@ int topsync_barrier_missing(const topsync_barrier_t *b, unsigned rank, unsigned 
     return (int)count;
 }
 
-/* The -ETIMEDOUT message: who has not arrived. */
-static int report_timeout(topsync_barrier_t *b, unsigned rank)
+/* The -ETIMEDOUT message: who has not arrived (config: the configuration
+ * the episode ran on, reactive.h; b itself otherwise). */
+static int report_timeout(topsync_barrier_t *b, const topsync_barrier_t *config, unsigned rank)
 {
     unsigned shown[16];
     int missing = topsync_barrier_missing(b, rank, shown, 16);
@@ -81,7 +83,7 @@ static int report_timeout(topsync_barrier_t *b, unsigned rank)
     if (missing <= 0) {
         /* Everybody entered this episode, yet my release never came: the
          * participant that releases me arrived and then stopped (killed?) */
-        int from = b->algo->releaser ? b->algo->releaser(b, rank) : -1;
+        int from = config->algo->releaser ? config->algo->releaser(config, rank) : -1;
         if (from >= 0)
             snprintf(list, sizeof list,
                      "none; all arrived, but participant %d, which "
@@ -112,9 +114,11 @@ static int report_cancel(topsync_barrier_t *b, unsigned rank)
                    rank, missing > 0 ? missing : 0);
 }
 
-/* The algorithm's wait, with ts_wait_slow's timeout or idle hook unwinding
+/* The algorithm's wait on `config` (b, or the configuration a reactive b
+ * runs this episode on), with ts_wait_slow's timeout or idle hook unwinding
  * to here. */
-static int wait_with_timeout(topsync_barrier_t *b, unsigned rank, uint32_t episode)
+static int wait_with_timeout(topsync_barrier_t *b, topsync_barrier_t *config, unsigned rank,
+                             uint32_t episode)
 {
     /* relaxed: a report for later waits on this handle, no data behind it */
     int broken_by = atomic_load_explicit(&b->broken_by, memory_order_relaxed);
@@ -132,10 +136,10 @@ static int wait_with_timeout(topsync_barrier_t *b, unsigned rank, uint32_t episo
         int none = 0;
         atomic_compare_exchange_strong_explicit(&b->broken_by, &none, why, memory_order_relaxed,
                                                 memory_order_relaxed);
-        return why == TS_UNWIND_IDLE ? report_cancel(b, rank) : report_timeout(b, rank);
+        return why == TS_UNWIND_IDLE ? report_cancel(b, rank) : report_timeout(b, config, rank);
     }
     ts_timeout_target = &env;
-    b->algo->wait(b, rank, episode);
+    config->algo->wait(config, rank, episode);
     ts_timeout_target = outer;
     return 0;
 }
@@ -152,14 +156,17 @@ void topsync_barrier_wait(topsync_barrier_t *b, unsigned rank)
         abort();
     }
     uint32_t episode = enter_episode(b, rank);
+    topsync_barrier_t *config = b;
+    if (b->reactive)
+        config = ts_reactive_enter(b, rank, episode, &episode);
     if (__builtin_expect(b->armed, 0)) {
-        if (wait_with_timeout(b, rank, episode) < 0) {
+        if (wait_with_timeout(b, config, rank, episode) < 0) {
             fprintf(stderr, "topsync: %s\n", topsync_error_message());
             abort();
         }
         return;
     }
-    b->algo->wait(b, rank, episode);
+    config->algo->wait(config, rank, episode);
 }
 
 int topsync_barrier_wait_checked(topsync_barrier_t *b, unsigned rank)
@@ -170,9 +177,12 @@ int topsync_barrier_wait_checked(topsync_barrier_t *b, unsigned rank)
         return ts_fail(EINVAL, "topsync_barrier_wait: rank %u out of range (%u participants)", rank,
                        b->n);
     uint32_t episode = enter_episode(b, rank);
+    topsync_barrier_t *config = b;
+    if (b->reactive)
+        config = ts_reactive_enter(b, rank, episode, &episode);
     if (b->armed)
-        return wait_with_timeout(b, rank, episode);
-    b->algo->wait(b, rank, episode);
+        return wait_with_timeout(b, config, rank, episode);
+    config->algo->wait(config, rank, episode);
     return 0;
 }
 
@@ -186,16 +196,12 @@ const char *topsync_barrier_explain(const topsync_barrier_t *b)
     return b ? b->explain : "";
 }
 
-const char *topsync_barrier_wait_policy_name(const topsync_barrier_t *b)
+uint64_t topsync_barrier_switches(const topsync_barrier_t *b)
 {
-    if (!b)
-        return "";
-    switch (b->wait.kind) {
-    case TS_WAIT_SPIN: return "spin";
-    case TS_WAIT_YIELD: return "yield";
-    case TS_WAIT_BLOCK: return "block";
-    }
-    return "?";
+    /* relaxed: counts, racy by nature (barrier.h) */
+    return b && b->reactive
+               ? atomic_load_explicit(&b->reactive->shared->switches, memory_order_relaxed)
+               : 0;
 }
 
 unsigned topsync_barrier_nparticipants(const topsync_barrier_t *b)

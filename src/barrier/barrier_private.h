@@ -74,6 +74,9 @@ struct topsync_barrier {
     void (*gathered)(const topsync_barrier_t *b, unsigned leader, const unsigned *members,
                      unsigned nmembers, bool last);
     void *gathered_arg;
+    bool by_auto;                 /* the algorithm was auto's choice */
+    struct ts_reactive *reactive; /* NULL: one configuration (reactive.h) */
+    uint64_t reacts_as;           /* attach: TOPSYNC_REACTIVE's mode and N, in the fingerprint */
 };
 
 struct ts_algorithm {
@@ -208,6 +211,17 @@ int ts_barrier_create_with(topsync_barrier_t **out, unsigned n,
                            const topsync_barrier_options_t *opts,
                            const ts_algorithm *const table[TS_NALGORITHMS],
                            const struct topsync_model *model);
+
+/* Give b (made with a given algorithm) the robust configuration beside it,
+ * as if auto had chosen its algorithm (lifecycle.c; TOPSYNC_REACTIVE
+ * decides): the pthread drop-in's auto among the algorithms whose last
+ * arrival completes an episode, before the first wait. 0 or -errno. */
+int ts_barrier_make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *opts);
+
+/* Keep the barrier on its first configuration for good (lifecycle.c): for
+ * a caller whose episodes carry more than the barrier (the collectives'
+ * combine step runs inside topo's wait), before its first wait. */
+void ts_barrier_fixed(topsync_barrier_t *b);
 
 /* The algorithm objects, one per file of src/barrier/algorithms/ (the
  * simulator's build renames them: model/sim_atomic.h). */

@@ -15,7 +15,9 @@
 #include <topsync/barrier.h>
 
 #include "barrier/barrier_private.h"
+#include "barrier/reactive.h"
 #include "barrier/setup.h"
+#include "base/env.h"
 #include "base/error.h"
 #include "base/hash.h"
 #include "base/keywords.h"
@@ -133,6 +135,7 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
         return rc;
     }
     if (!r.alg.algo) {
+        b->by_auto = true;
         ts_barrier_choose_auto(b, opts, groups, model, &r);
         if (r.alg.algo == &ts_algo_topo && r.alg.level_mask != TOPSYNC_LEVELS_ALL &&
             !opts->groups) {
@@ -270,9 +273,12 @@ static void spare_give(void *mem, size_t size, bool keep)
         munmap(mem, size);
 }
 
+static void reactive_free(topsync_barrier_t *b);
+
 /* Free what the barrier holds (roles, mapping, groups), not the handle. */
 static void release_state(topsync_barrier_t *b)
 {
+    reactive_free(b);
     if (b->roles) {
         if (b->algo->free_roles)
             b->algo->free_roles(b);
@@ -296,10 +302,17 @@ static void free_barrier(topsync_barrier_t *b)
     free(b);
 }
 
-int ts_barrier_create_with(topsync_barrier_t **out, unsigned n,
-                           const topsync_barrier_options_t *opts,
-                           const ts_algorithm *const table[TS_NALGORITHMS],
-                           const topsync_model_t *model)
+static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *opts,
+                         const ts_algorithm *const table[TS_NALGORITHMS], unsigned char *segment,
+                         unsigned rank);
+static int robust_segment_size(const topsync_barrier_t *b, const topsync_barrier_options_t *opts,
+                               size_t *size);
+static int reacts(const topsync_barrier_t *b, const ts_algorithm *const *table,
+                  enum ts_reactive_mode *mode, uint32_t *every);
+
+static int create(topsync_barrier_t **out, unsigned n, const topsync_barrier_options_t *opts,
+                  const ts_algorithm *const table[TS_NALGORITHMS], const topsync_model_t *model,
+                  bool may_react)
 {
     topsync_barrier_t *b;
     int rc = prepare(out, n, opts, table, model, false, &b);
@@ -340,6 +353,9 @@ int ts_barrier_create_with(topsync_barrier_t **out, unsigned n,
     }
 
     rc = b->algo->setup ? b->algo->setup(b) : 0;
+    /* the simulator's barriers model one configuration (its idle model) */
+    if (rc == 0 && may_react && !model)
+        rc = make_reactive(b, opts, table, NULL, 0);
     if (rc < 0) {
         free_barrier(b);
         return rc;
@@ -347,6 +363,185 @@ int ts_barrier_create_with(topsync_barrier_t **out, unsigned n,
     ts_registry_add(&live_barriers, &b->live);
     *out = b;
     return 0;
+}
+
+int ts_barrier_create_with(topsync_barrier_t **out, unsigned n,
+                           const topsync_barrier_options_t *opts,
+                           const ts_algorithm *const table[TS_NALGORITHMS],
+                           const topsync_model_t *model)
+{
+    return create(out, n, opts, table, model, true);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reactive barriers (reactive.h): the robust configuration beside the    */
+/* chosen one, and what the switch keeps.                                 */
+
+/* The robust configuration for a busy node: one arrival counter and one
+ * release word (a single futex broadcast wakes every sleeper), the wait
+ * policy block unless one was given, and a spin bounded in time that never
+ * grows to a scheduler slice (issue 53: that spin, and dissemination's
+ * log2 P sleeps and wake-ups, lost 5-16x to glibc on a busy 16-core node). */
+static void robust_options(topsync_barrier_options_t *o, const topsync_barrier_options_t *opts,
+                           size_t line)
+{
+    if (opts)
+        *o = *opts;
+    else
+        topsync_barrier_options_init(o);
+    o->algorithm = "sense-reversing";
+    if (o->wait == TOPSYNC_WAIT_DEFAULT && !ts_getenv("TOPSYNC_WAIT"))
+        o->wait = TOPSYNC_WAIT_BLOCK;
+    o->line_size = line;
+}
+
+static void robust_spin(topsync_barrier_t *robust)
+{
+    ts_wait *w = &robust->wait;
+    if (w->spin_unclocked) { /* the slice-long spin, and its yields when co-located */
+        w->spin_unclocked = 0;
+        w->yield_iterations = 0;
+    }
+    w->spin_learn_most = 0; /* spin_iterations is the most */
+}
+
+/* Whether b reacts (1) or not (0) under TOPSYNC_REACTIVE, or -EINVAL. */
+static int reacts(const topsync_barrier_t *b, const ts_algorithm *const *table,
+                  enum ts_reactive_mode *mode, uint32_t *every)
+{
+    int rc = ts_reactive_from_env(mode, every);
+    if (rc < 0)
+        return rc;
+    if (*mode == TS_REACTIVE_OFF || b->gathered)
+        return 0;
+    if (*mode == TS_REACTIVE_ON &&
+        (!b->by_auto || b->n == 1 ||
+         (b->algo == from_table(&ts_algo_sense_reversing, table) && b->wait.kind == TS_WAIT_BLOCK)))
+        return 0; /* a given algorithm is kept; the robust one is already chosen */
+    return 1;
+}
+
+/* In a segment of one's own (attach), after the chosen configuration's
+ * part: a page for the plan, then the robust configuration's part. */
+static int robust_segment_size(const topsync_barrier_t *b, const topsync_barrier_options_t *opts,
+                               size_t *size)
+{
+    topsync_barrier_options_t o;
+    robust_options(&o, opts, b->line);
+    topsync_barrier_t *robust, *dummy;
+    int rc = prepare(&dummy, b->n, &o, ts_algorithms, NULL, true, &robust);
+    if (rc < 0)
+        return rc;
+    *size = (size_t)sysconf(_SC_PAGESIZE) + robust->size;
+    free_barrier(robust);
+    return 0;
+}
+
+static int attach(topsync_barrier_t **out, unsigned n, const topsync_barrier_options_t *opts,
+                  void *segment, size_t size, unsigned rank, bool check_mapping, bool may_react);
+
+/* segment: NULL for a created barrier (the plan gets memory of its own),
+ * else the tail of an attached one's segment (robust_segment_size bytes,
+ * zero-filled), which `rank` attaches to. */
+static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *opts,
+                         const ts_algorithm *const table[TS_NALGORITHMS], unsigned char *segment,
+                         unsigned rank)
+{
+    enum ts_reactive_mode mode;
+    uint32_t every;
+    int rc = reacts(b, table, &mode, &every);
+    if (rc <= 0)
+        return rc;
+    ts_reactive *rx = calloc(1, sizeof *rx);
+    if (!rx)
+        return ts_fail(ENOMEM, "out of memory");
+    b->reactive = rx;
+    rx->mode = mode;
+    rx->nconfigs = TS_REACTIVE_CONFIGS;
+    rx->config[0] = b;
+    rx->check_mask = mode == TS_REACTIVE_EVERY ? every - 1 : 63;
+    rx->start = (uint32_t)(opts ? opts->start_episode : 0);
+    rx->verbose = ts_env_verbose();
+    rx->ran_stride = b->line;
+    rx->ran = aligned_alloc(b->line, (size_t)b->n * b->line);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (segment) {
+        rx->shared = (ts_reactive_shared *)segment;
+        rx->shared_memory = TS_REACTIVE_SHARED_IN_SEGMENT;
+    } else if (opts && opts->process_shared) {
+        void *p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        rx->shared = p == MAP_FAILED ? NULL : p;
+        rx->shared_memory = TS_REACTIVE_SHARED_MAPPED;
+    } else {
+        rx->shared = aligned_alloc(b->line, b->line);
+        if (rx->shared)
+            memset(rx->shared, 0, b->line);
+        rx->shared_memory = TS_REACTIVE_SHARED_ALLOCATED;
+    }
+    if (!rx->ran || !rx->shared)
+        return ts_fail(ENOMEM, "out of memory");
+    for (unsigned r = 0; r < b->n; r++)
+        for (unsigned c = 0; c < TS_REACTIVE_CONFIGS; c++)
+            /* relaxed: published by whatever starts the participants */
+            atomic_store_explicit((_Atomic uint32_t *)(rx->ran + (size_t)r * rx->ran_stride) + c,
+                                  rx->start, memory_order_relaxed);
+    topsync_barrier_options_t o;
+    robust_options(&o, opts, b->line);
+    if (segment) {
+        size_t bytes;
+        if ((rc = robust_segment_size(b, opts, &bytes)) < 0)
+            return rc;
+        rc = attach(&rx->config[1], b->n, &o, segment + page, bytes - page, rank, false, false);
+    } else {
+        rc = create(&rx->config[1], b->n, &o, table, NULL, false);
+    }
+    if (rc < 0)
+        return rc;
+    robust_spin(rx->config[1]);
+    rx->config[1]->ranks_by_arrival = b->ranks_by_arrival;
+    size_t len = strlen(b->explain);
+    if (mode == TS_REACTIVE_EVERY)
+        snprintf(b->explain + len, sizeof b->explain - len,
+                 "; reactive (TOPSYNC_REACTIVE=every:%u): switches to %s/%s and back every %u "
+                 "episodes",
+                 every, rx->config[1]->name, topsync_barrier_wait_policy_name(rx->config[1]),
+                 every);
+    else
+        snprintf(b->explain + len, sizeof b->explain - len,
+                 "; reactive (TOPSYNC_REACTIVE=on): switches to %s/%s when that is faster",
+                 rx->config[1]->name, topsync_barrier_wait_policy_name(rx->config[1]));
+    return 0;
+}
+
+static void reactive_free(topsync_barrier_t *b)
+{
+    ts_reactive *rx = b->reactive;
+    if (!rx)
+        return;
+    b->reactive = NULL;
+    topsync_barrier_destroy(rx->config[1]);
+    free(rx->ran);
+    if (rx->shared_memory == TS_REACTIVE_SHARED_MAPPED && rx->shared)
+        munmap(rx->shared, (size_t)sysconf(_SC_PAGESIZE));
+    else if (rx->shared_memory == TS_REACTIVE_SHARED_ALLOCATED)
+        free(rx->shared);
+    free(rx);
+}
+
+int ts_barrier_make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *opts)
+{
+    if (b->reactive)
+        return 0;
+    b->by_auto = true;
+    int rc = make_reactive(b, opts, ts_algorithms, NULL, 0);
+    if (rc < 0)
+        reactive_free(b);
+    return rc;
+}
+
+void ts_barrier_fixed(topsync_barrier_t *b)
+{
+    reactive_free(b);
 }
 
 int topsync_barrier_create(topsync_barrier_t **out, unsigned n,
@@ -364,8 +559,15 @@ int topsync_barrier_segment_size(unsigned n, const topsync_barrier_options_t *op
     if (rc < 0)
         return rc;
     *size = b->size;
+    /* a reactive barrier's plan and robust configuration follow */
+    enum ts_reactive_mode mode;
+    uint32_t every;
+    size_t extra = 0;
+    if ((rc = reacts(b, ts_algorithms, &mode, &every)) > 0)
+        rc = robust_segment_size(b, opts, &extra);
+    *size += extra;
     free_barrier(b);
-    return 0;
+    return rc < 0 ? rc : 0;
 }
 
 /* What every participant of one segment must agree on: n, the algorithm
@@ -375,9 +577,13 @@ static uint32_t fingerprint(const topsync_barrier_t *b)
 {
     uint32_t h = TS_FNV1A32_OFFSET;
     uint64_t fields[] = {b->n,          b->line,         b->block_bytes,
-                         b->level_mask, b->tree_release, (uint64_t)b->wait.kind};
-    /* byte by byte, least significant first: the same on every process */
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+                         b->level_mask, b->tree_release, (uint64_t)b->wait.kind,
+                         b->reacts_as};
+    /* byte by byte, least significant first: the same on every process;
+     * reacts_as only when set (a barrier of one configuration keeps the
+     * fingerprint it always had) */
+    size_t nfields = sizeof fields / sizeof fields[0] - (b->reacts_as == 0);
+    for (size_t i = 0; i < nfields; i++)
         for (unsigned k = 0; k < 8; k++) {
             uint8_t byte = (uint8_t)(fields[i] >> (8 * k));
             h = ts_fnv1a32(h, &byte, 1);
@@ -439,7 +645,7 @@ static int mapping_writable(const void *addr, size_t size)
 /* Attach; check_mapping: read /proc/self/maps to refuse a segment that is
  * not read-write (about 170 us in an MPI process of 400 mappings). */
 static int attach(topsync_barrier_t **out, unsigned n, const topsync_barrier_options_t *opts,
-                  void *segment, size_t size, unsigned rank, bool check_mapping)
+                  void *segment, size_t size, unsigned rank, bool check_mapping, bool may_react)
 {
     topsync_barrier_t *b;
     int rc = prepare(out, n, opts, ts_algorithms, NULL, true, &b);
@@ -449,8 +655,17 @@ static int attach(topsync_barrier_t **out, unsigned n, const topsync_barrier_opt
         free_barrier(b);
         return ts_fail(EINVAL, "barrier: segment %p is NULL or not page aligned", segment);
     }
-    if (size < b->size) {
-        size_t need = b->size;
+    enum ts_reactive_mode mode;
+    uint32_t every;
+    size_t extra = 0;
+    if (may_react && (rc = reacts(b, ts_algorithms, &mode, &every)) > 0)
+        rc = robust_segment_size(b, opts, &extra);
+    if (rc < 0) {
+        free_barrier(b);
+        return rc;
+    }
+    if (size < b->size + extra) {
+        size_t need = b->size + extra;
         free_barrier(b);
         return ts_fail(EINVAL, "barrier: segment of %zu bytes, %zu needed", size, need);
     }
@@ -458,8 +673,8 @@ static int attach(topsync_barrier_t **out, unsigned n, const topsync_barrier_opt
         free_barrier(b);
         return ts_fail(EINVAL, "barrier: rank %u out of range (%u participants)", rank, n);
     }
-    if (check_mapping && mapping_writable(segment, b->size) == 0) {
-        size_t need = b->size;
+    if (check_mapping && mapping_writable(segment, b->size + extra) == 0) {
+        size_t need = b->size + extra;
         free_barrier(b);
         return ts_fail(EINVAL,
                        "barrier: the segment at %p (%zu bytes) is not all mapped "
@@ -470,6 +685,7 @@ static int attach(topsync_barrier_t **out, unsigned n, const topsync_barrier_opt
     b->owns_mapping = false;
     set_peers(b);
     b->wait.process_shared = true;
+    b->reacts_as = extra ? (uint64_t)mode << 32 | every : 0; /* one layout for all */
     rc = check_fingerprint(b, rank);
     if (rc < 0) {
         free_barrier(b);
@@ -481,6 +697,8 @@ static int attach(topsync_barrier_t **out, unsigned n, const topsync_barrier_opt
     if (rank == 0)
         fill_block(b, -1, start);
     rc = b->algo->setup ? b->algo->setup(b) : 0;
+    if (rc == 0 && extra)
+        rc = make_reactive(b, opts, ts_algorithms, (unsigned char *)segment + b->size, rank);
     if (rc < 0) {
         free_barrier(b);
         return rc;
@@ -494,14 +712,14 @@ int topsync_barrier_attach(topsync_barrier_t **out, unsigned n,
                            const topsync_barrier_options_t *opts, void *segment, size_t size,
                            unsigned rank)
 {
-    return attach(out, n, opts, segment, size, rank, true);
+    return attach(out, n, opts, segment, size, rank, true, true);
 }
 
 int ts_barrier_attach_mapped(topsync_barrier_t **out, unsigned n,
                              const topsync_barrier_options_t *opts, void *segment, size_t size,
                              unsigned rank)
 {
-    return attach(out, n, opts, segment, size, rank, false);
+    return attach(out, n, opts, segment, size, rank, false, true);
 }
 
 /* Destroyed handles, kept recognisable (their state freed, the struct kept)

@@ -99,6 +99,18 @@ int ts_barrier_parse_algorithm(const char *name, struct parsed_algorithm *out, c
                    name);
 }
 
+const char *topsync_barrier_wait_policy_name(const topsync_barrier_t *b)
+{
+    if (!b)
+        return "";
+    switch (b->wait.kind) {
+    case TS_WAIT_SPIN: return "spin";
+    case TS_WAIT_YIELD: return "yield";
+    case TS_WAIT_BLOCK: return "block";
+    }
+    return "?";
+}
+
 int topsync_barrier_algorithm_validate(const char *name)
 {
     struct parsed_algorithm p;

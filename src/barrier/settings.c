@@ -16,6 +16,7 @@
 #include <topsync/barrier.h>
 
 #include "barrier/barrier_private.h"
+#include "barrier/reactive.h"
 #include "barrier/setup.h"
 #include "base/env.h"
 #include "base/error.h"
@@ -271,6 +272,10 @@ int ts_barrier_environment_check(bool barrier_mpi_valid)
         return -EINVAL;
     bool ordered;
     if (ts_barrier_poll_from_env(&ordered) < 0)
+        return -EINVAL;
+    enum ts_reactive_mode reactive;
+    uint32_t every;
+    if (ts_reactive_from_env(&reactive, &every) < 0)
         return -EINVAL;
     return 0;
 }

@@ -22,7 +22,8 @@ extern char **environ;
 static const char *const known_variables[] = {
     /* library */
     "TOPSYNC_BARRIER", "TOPSYNC_WAIT", "TOPSYNC_SPIN", "TOPSYNC_POLL", "TOPSYNC_TIMEOUT",
-    "TOPSYNC_AUTO", "TOPSYNC_TUNING", "TOPSYNC_RCL_PLACEMENT", "TOPSYNC_COLL_MAX_BYTES",
+    "TOPSYNC_REACTIVE", "TOPSYNC_AUTO", "TOPSYNC_TUNING", "TOPSYNC_RCL_PLACEMENT",
+    "TOPSYNC_COLL_MAX_BYTES",
     /* MPI library */
     "TOPSYNC_VERBOSE", "TOPSYNC_NODE_SPLIT", "TOPSYNC_MPI_SETUP_AT", "TOPSYNC_MPI_OPS",
     /* benchmarks */

@@ -137,6 +137,7 @@ static int attach_hook(topsync_coll_t *c)
      * settings.c) gain more from a one-way root running ahead several
      * calls than from data on the polled line: see one_way.c. */
     c->deep = c->barrier->wait.yield_iterations > 0;
+    ts_barrier_fixed(c->barrier); /* the combine step runs in this configuration's wait */
     c->barrier->gathered = ts_coll_gathered;
     c->barrier->gathered_arg = c;
     c->magic = TS_COLL_LIVE;

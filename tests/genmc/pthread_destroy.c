@@ -84,6 +84,13 @@ int ts_env_verbose(void) /* TOPSYNC_VERBOSE unset: the drop-in stays silent */
     return 0;
 }
 
+int ts_barrier_make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *opts)
+{
+    (void)b; /* the stand-in barriers have one configuration */
+    (void)opts;
+    return 0;
+}
+
 void topsync_barrier_options_init(topsync_barrier_options_t *o)
 {
     o->algorithm = "sense-reversing";

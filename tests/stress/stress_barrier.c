@@ -296,15 +296,28 @@ static int run_one(const struct config *cfg, unsigned n, int processes)
     }
     double dt = now() - t0;
 
+    /* TOPSYNC_REACTIVE=every:N: participant 0 switched configuration at
+     * every episode that is a multiple of N, and at no other */
+    const char *reactive = getenv("TOPSYNC_REACTIVE");
+    uint64_t switches = topsync_barrier_switches(run.barrier);
+    if (reactive && !strncmp(reactive, "every:", 6) && run.kill_rank < 0 && cfg->skip_rank < 0) {
+        uint32_t every = (uint32_t)strtoul(reactive + 6, NULL, 10), expected = 0;
+        for (uint64_t k = 1; k <= cfg->episodes; k++)
+            expected += ((uint32_t)(cfg->start + k) & (every - 1)) == 0;
+        if (switches != expected)
+            record_failure(sh, "%" PRIu64 " switches of configuration, %u expected (%s)", switches,
+                           expected, reactive);
+    }
+
     uint64_t failures = atomic_load(&sh->failures);
     char killed[64] = "";
     if (run.kill_rank >= 0)
         snprintf(killed, sizeof killed, " rank %d killed, the others timed out", run.kill_rank);
     printf("%s %-32s %-9s n=%-3u wait=%-5s episodes=%" PRIu64 " start=%" PRIu64
-           "%s%s%s %.0f episodes/s%s%s\n",
+           "%s%s%s switches=%" PRIu64 " %.0f episodes/s%s%s\n",
            failures ? "FAIL" : "ok  ", topsync_barrier_algorithm(run.barrier),
            processes ? "processes" : "threads", n, topsync_barrier_wait_policy_name(run.barrier),
-           cfg->episodes, cfg->start, groups_desc, cfg->bind ? " bound" : "", killed,
+           cfg->episodes, cfg->start, groups_desc, cfg->bind ? " bound" : "", killed, switches,
            cfg->episodes / dt, failures ? ": " : "", failures ? sh->first_error : "");
     fflush(stdout);
     topsync_barrier_destroy(run.barrier);

@@ -1,0 +1,55 @@
+/*
+ * The switch of a reactive barrier: which configuration an episode runs on,
+ * read from the plan word, and participant 0's new plans. GenMC runs this
+ * file as it is (tests/genmc/reactive.c). docs/design.md section 10.
+ */
+#include "barrier/reactive.h"
+#include "barrier/barrier_private.h"
+
+/*
+ * Why the plan needs no release or acquire of its own. Participant 0
+ * stores the plan "from episode j + 1 on" as it enters episode j, before
+ * its arrival. Others entering j at the same time may read it or the one
+ * before: the new one says "before j + 1, `before`", and `before` is what
+ * the old one gave j, so both name the same configuration for j. Every
+ * read for a later episode comes after its reader returned from j, and the
+ * barrier's guarantee (barrier.h) makes everything participant 0 did before
+ * its call for j happen before that return, whichever configuration ran j:
+ * by coherence the read sees this plan or a later one, which again agree
+ * on every episode before their own `from`. Reads for episodes before j
+ * were sequenced before arrivals that happen before participant 0 returned
+ * from j - 1: they cannot see the store. So all participants run each
+ * episode on the same configuration; a configuration's episodes are
+ * separated by whole episodes of another, which everybody left before
+ * anybody entered it again, so its state is as its own last episode left
+ * it (nothing to reset), and its episode numbers (`ran`) continue.
+ */
+topsync_barrier_t *ts_reactive_enter(topsync_barrier_t *b, unsigned rank, uint32_t episode,
+                                     uint32_t *config_episode)
+{
+    ts_reactive *rx = b->reactive;
+    if (rank == 0 && (episode & rx->check_mask) == 0) {
+        /* relaxed: participant 0 reads its own last store */
+        uint64_t plan = atomic_load_explicit(&rx->shared->plan, memory_order_relaxed);
+        unsigned now = ts_reactive_plan_config(plan, episode);
+        unsigned next = ts_reactive_decide(b, episode, now);
+        /* relaxed: ordered for the others by episode `episode` itself (above);
+         * rewritten at every decision, so `from` stays near the episode
+         * counters and the modular comparison never wraps */
+        atomic_store_explicit(&rx->shared->plan, ts_reactive_plan_make(episode + 1, now, next),
+                              memory_order_relaxed);
+    }
+    /* relaxed: see above */
+    uint64_t plan = atomic_load_explicit(&rx->shared->plan, memory_order_relaxed);
+    unsigned c = ts_reactive_plan_config(plan, episode);
+    _Atomic uint32_t *ran = (_Atomic uint32_t *)(rx->ran + (size_t)rank * rx->ran_stride) + c;
+    /* relaxed: the participant's own counter (the pthread drop-in's next
+     * holder of this rank is ordered after this one by its gate) */
+    uint32_t e = atomic_load_explicit(ran, memory_order_relaxed) + 1;
+    atomic_store_explicit(ran, e, memory_order_relaxed);
+    *config_episode = e;
+    topsync_barrier_t *config = rx->config[c];
+    if (config != b)
+        ts_barrier_wait_as(config, rank);
+    return config;
+}

@@ -1,0 +1,120 @@
+/*
+ * Private: a reactive barrier, one that runs each episode on one of a few
+ * configurations (an algorithm and a wait policy, each a whole barrier with
+ * state of its own) and moves all participants to another one at an agreed
+ * episode. reactive.c is the switch (the plan word), reactive_policy.c
+ * decides when. The why, and the ordering argument: docs/design.md
+ * section 10.
+ */
+#ifndef TOPSYNC_SRC_BARRIER_REACTIVE_H
+#define TOPSYNC_SRC_BARRIER_REACTIVE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <topsync/barrier.h>
+
+/* Configuration 0 is the barrier the choice made (the handle itself);
+ * configuration 1 the robust one for a busy node (one arrival counter,
+ * one futex broadcast). */
+#define TS_REACTIVE_CONFIGS 2
+
+/* TOPSYNC_REACTIVE: off, on (auto's barriers switch when it pays), or
+ * every:N (tests: every barrier switches every N episodes). */
+enum ts_reactive_mode { TS_REACTIVE_OFF = 0, TS_REACTIVE_ON = 1, TS_REACTIVE_EVERY = 2 };
+
+/*
+ * The plan, one 64-bit word that every participant reads as it enters an
+ * episode: from episode `from` on (bits 0-31, compared modulo 2^32),
+ * configuration `next` (bits 40-47); before it, `before` (bits 32-39).
+ * Only participant 0 writes it, before its own entry into an episode.
+ */
+static inline uint64_t ts_reactive_plan_make(uint32_t from, unsigned before, unsigned next)
+{
+    return (uint64_t)from | (uint64_t)(before & 0xffu) << 32 | (uint64_t)(next & 0xffu) << 40;
+}
+
+static inline unsigned ts_reactive_plan_config(uint64_t plan, uint32_t episode)
+{
+    uint32_t from = (uint32_t)plan;
+    return (int32_t)(episode - from) >= 0 ? (unsigned)(plan >> 40) & 0xffu
+                                          : (unsigned)(plan >> 32) & 0xffu;
+}
+
+/* What every participant shares (in a MAP_SHARED page for processes). */
+typedef struct ts_reactive_shared {
+    _Atomic uint64_t plan;
+    /* for topsync_barrier_switches(), written by the decider only */
+    _Atomic uint64_t switches, probes;
+} ts_reactive_shared;
+
+/* What participant 0 alone keeps to decide (reactive_policy.c). */
+typedef struct ts_reactive_policy {
+    uint64_t window_ns;                  /* when the current window started; 0: none yet */
+    uint32_t window_episode;             /* the episode it started at */
+    bool measured_once;                  /* the first window (cold start) was dropped */
+    unsigned home;                       /* the configuration kept between probes */
+    bool probing;                        /* the current window tries another */
+    unsigned gap, since;                 /* windows between probes, and since the last */
+    double cost_ns[TS_REACTIVE_CONFIGS]; /* per episode, in its last window */
+} ts_reactive_policy;
+
+typedef struct ts_reactive {
+    enum ts_reactive_mode mode;
+    unsigned nconfigs;
+    topsync_barrier_t *config[TS_REACTIVE_CONFIGS]; /* [0] is the handle itself */
+    uint32_t check_mask; /* participant 0 decides when episode & mask == 0 */
+    uint32_t start;      /* every configuration's first episode */
+    int verbose;         /* TOPSYNC_VERBOSE: say switches (1), and probes (2) */
+    ts_reactive_shared *shared;
+    enum {
+        TS_REACTIVE_SHARED_ALLOCATED, /* threads: aligned_alloc */
+        TS_REACTIVE_SHARED_MAPPED,    /* processes of a create: a MAP_SHARED page */
+        TS_REACTIVE_SHARED_IN_SEGMENT /* attach: in the caller's segment */
+    } shared_memory;
+    /* Per participant, the episodes run on each configuration: a
+     * configuration's algorithm sees its own episodes 1, 2, 3, ... as if
+     * it were alone. Written by the participant only (one line each). */
+    unsigned char *ran;
+    size_t ran_stride;
+    ts_reactive_policy policy;
+} ts_reactive;
+
+/*
+ * As participant `rank` enters outer episode `episode`: the configuration
+ * to wait on and, in *config_episode, its own episode number. Participant
+ * 0 first decides, every check_mask + 1 episodes, and publishes a new plan.
+ */
+topsync_barrier_t *ts_reactive_enter(topsync_barrier_t *b, unsigned rank, uint32_t episode,
+                                     uint32_t *config_episode);
+
+/* What one step of the policy did, for TOPSYNC_VERBOSE and the counts:
+ * from_ns, to_ns are the costs per episode it compared (a probe: the
+ * window before and the last one). */
+typedef struct ts_reactive_event {
+    enum {
+        TS_REACTIVE_NONE,
+        TS_REACTIVE_SWITCH,
+        TS_REACTIVE_PROBE,
+        TS_REACTIVE_PROBE_JUMP,
+        TS_REACTIVE_PROBE_LOST
+    } kind;
+    unsigned from, to;
+    double from_ns, to_ns;
+} ts_reactive_event;
+
+/* The policy alone, on a clock reading t (ns) at participant 0's entry
+ * into `episode`, `now` running it: the configuration from the next
+ * episode on. No clock, no output: tests/unit/test_reactive.c drives it. */
+unsigned ts_reactive_policy_step(ts_reactive_policy *p, unsigned nconfigs, unsigned now, uint64_t t,
+                                 uint32_t episode, ts_reactive_event *event);
+
+/* reactive_policy.c: the configuration for the episodes after `episode`,
+ * given that `now` runs `episode`. Called by participant 0 only. */
+unsigned ts_reactive_decide(topsync_barrier_t *b, uint32_t episode, unsigned now);
+
+/* TOPSYNC_REACTIVE: 0 and *mode, *every; or -EINVAL with a message. */
+int ts_reactive_from_env(enum ts_reactive_mode *mode, uint32_t *every);
+
+#endif

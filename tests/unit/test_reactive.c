@@ -1,0 +1,239 @@
+/*
+ * Reactive barriers (src/barrier/reactive*.c, docs/design.md section 10):
+ * TOPSYNC_REACTIVE's values, which barriers react, and the policy alone
+ * (ts_reactive_policy_step) on a simulated clock: costs per episode that
+ * the test sets, so that each check follows from the costs, not from how
+ * long anything took here.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <topsync.h>
+
+#include "barrier/barrier_private.h"
+#include "barrier/reactive.h"
+#include "check.h"
+
+/* ---- the environment variable and which barriers react ---------------- */
+
+static topsync_barrier_t *make(const char *algorithm, unsigned n)
+{
+    topsync_barrier_options_t o;
+    topsync_barrier_options_init(&o);
+    o.algorithm = algorithm;
+    topsync_barrier_t *b = NULL;
+    return topsync_barrier_create(&b, n, &o) == 0 ? b : NULL;
+}
+
+static void test_variable(void)
+{
+    static const char *const bad[] = {
+        "maybe", "every:3", "every:0", "every:", "1", "every:1e3", " on", "every:131072"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("TOPSYNC_REACTIVE", bad[i], 1);
+        topsync_barrier_t *b = NULL;
+        CHECK_EQ(topsync_barrier_create(&b, 2, NULL), -EINVAL);
+        CHECK(b == NULL);
+        CHECK_MSG("TOPSYNC_REACTIVE=");
+        CHECK_MSG("valid: on (");
+        CHECK_EQ(topsync_environment_check(), -EINVAL);
+    }
+    static const char *const good[] = {"on", "OFF", "every:1", "every:65536", ""};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        setenv("TOPSYNC_REACTIVE", good[i], 1);
+        CHECK_EQ(topsync_environment_check(), 0);
+        topsync_barrier_t *b = make("auto", 2);
+        CHECK(b != NULL);
+        topsync_barrier_destroy(b);
+    }
+    unsetenv("TOPSYNC_REACTIVE");
+}
+
+static void test_which_react(void)
+{
+    /* auto, by default: the robust configuration beside auto's choice
+     * (unless auto chose it already) */
+    unsetenv("TOPSYNC_REACTIVE");
+    setenv("TOPSYNC_BARRIER", "auto", 1);
+    topsync_barrier_t *b = make(NULL, 2);
+    bool robust = !strcmp(topsync_barrier_algorithm(b), "sense-reversing") &&
+                  !strcmp(topsync_barrier_wait_policy_name(b), "block");
+    CHECK(robust || b->reactive != NULL);
+    CHECK(robust || strstr(topsync_barrier_explain(b), "reactive (TOPSYNC_REACTIVE=on)"));
+    if (b->reactive) {
+        CHECK_STR(b->reactive->config[1]->name, "sense-reversing");
+        CHECK_STR(topsync_barrier_wait_policy_name(b->reactive->config[1]), "block");
+        CHECK(b->reactive->config[1]->wait.spin_learn_most == 0); /* bounded spin */
+        CHECK(b->reactive->config[1]->wait.spin_unclocked == 0);
+    }
+    topsync_barrier_destroy(b);
+    unsetenv("TOPSYNC_BARRIER");
+
+    /* a given algorithm is kept */
+    b = make("dissemination", 4);
+    CHECK(b->reactive == NULL);
+    CHECK(strstr(topsync_barrier_explain(b), "reactive") == NULL);
+    topsync_barrier_destroy(b);
+
+    /* off: auto's choice is kept */
+    setenv("TOPSYNC_REACTIVE", "off", 1);
+    b = make("auto", 2);
+    CHECK(b->reactive == NULL);
+    CHECK_EQ(topsync_barrier_switches(b), 0);
+    topsync_barrier_destroy(b);
+
+    /* every:N: any algorithm, and the count of switches */
+    setenv("TOPSYNC_REACTIVE", "every:2", 1);
+    b = make("mcs", 3);
+    CHECK(b->reactive != NULL);
+    topsync_barrier_destroy(b);
+
+    /* the collectives' barrier never switches: its combine step runs in
+     * its own configuration's wait */
+    topsync_coll_t *c = NULL;
+    CHECK_EQ(topsync_coll_create(&c, 2, NULL), 0);
+    topsync_coll_destroy(c);
+    unsetenv("TOPSYNC_REACTIVE");
+}
+
+/* ---- processes attached to a segment of their own (the MPI library's
+ * node barrier): the plan and the robust configuration ride after the
+ * chosen one's part ------------------------------------------------------ */
+
+enum { PROCS = 3, ATTACH_EPISODES = 3000 };
+
+/* Each process: attach, then write its cell of episode e, wait, and check
+ * everybody's (cells after the barrier's part, in the same mapping). */
+static int attached_process(unsigned char *seg, size_t size, unsigned rank, const char *reactive)
+{
+    if (reactive)
+        setenv("TOPSYNC_REACTIVE", reactive, 1);
+    topsync_barrier_t *b;
+    if (topsync_barrier_attach(&b, PROCS, NULL, seg, size, rank) < 0)
+        return 2;
+    uint32_t *cells = (uint32_t *)(seg + size);
+    /* every process attached before the first wait (barrier.h) */
+    __atomic_fetch_add(&cells[PROCS], 1, __ATOMIC_ACQ_REL);
+    while (__atomic_load_n(&cells[PROCS], __ATOMIC_ACQUIRE) < PROCS)
+        ;
+    int bad = 0;
+    for (uint32_t e = 1; e <= ATTACH_EPISODES; e++) {
+        __atomic_store_n(&cells[rank], e, __ATOMIC_RELAXED);
+        topsync_barrier_wait(b, rank);
+        for (unsigned r = 0; r < PROCS; r++)
+            bad |= __atomic_load_n(&cells[r], __ATOMIC_RELAXED) < e;
+        topsync_barrier_wait(b, rank); /* nobody writes e + 1 before all read e */
+    }
+    bad |= rank == 0 && topsync_barrier_switches(b) != 2 * ATTACH_EPISODES;
+    topsync_barrier_destroy(b);
+    return bad;
+}
+
+static void test_attached(void)
+{
+    setenv("TOPSYNC_REACTIVE", "every:1", 1);
+    size_t size = 0, plain = 0;
+    CHECK_EQ(topsync_barrier_segment_size(PROCS, NULL, &size), 0);
+    setenv("TOPSYNC_REACTIVE", "off", 1);
+    CHECK_EQ(topsync_barrier_segment_size(PROCS, NULL, &plain), 0);
+    CHECK(size > plain); /* the plan's page and the robust configuration */
+    setenv("TOPSYNC_REACTIVE", "every:1", 1);
+    size_t cells = 4096;
+    unsigned char *seg =
+        mmap(NULL, size + cells, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK(seg != MAP_FAILED);
+    pid_t pid[PROCS];
+    for (unsigned r = 0; r < PROCS; r++)
+        if ((pid[r] = fork()) == 0)
+            _exit(attached_process(seg, size, r, NULL));
+    for (unsigned r = 0; r < PROCS; r++) {
+        int status = -1;
+        waitpid(pid[r], &status, 0);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    munmap(seg, size + cells);
+
+    /* a process that does not react where the others do is refused at
+     * attach, not left to hang in its first wait */
+    seg = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    topsync_barrier_t *first = NULL, *second = NULL;
+    CHECK_EQ(topsync_barrier_attach(&first, PROCS, NULL, seg, size, 0), 0);
+    setenv("TOPSYNC_REACTIVE", "every:2", 1);
+    CHECK_EQ(topsync_barrier_attach(&second, PROCS, NULL, seg, size, 1), -EINVAL);
+    CHECK_MSG("different ones");
+    topsync_barrier_destroy(first);
+    munmap(seg, size);
+    unsetenv("TOPSYNC_REACTIVE");
+}
+
+/* ---- the policy on a simulated clock ----------------------------------- */
+
+struct sim {
+    ts_reactive_policy policy;
+    unsigned now; /* the configuration running */
+    uint64_t t;   /* simulated ns */
+    uint32_t episode;
+    unsigned switches, probes, windows_on[TS_REACTIVE_CONFIGS];
+};
+
+/* Run `windows` decision points 64 episodes apart, config c costing
+ * cost[c] ns per episode. */
+static void run(struct sim *s, const double cost[TS_REACTIVE_CONFIGS], unsigned ticks)
+{
+    for (unsigned i = 0; i < ticks; i++) {
+        ts_reactive_event ev;
+        unsigned next =
+            ts_reactive_policy_step(&s->policy, TS_REACTIVE_CONFIGS, s->now, s->t, s->episode, &ev);
+        s->switches += ev.kind == TS_REACTIVE_SWITCH;
+        s->probes += ev.kind == TS_REACTIVE_PROBE || ev.kind == TS_REACTIVE_PROBE_JUMP;
+        s->now = next;
+        s->windows_on[s->now]++;
+        s->t += (uint64_t)(cost[s->now] * 64);
+        s->episode += 64;
+    }
+}
+
+static void test_policy(void)
+{
+    /* the chosen configuration faster (idle node): it stays, and probes
+     * of the other cost a shrinking share of the time */
+    struct sim s = {.episode = 64};
+    run(&s, (double[]){1000, 3000}, 40000); /* 2.56 s of 1 us episodes */
+    CHECK_EQ(s.switches, 0);
+    CHECK(s.now == 0);
+    CHECK(s.probes >= 3);
+    CHECK(s.windows_on[1] * 30 < s.windows_on[0]); /* under 1/30 of the time */
+
+    /* a busy node: the chosen one jumps to 20 us per episode, the robust
+     * one costs 5 us: the next window probes, and the switch follows */
+    unsigned before = s.switches;
+    run(&s, (double[]){20000, 5000}, 2 * 2000000 / (20000 * 64) + 2 * 2000000 / (5000 * 64) + 4);
+    CHECK_EQ(s.switches, before + 1);
+    CHECK(s.now == 1);
+
+    /* quiet again: the chosen one wins its next probe and comes back, within
+     * the longest gap between probes */
+    run(&s, (double[]){1000, 3000}, 70 * (2000000 / (3000 * 64) + 1));
+    CHECK_EQ(s.switches, before + 2);
+    CHECK(s.now == 0);
+
+    /* two configurations within the margin (+-4 %, alternating): no flapping */
+    struct sim e = {.episode = 64};
+    for (unsigned k = 0; k < 200; k++)
+        run(&e, k & 1 ? (double[]){1040, 1000} : (double[]){1000, 1040}, 200);
+    CHECK_EQ(e.switches, 0);
+}
+
+int main(void)
+{
+    test_variable();
+    test_which_react();
+    test_attached();
+    test_policy();
+    return check_summary();
+}
