@@ -2,6 +2,7 @@
 #ifndef TOPSYNC_BENCH_H
 #define TOPSYNC_BENCH_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -146,6 +147,10 @@ void bench_topsync_options(const bench_topsync_arg *arg, topsync_barrier_options
 void *bench_topsync_create(unsigned n, const void *arg);
 void bench_topsync_wait(void *state, unsigned rank);
 void bench_topsync_destroy(void *state);
+/* The switches of configuration (topsync_barrier_switches) of every topsync
+ * barrier the harness destroyed so far, threads and processes: a row's
+ * count is the difference across its runs (one row runs at a time). */
+extern _Atomic uint64_t bench_topsync_switches;
 
 /* Bind the calling thread as rank `rank` of ctx (a bench_binding). */
 void bench_bind_rank(unsigned rank, void *ctx);

@@ -56,8 +56,13 @@ void bench_topsync_wait(void *state, unsigned rank)
     topsync_barrier_wait(state, rank);
 }
 
+_Atomic uint64_t bench_topsync_switches;
+
 void bench_topsync_destroy(void *state)
 {
+    /* relaxed: a count read after the run's threads were joined */
+    atomic_fetch_add_explicit(&bench_topsync_switches, topsync_barrier_switches(state),
+                              memory_order_relaxed);
     topsync_barrier_destroy(state);
 }
 
@@ -195,7 +200,7 @@ double bench_process_run(const topsync_barrier_options_t *options, unsigned n, u
     if (resolved)
         snprintf(resolved, resolved_len, "%s", topsync_barrier_algorithm(b));
     double worst = process_run(n, warmup, iterations, binding, topsync_process_wait, b);
-    topsync_barrier_destroy(b);
+    bench_topsync_destroy(b);
     return worst;
 }
 

@@ -57,6 +57,8 @@ struct result {
     unsigned nruns;
     int failed;
     double paired_vs_pthread; /* median of runs[r] / glibc's runs[r]; 0: none */
+    bool topsync;             /* a topsync barrier: its switches are reported */
+    uint64_t switches;        /* of configuration, over its runs (reactive barriers) */
 };
 
 struct options {
@@ -65,6 +67,7 @@ struct options {
     int unbound;            /* --bind none */
     unsigned noise;         /* --noise N: busy neighbour processes */
     uint64_t iterations, budget_ms;
+    uint64_t run_ms; /* 0, or each timed run lasts at least this long */
     const char *algorithm;
     topsync_wait_policy_t wait;
     int json;
@@ -174,6 +177,8 @@ static void row_run(struct row *row, unsigned r, const struct options *o, bench_
     struct result *res = row->res;
     if (res->failed)
         return;
+    /* relaxed: read here, between runs, by the thread that ran them */
+    uint64_t switches_before = atomic_load_explicit(&bench_topsync_switches, memory_order_relaxed);
     switch (row->kind) {
     case ROW_THREADS:
         res->runs[r] =
@@ -194,6 +199,8 @@ static void row_run(struct row *row, unsigned r, const struct options *o, bench_
     }
     if (res->runs[r] < 0)
         res->failed = 1;
+    res->switches +=
+        atomic_load_explicit(&bench_topsync_switches, memory_order_relaxed) - switches_before;
 }
 
 /* The median over the runs of a's run over b's run of the same round. */
@@ -224,6 +231,8 @@ static void print_json(FILE *f, const struct result *results, size_t nres, const
         fprintf(f, "]");
         if (r->paired_vs_pthread > 0)
             fprintf(f, ", \"vs_pthread_paired\": %.4f", r->paired_vs_pthread);
+        if (r->topsync)
+            fprintf(f, ", \"switches\": %llu", (unsigned long long)r->switches);
         fprintf(f, "%s%s%s}%s\n", r->resolved[0] ? ", \"resolved\": \"" : "", r->resolved,
                 r->resolved[0] ? "\"" : "", i + 1 < nres ? "," : "");
     }
@@ -235,7 +244,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: topsync-bench barrier --threads N|--processes N [--algorithm NAME|all]\n"
             "                     [--wait POLICY] [--bind core|none] [--iterations K] [--runs R]\n"
-            "                     [--budget-ms MS] [--peers LIST] [--noise N] [--json]\n"
+            "                     [--budget-ms MS] [--run-ms MS] [--peers LIST] [--noise N]\n"
+            "                     [--json]\n"
             "                     [--output FILE.json]\n"
             "  --threads N       participants (threads), 1 to 4096\n"
             "  --processes N     participants (forked processes; the one peer: pthread,\n"
@@ -249,6 +259,10 @@ static void usage(FILE *f)
             "                    design.md section 4; the plain mean below 3 runs), and\n"
             "                    the median of the runs beside it (default 5)\n"
             "  --budget-ms MS    time limit per algorithm (default 300)\n"
+            "  --run-ms MS       about MS milliseconds per timed run at least: more\n"
+            "                    iterations for a row whose first runs were shorter (a busy\n"
+            "                    node: runs that span many scheduler time slices; at most\n"
+            "                    4 MS at its slowest first run; default 0, none)\n"
             "  --peers LIST      also run these peers: all (default), none, or a comma-\n"
             "                    separated list of pthread, omp (libgomp), ck (Concurrency\n"
             "                    Kit), program (a pthread program, natively and preloaded)\n"
@@ -280,7 +294,8 @@ static int cmd_barrier(int argc, char **argv)
         O_HELP,
         O_PROCESSES,
         O_BIND,
-        O_NOISE
+        O_NOISE,
+        O_RUN_MS
     };
     static const struct option longopts[] = {{"threads", required_argument, 0, O_THREADS},
                                              {"algorithm", required_argument, 0, O_ALG},
@@ -290,6 +305,7 @@ static int cmd_barrier(int argc, char **argv)
                                              {"json", no_argument, 0, O_JSON},
                                              {"peers", required_argument, 0, O_PEERS},
                                              {"budget-ms", required_argument, 0, O_BUDGET},
+                                             {"run-ms", required_argument, 0, O_RUN_MS},
                                              {"output", required_argument, 0, O_OUTPUT},
                                              {"help", no_argument, 0, O_HELP},
                                              {"processes", required_argument, 0, O_PROCESSES},
@@ -366,6 +382,12 @@ static int cmd_barrier(int argc, char **argv)
         case O_BUDGET:
             if (bench_parse_u64(optarg, &o.budget_ms, 1, 3600000)) {
                 fprintf(stderr, "topsync-bench: --budget-ms takes a positive number\n");
+                return 2;
+            }
+            break;
+        case O_RUN_MS:
+            if (bench_parse_u64(optarg, &o.run_ms, 0, 600000)) {
+                fprintf(stderr, "topsync-bench: --run-ms takes 0 to 600000, not '%s'\n", optarg);
                 return 2;
             }
             break;
@@ -500,6 +522,7 @@ static int cmd_barrier(int argc, char **argv)
                                                     : "block";
         struct result *res = &results[nrows];
         snprintf(res->resolved, sizeof res->resolved, "%s", resolved);
+        res->topsync = true;
         topsync_barrier_destroy(probe);
         if (o.processes) {
             row_processes(&rows[nrows], names[i], &targs[i], &o, res);
@@ -528,6 +551,33 @@ static int cmd_barrier(int argc, char **argv)
     for (int k = 0; k < nck; k++) {
         row_threads(&rows[nrows], &ck[k], &o, &binding, ncpus, &results[nrows]);
         nrows++;
+    }
+    /* --run-ms: three first runs of each row give its time per barrier
+     * (their median: one run beside a busy neighbour may be a lucky or an
+     * unlucky slice), and its iterations grow so that a run lasts at least
+     * run_ms; those runs, and their switches, are not kept */
+    for (size_t i = 0; o.run_ms && i < nrows; i++) {
+        bench_progress("topsync-bench barrier", (unsigned)i, (unsigned)nrows,
+                       "(--run-ms: timing first runs)");
+        struct result *res = &results[i];
+        double first[3];
+        for (unsigned k = 0; k < 3 && !res->failed; k++) {
+            row_run(&rows[i], 0, &o, &binding);
+            first[k] = res->runs[0];
+        }
+        double slowest = first[0] > first[1] ? first[0] : first[1];
+        slowest = first[2] > slowest ? first[2] : slowest;
+        double per = res->failed ? 0 : bench_median_in_place(first, 3);
+        double want = (double)o.run_ms * 1e6;
+        if (per > 0 && per * (double)res->iterations < want) {
+            /* a peer whose slow runs are far slower (libgomp's spin beside
+             * busy neighbours: 1 us or 100 us a barrier) is held to 4
+             * run_ms at its slowest first run, not to hours */
+            double most = 4 * want / slowest;
+            res->iterations = (uint64_t)((want / per < most ? want / per : most)) + 1;
+            rows[i].warmup = res->iterations / 10 ? res->iterations / 10 : 1;
+        }
+        res->switches = 0;
     }
     for (unsigned r = 0; r < o.runs; r++)
         for (size_t i = 0; i < nrows; i++) {
@@ -561,9 +611,13 @@ static int cmd_barrier(int argc, char **argv)
         snprintf(p->name, sizeof p->name, "preload:pthread-program");
         g->wait = "futex";
         p->wait = "block";
-        g->iterations = p->iterations = o.iterations;
+        /* --run-ms: as many iterations as glibc's row needed for it */
+        uint64_t iterations = o.iterations;
+        if (o.run_ms && glibc && glibc->iterations > iterations)
+            iterations = glibc->iterations;
+        g->iterations = p->iterations = iterations;
         g->nruns = p->nruns = o.runs;
-        if (bench_pthread_dropin_runs(o.threads, o.iterations, o.runs, o.unbound, g->runs, p->runs,
+        if (bench_pthread_dropin_runs(o.threads, iterations, o.runs, o.unbound, g->runs, p->runs,
                                       p->resolved, sizeof p->resolved) == 0) {
             snprintf(g->resolved, sizeof g->resolved, "glibc");
             g->latency_ns = bench_protocol_summary(g->runs, o.runs);
@@ -623,9 +677,12 @@ static int cmd_barrier(int argc, char **argv)
                 snprintf(vs, sizeof vs, "%9.3fx", r->paired_vs_pthread);
             else if (pthread_ns > 0)
                 snprintf(vs, sizeof vs, "%9.3fx", r->latency_ns / pthread_ns);
-            printf("  %-24s %-28s %-8s %12.1f %s %8llu %10.1f\n", r->name, r->resolved, r->wait,
+            printf("  %-24s %-28s %-8s %12.1f %s %8llu %10.1f", r->name, r->resolved, r->wait,
                    r->latency_ns, vs, (unsigned long long)r->iterations,
                    bench_median(r->runs, r->nruns));
+            if (r->switches)
+                printf("  (%llu switches, TOPSYNC_REACTIVE)", (unsigned long long)r->switches);
+            printf("\n");
         }
     }
     double program_ns = 0, preload_ns = 0;

@@ -354,7 +354,7 @@ static int create(topsync_barrier_t **out, unsigned n, const topsync_barrier_opt
 
     rc = b->algo->setup ? b->algo->setup(b) : 0;
     /* the simulator's barriers model one configuration (its idle model) */
-    if (rc == 0 && may_react && !model)
+    if (rc == 0 && may_react && !model && table == ts_algorithms)
         rc = make_reactive(b, opts, table, NULL, 0);
     if (rc < 0) {
         free_barrier(b);
@@ -460,6 +460,7 @@ static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *
     rx->nconfigs = TS_REACTIVE_CONFIGS;
     rx->config[0] = b;
     rx->check_mask = mode == TS_REACTIVE_EVERY ? every - 1 : 63;
+    rx->policy.window_min_ns = ts_reactive_window_ns(ts_barrier_machine_online_cpus());
     rx->start = (uint32_t)(opts ? opts->start_episode : 0);
     rx->verbose = ts_env_verbose();
     rx->ran_stride = b->line;

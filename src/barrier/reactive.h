@@ -49,15 +49,22 @@ typedef struct ts_reactive_shared {
     _Atomic uint64_t switches, probes;
 } ts_reactive_shared;
 
+/* The windows of a configuration the policy remembers. */
+#define TS_REACTIVE_HISTORY 3
+
 /* What participant 0 alone keeps to decide (reactive_policy.c). */
 typedef struct ts_reactive_policy {
-    uint64_t window_ns;                  /* when the current window started; 0: none yet */
-    uint32_t window_episode;             /* the episode it started at */
-    bool measured_once;                  /* the first window (cold start) was dropped */
-    unsigned home;                       /* the configuration kept between probes */
-    bool probing;                        /* the current window tries another */
-    unsigned gap, since;                 /* windows between probes, and since the last */
-    double cost_ns[TS_REACTIVE_CONFIGS]; /* per episode, in its last window */
+    uint64_t window_min_ns;  /* a window lasts at least this (set at creation) */
+    uint64_t window_ns;      /* when the current window started; 0: none yet */
+    uint32_t window_episode; /* the episode it started at */
+    bool measured_once;      /* the first window (cold start) was dropped */
+    unsigned home;           /* the configuration kept between probes */
+    bool probing;            /* the current window tries another */
+    unsigned gap, since;     /* windows between probes, and since the last */
+    unsigned jumps;          /* consecutive windows far above the home's cost */
+    /* per configuration, its last windows' costs per episode (ns), newest
+     * at [0]; 0: none */
+    double cost_ns[TS_REACTIVE_CONFIGS][TS_REACTIVE_HISTORY];
 } ts_reactive_policy;
 
 typedef struct ts_reactive {
@@ -109,6 +116,9 @@ typedef struct ts_reactive_event {
  * episode on. No clock, no output: tests/unit/test_reactive.c drives it. */
 unsigned ts_reactive_policy_step(ts_reactive_policy *p, unsigned nconfigs, unsigned now, uint64_t t,
                                  uint32_t episode, ts_reactive_event *event);
+
+/* The least length of a window on a machine of online_cpus CPUs. */
+uint64_t ts_reactive_window_ns(unsigned online_cpus);
 
 /* reactive_policy.c: the configuration for the episodes after `episode`,
  * given that `now` runs `episode`. Called by participant 0 only. */

@@ -15,40 +15,86 @@
 #include "base/clock.h"
 #include "base/env.h"
 #include "base/error.h"
+#include "wait/wait.h"
 
 /*
  * The constants, and why (none is fitted to a measurement of ours):
- *  - a window lasts at least WINDOW_NS: long enough that the clock read
- *    (~20-50 ns, vDSO) costs nothing, and that an idle window holds
- *    thousands of episodes; short enough that a busy node's episodes of a
- *    millisecond still give one every few scheduler slices;
- *  - a probe must win by MARGIN (hysteresis: two configurations within
- *    noise of each other do not flap);
+ *  - a window lasts at least WINDOW_SLICES of the kernel's time slice
+ *    (ts_wait_slice_ns: 1.5 ms on 2 CPUs, 3 ms from 8 on) and 64 episodes:
+ *    a busy node's windows then hold several slices of every neighbour,
+ *    so that whether the participants happened to be co-scheduled averages
+ *    out, and the clock read (~20-50 ns, vDSO) costs nothing;
+ *  - a configuration's cost is the median of its last TS_REACTIVE_HISTORY
+ *    windows: one window behind a neighbour's whole slice is an outlier,
+ *    not a new cost;
+ *  - a probe must win by MARGIN against that median (hysteresis: two
+ *    configurations within noise of each other do not flap);
  *  - the gap between probes doubles while probes lose, from GAP_MIN to
- *    GAP_MAX windows: a probe of a configuration twice as slow then costs
- *    at most 1/(GAP_MAX + 1), 1.5% of the episodes (Lim and Agarwal's
- *    "capped" cost of being wrong);
- *  - a window JUMP times as costly as the last one on the same
- *    configuration probes at once (a phase change: neighbours started).
+ *    GAP_MAX windows: a probe of a configuration a thousand times as slow
+ *    (a futex sleep beside a CPU hog, against a spin that catches the
+ *    partner) then costs at most one window in GAP_MAX + 1 of the wall
+ *    time, 1.5% (Lim and Agarwal's bounded cost of being wrong);
+ *  - JUMPS windows in a row JUMP times as costly as the home's median
+ *    probe before the gap is over (a phase change: neighbours started),
+ *    but not before GAP_MIN windows, so that noise cannot make probes
+ *    frequent either.
  */
-enum { WINDOW_NS = 2000000, GAP_MIN = 4, GAP_MAX = 64 };
+enum { WINDOW_SLICES = 4, GAP_MIN = 4, GAP_MAX = 64, JUMPS = 2 };
 static const double MARGIN = 0.10, JUMP = 1.5;
+
+static double median_cost(const double cost[TS_REACTIVE_HISTORY])
+{
+    double v[TS_REACTIVE_HISTORY];
+    unsigned n = 0;
+    for (unsigned i = 0; i < TS_REACTIVE_HISTORY; i++)
+        if (cost[i] > 0) {
+            unsigned k = n++;
+            for (; k > 0 && v[k - 1] > cost[i]; k--) /* insertion: keep v sorted */
+                v[k] = v[k - 1];
+            v[k] = cost[i];
+        }
+    return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void remember(double cost[TS_REACTIVE_HISTORY], double per)
+{
+    for (unsigned i = TS_REACTIVE_HISTORY - 1; i > 0; i--)
+        cost[i] = cost[i - 1];
+    cost[0] = per;
+}
+
+uint64_t ts_reactive_window_ns(unsigned online_cpus)
+{
+    return WINDOW_SLICES * ts_wait_slice_ns(online_cpus);
+}
 
 /* TOPSYNC_VERBOSE: one line per switch (and per probe at 2) */
 static void say(const topsync_barrier_t *b, uint32_t episode, const ts_reactive_event *ev)
 {
-    static const char *const why[] = {
-        [TS_REACTIVE_SWITCH] = "measured faster",
-        [TS_REACTIVE_PROBE] = "a probe",
-        [TS_REACTIVE_PROBE_JUMP] = "a probe: the cost per episode jumped",
-        [TS_REACTIVE_PROBE_LOST] = "back: the probe was not faster",
-    };
     const topsync_barrier_t *f = b->reactive->config[ev->from], *t = b->reactive->config[ev->to];
+    char what[160];
+    switch (ev->kind) {
+    case TS_REACTIVE_SWITCH:
+        snprintf(what, sizeof what, "measured faster: %.0f ns per episode against %.0f ns",
+                 ev->to_ns, ev->from_ns);
+        break;
+    case TS_REACTIVE_PROBE_LOST:
+        snprintf(what, sizeof what, "back: the probe took %.0f ns per episode, against %.0f ns",
+                 ev->from_ns, ev->to_ns);
+        break;
+    default:
+        snprintf(what, sizeof what,
+                 "a probe%s: %.0f ns per episode in the last window, %.0f ns "
+                 "typically",
+                 ev->kind == TS_REACTIVE_PROBE_JUMP ? " (the cost jumped)" : "", ev->to_ns,
+                 ev->from_ns);
+        break;
+    }
     fprintf(stderr,
-            "topsync: barrier of %u participants, episode %u: %s/%s -> %s/%s (%s: %.0f ns per "
-            "episode, then %.0f ns; TOPSYNC_REACTIVE)\n",
+            "topsync: barrier of %u participants, episode %u: %s/%s -> %s/%s (%s; "
+            "TOPSYNC_REACTIVE)\n",
             b->n, episode, f->name, topsync_barrier_wait_policy_name(f), t->name,
-            topsync_barrier_wait_policy_name(t), why[ev->kind], ev->from_ns, ev->to_ns);
+            topsync_barrier_wait_policy_name(t), what);
 }
 
 unsigned ts_reactive_policy_step(ts_reactive_policy *p, unsigned nconfigs, unsigned now, uint64_t t,
@@ -60,7 +106,7 @@ unsigned ts_reactive_policy_step(ts_reactive_policy *p, unsigned nconfigs, unsig
         p->window_episode = episode;
         return now;
     }
-    if (t - p->window_ns < WINDOW_NS)
+    if (t - p->window_ns < p->window_min_ns)
         return now;
     double per = (double)(t - p->window_ns) / (double)(uint32_t)(episode - p->window_episode);
     p->window_ns = t;
@@ -71,30 +117,36 @@ unsigned ts_reactive_policy_step(ts_reactive_policy *p, unsigned nconfigs, unsig
         p->gap = GAP_MIN;
         return now;
     }
+    double home_ns = median_cost(p->cost_ns[p->home]);
     if (p->probing) {
         p->probing = false;
         p->since = 0;
-        double home_ns = p->cost_ns[p->home];
-        p->cost_ns[now] = per;
-        *event = (ts_reactive_event){TS_REACTIVE_PROBE_LOST, now, p->home, per, home_ns};
+        p->jumps = 0;
+        remember(p->cost_ns[now], per);
         if (per < home_ns * (1 - MARGIN)) {
             *event = (ts_reactive_event){TS_REACTIVE_SWITCH, p->home, now, home_ns, per};
             p->home = now;
             p->gap = GAP_MIN;
+            /* the new home's history is this window alone: an old one,
+             * from another phase, would not be its cost now */
+            double *h = p->cost_ns[now];
+            for (unsigned i = 1; i < TS_REACTIVE_HISTORY; i++)
+                h[i] = 0;
             return now;
         }
+        *event = (ts_reactive_event){TS_REACTIVE_PROBE_LOST, now, p->home, per, home_ns};
         p->gap = p->gap * 2 > GAP_MAX ? GAP_MAX : p->gap * 2;
         return p->home;
     }
-    double before = p->cost_ns[now];
-    p->cost_ns[now] = per;
-    bool jumped = before > 0 && per > before * JUMP;
+    remember(p->cost_ns[now], per);
+    p->jumps = home_ns > 0 && per > home_ns * JUMP ? p->jumps + 1 : 0;
+    bool jumped = p->jumps >= JUMPS && p->since + 1 >= GAP_MIN;
     if (++p->since < p->gap && !jumped)
         return now;
     p->probing = true;
     unsigned other = (now + 1) % nconfigs;
     *event = (ts_reactive_event){jumped ? TS_REACTIVE_PROBE_JUMP : TS_REACTIVE_PROBE, now, other,
-                                 before, per};
+                                 home_ns, per};
     return other;
 }
 

@@ -66,6 +66,12 @@ size_t ts_barrier_machine_line_size(void)
     return machine_line_size;
 }
 
+unsigned ts_barrier_machine_online_cpus(void)
+{
+    pthread_once(&machine_once, machine_probe);
+    return machine_online_cpus;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Options and defaults.                                                    */
 

@@ -47,6 +47,8 @@ int ts_barrier_poll_from_env(bool *ordered);
 int ts_barrier_timeout_from_env(double *out);
 /* The largest cache line of this machine (hwloc), probed once. */
 size_t ts_barrier_machine_line_size(void);
+/* The machine's online CPUs, which the kernel's time slice grows with. */
+unsigned ts_barrier_machine_online_cpus(void);
 /* Resolve "auto" (src/select/auto.c) into r, and say how in b->explain. */
 void ts_barrier_choose_auto(topsync_barrier_t *b, const topsync_barrier_options_t *opts,
                             const topsync_groups_t *groups, const topsync_model_t *model,

@@ -198,35 +198,58 @@ static void run(struct sim *s, const double cost[TS_REACTIVE_CONFIGS], unsigned 
     }
 }
 
+/* Ticks (decision points 64 episodes apart) that make `windows` windows
+ * at `cost` ns per episode. */
+static unsigned ticks(const struct sim *s, unsigned windows, double cost)
+{
+    return windows * (unsigned)((double)s->policy.window_min_ns / (cost * 64) + 1);
+}
+
 static void test_policy(void)
 {
+    uint64_t window = ts_reactive_window_ns(2); /* 4 slices of 1.5 ms */
+    CHECK_EQ(window, 6000000);
+    CHECK_EQ(ts_reactive_window_ns(16), 12000000);
+
     /* the chosen configuration faster (idle node): it stays, and probes
      * of the other cost a shrinking share of the time */
-    struct sim s = {.episode = 64};
-    run(&s, (double[]){1000, 3000}, 40000); /* 2.56 s of 1 us episodes */
+    struct sim s = {.episode = 64, .policy.window_min_ns = window};
+    run(&s, (double[]){1000, 3000}, ticks(&s, 400, 1000));
     CHECK_EQ(s.switches, 0);
     CHECK(s.now == 0);
-    CHECK(s.probes >= 3);
-    CHECK(s.windows_on[1] * 30 < s.windows_on[0]); /* under 1/30 of the time */
+    CHECK(s.probes >= 3 && s.probes <= 12);
+    CHECK(s.windows_on[1] * 30 < s.windows_on[0]); /* under 1/30 of the ticks */
 
     /* a busy node: the chosen one jumps to 20 us per episode, the robust
-     * one costs 5 us: the next window probes, and the switch follows */
+     * one costs 5 us: two windows later a probe, and the switch follows;
+     * then its probes of the chosen one lose */
     unsigned before = s.switches;
-    run(&s, (double[]){20000, 5000}, 2 * 2000000 / (20000 * 64) + 2 * 2000000 / (5000 * 64) + 4);
+    run(&s, (double[]){20000, 5000}, ticks(&s, 30, 5000));
     CHECK_EQ(s.switches, before + 1);
     CHECK(s.now == 1);
 
     /* quiet again: the chosen one wins its next probe and comes back, within
      * the longest gap between probes */
-    run(&s, (double[]){1000, 3000}, 70 * (2000000 / (3000 * 64) + 1));
+    run(&s, (double[]){1000, 3000}, ticks(&s, 70, 1000));
     CHECK_EQ(s.switches, before + 2);
     CHECK(s.now == 0);
 
     /* two configurations within the margin (+-4 %, alternating): no flapping */
-    struct sim e = {.episode = 64};
+    struct sim e = {.episode = 64, .policy.window_min_ns = window};
     for (unsigned k = 0; k < 200; k++)
-        run(&e, k & 1 ? (double[]){1040, 1000} : (double[]){1000, 1040}, 200);
+        run(&e, k & 1 ? (double[]){1040, 1000} : (double[]){1000, 1040}, ticks(&e, 1, 1000));
     CHECK_EQ(e.switches, 0);
+
+    /* a busy node where the chosen one is fast but now and then behind a
+     * neighbour's whole slice (one window in 5 at 300x), and the robust
+     * one far slower (a futex sleep beside a CPU hog): it never switches,
+     * and single outliers probe no sooner than the gap allows */
+    struct sim o = {.episode = 64, .policy.window_min_ns = window};
+    for (unsigned k = 0; k < 400; k++)
+        run(&o, k % 5 == 4 ? (double[]){30000, 70000} : (double[]){100, 70000},
+            ticks(&o, 1, k % 5 == 4 ? 30000 : 100));
+    CHECK_EQ(o.switches, 0);
+    CHECK(o.probes <= 400 / 64 + 8);
 }
 
 int main(void)
