@@ -61,6 +61,11 @@ int bench_omp_runs(unsigned n, uint64_t warmup, uint64_t iterations, unsigned ru
     }
     if (child == 0) {
         close(fds[0]);
+        /* libgomp spins up to 300000 pauses for a partner that busy
+         * neighbours hold off the CPU: some runs beside them take 100 us a
+         * barrier where the first took 1 us. A minute per run at most;
+         * past it the row is reported failed, not waited on for hours. */
+        alarm(60 * runs);
         int rc = omp_runs_here(n, warmup, iterations, runs, bind, ctx, latency_ns);
         size_t bytes = runs * sizeof *latency_ns;
         bool sent = rc == 0 && write(fds[1], latency_ns, bytes) == (ssize_t)bytes;
