@@ -137,6 +137,16 @@ wait-policies)
     done
     out=$(launch 4 overload TOPSYNC_WAIT=yield BARRIER_CHECK_ONLY=topo/tree -- "$check" 1000 5 2>&1)
     expect_pass "$out" "np 4 yield" ;;
+reactive) # the node barrier switching configuration (docs/design.md section 10),
+          # forced every 1, 2 and 4 barriers: every episode of barrier_check checked
+    out=$(launch_apart 2 core TOPSYNC_REACTIVE=every:1 TOPSYNC_VERBOSE=2 -- "$check" 1000 5)
+    expect_pass "$out" "every:1, np 2 bound"
+    grep -q "reactive (TOPSYNC_REACTIVE=every:1)" <<<"$out" && ok ||
+        ko "reactive: no verbose line says the node barrier switches"
+    out=$(launch 4 none TOPSYNC_REACTIVE=every:4 -- "$check" 500 5 2>&1)
+    expect_pass "$out" "every:4, np 4 unbound"
+    out=$(launch 4 overload TOPSYNC_REACTIVE=every:2 TOPSYNC_NODE_SPLIT=2 -- "$check" 300 5 2>&1)
+    expect_pass "$out" "every:2, np 4 on 2 pseudo-nodes" ;;
 preload) # the plain program, not linked with topsync: LD_PRELOAD
     out=$(launch_apart 4 overload LD_PRELOAD=$lib TOPSYNC_VERBOSE=2 -- "$plain" 300 10)
     expect_pass "$out" "preloaded"
