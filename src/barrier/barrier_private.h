@@ -75,6 +75,7 @@ struct topsync_barrier {
                      unsigned nmembers, bool last);
     void *gathered_arg;
     bool by_auto;                 /* the algorithm was auto's choice */
+    bool wait_given;              /* by the options or TOPSYNC_WAIT (setup.h, struct resolved) */
     struct ts_reactive *reactive; /* NULL: one configuration (reactive.h) */
     uint64_t reacts_as;           /* attach: TOPSYNC_REACTIVE's mode and N, in the fingerprint */
 };

@@ -150,6 +150,7 @@ static int prepare(topsync_barrier_t **out, unsigned n, const topsync_barrier_op
         snprintf(b->explain, sizeof b->explain, "given: %s",
                  r.given_by_env ? "TOPSYNC_BARRIER" : "options.algorithm");
     }
+    b->wait_given = r.wait_given;
     b->level_mask = r.alg.level_mask;
     b->tree_release = r.alg.tree_release;
     ts_barrier_wait_settings(&b->wait, &r, opts->process_shared != 0, spin);
@@ -302,13 +303,17 @@ static void free_barrier(topsync_barrier_t *b)
     free(b);
 }
 
+/* How a barrier reacts (reactive.h), resolved once per create or attach. */
+struct reaction {
+    enum ts_reactive_mode mode;
+    uint32_t every;       /* every:N */
+    size_t segment_bytes; /* in a segment: the plan's page and the robust part */
+};
+static int reaction_for(const topsync_barrier_t *b, const topsync_barrier_options_t *opts,
+                        const ts_algorithm *const *table, bool in_segment, struct reaction *how);
 static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *opts,
-                         const ts_algorithm *const table[TS_NALGORITHMS], unsigned char *segment,
-                         unsigned rank);
-static int robust_segment_size(const topsync_barrier_t *b, const topsync_barrier_options_t *opts,
-                               size_t *size);
-static int reacts(const topsync_barrier_t *b, const ts_algorithm *const *table,
-                  enum ts_reactive_mode *mode, uint32_t *every);
+                         const ts_algorithm *const table[TS_NALGORITHMS],
+                         const struct reaction *how, unsigned char *segment, unsigned rank);
 
 static int create(topsync_barrier_t **out, unsigned n, const topsync_barrier_options_t *opts,
                   const ts_algorithm *const table[TS_NALGORITHMS], const topsync_model_t *model,
@@ -354,8 +359,10 @@ static int create(topsync_barrier_t **out, unsigned n, const topsync_barrier_opt
 
     rc = b->algo->setup ? b->algo->setup(b) : 0;
     /* the simulator's barriers model one configuration (its idle model) */
-    if (rc == 0 && may_react && !model && table == ts_algorithms)
-        rc = make_reactive(b, opts, table, NULL, 0);
+    struct reaction how;
+    if (rc == 0 && may_react && !model && table == ts_algorithms &&
+        (rc = reaction_for(b, opts, table, false, &how)) > 0)
+        rc = make_reactive(b, opts, table, &how, NULL, 0);
     if (rc < 0) {
         free_barrier(b);
         return rc;
@@ -383,16 +390,16 @@ int ts_barrier_create_with(topsync_barrier_t **out, unsigned n,
  * grows to a scheduler slice (issue 53: that spin, and dissemination's
  * log2 P sleeps and wake-ups, lost 5-16x to glibc on a busy 16-core node). */
 static void robust_options(topsync_barrier_options_t *o, const topsync_barrier_options_t *opts,
-                           size_t line)
+                           const topsync_barrier_t *b)
 {
     if (opts)
         *o = *opts;
     else
         topsync_barrier_options_init(o);
     o->algorithm = "sense-reversing";
-    if (o->wait == TOPSYNC_WAIT_DEFAULT && !ts_getenv("TOPSYNC_WAIT"))
+    if (!b->wait_given)
         o->wait = TOPSYNC_WAIT_BLOCK;
-    o->line_size = line;
+    o->line_size = b->line;
 }
 
 static void robust_spin(topsync_barrier_t *robust)
@@ -405,53 +412,47 @@ static void robust_spin(topsync_barrier_t *robust)
     w->spin_learn_most = 0; /* spin_iterations is the most */
 }
 
-/* Whether b reacts (1) or not (0) under TOPSYNC_REACTIVE, or -EINVAL. */
-static int reacts(const topsync_barrier_t *b, const ts_algorithm *const *table,
-                  enum ts_reactive_mode *mode, uint32_t *every)
+/* Whether b reacts under TOPSYNC_REACTIVE: 1 with *how filled (with the
+ * bytes it takes after b's part of a segment when in_segment: a page for
+ * the plan, then the robust configuration's part), 0, or a negative errno. */
+static int reaction_for(const topsync_barrier_t *b, const topsync_barrier_options_t *opts,
+                        const ts_algorithm *const *table, bool in_segment, struct reaction *how)
 {
-    int rc = ts_reactive_from_env(mode, every);
+    how->segment_bytes = 0;
+    int rc = ts_reactive_from_env(&how->mode, &how->every);
     if (rc < 0)
         return rc;
-    if (*mode == TS_REACTIVE_OFF || b->gathered)
+    if (how->mode == TS_REACTIVE_OFF || b->gathered)
         return 0;
-    if (*mode == TS_REACTIVE_ON &&
+    if (how->mode == TS_REACTIVE_ON &&
         (!b->by_auto || b->n == 1 ||
          (b->algo == from_table(&ts_algo_sense_reversing, table) && b->wait.kind == TS_WAIT_BLOCK)))
         return 0; /* a given algorithm is kept; the robust one is already chosen */
-    return 1;
-}
-
-/* In a segment of one's own (attach), after the chosen configuration's
- * part: a page for the plan, then the robust configuration's part. */
-static int robust_segment_size(const topsync_barrier_t *b, const topsync_barrier_options_t *opts,
-                               size_t *size)
-{
+    if (!in_segment)
+        return 1;
     topsync_barrier_options_t o;
-    robust_options(&o, opts, b->line);
+    robust_options(&o, opts, b);
     topsync_barrier_t *robust, *dummy;
-    int rc = prepare(&dummy, b->n, &o, ts_algorithms, NULL, true, &robust);
-    if (rc < 0)
+    if ((rc = prepare(&dummy, b->n, &o, ts_algorithms, NULL, true, &robust)) < 0)
         return rc;
-    *size = (size_t)sysconf(_SC_PAGESIZE) + robust->size;
+    how->segment_bytes = (size_t)sysconf(_SC_PAGESIZE) + robust->size;
     free_barrier(robust);
-    return 0;
+    return 1;
 }
 
 static int attach(topsync_barrier_t **out, unsigned n, const topsync_barrier_options_t *opts,
                   void *segment, size_t size, unsigned rank, bool check_mapping, bool may_react);
 
-/* segment: NULL for a created barrier (the plan gets memory of its own),
- * else the tail of an attached one's segment (robust_segment_size bytes,
- * zero-filled), which `rank` attaches to. */
+/* how: reaction_for's answer for b; segment: NULL for a created barrier
+ * (the plan gets memory of its own), else the tail of an attached one's
+ * segment (how->segment_bytes, zero-filled), which `rank` attaches to. */
 static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *opts,
-                         const ts_algorithm *const table[TS_NALGORITHMS], unsigned char *segment,
-                         unsigned rank)
+                         const ts_algorithm *const table[TS_NALGORITHMS],
+                         const struct reaction *how, unsigned char *segment, unsigned rank)
 {
-    enum ts_reactive_mode mode;
-    uint32_t every;
-    int rc = reacts(b, table, &mode, &every);
-    if (rc <= 0)
-        return rc;
+    enum ts_reactive_mode mode = how->mode;
+    uint32_t every = how->every;
+    int rc;
     ts_reactive *rx = calloc(1, sizeof *rx);
     if (!rx)
         return ts_fail(ENOMEM, "out of memory");
@@ -487,12 +488,10 @@ static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *
             atomic_store_explicit((_Atomic uint32_t *)(rx->ran + (size_t)r * rx->ran_stride) + c,
                                   rx->start, memory_order_relaxed);
     topsync_barrier_options_t o;
-    robust_options(&o, opts, b->line);
+    robust_options(&o, opts, b);
     if (segment) {
-        size_t bytes;
-        if ((rc = robust_segment_size(b, opts, &bytes)) < 0)
-            return rc;
-        rc = attach(&rx->config[1], b->n, &o, segment + page, bytes - page, rank, false, false);
+        rc = attach(&rx->config[1], b->n, &o, segment + page, how->segment_bytes - page, rank,
+                    false, false);
     } else {
         rc = create(&rx->config[1], b->n, &o, table, NULL, false);
     }
@@ -534,10 +533,13 @@ int ts_barrier_make_reactive(topsync_barrier_t *b, const topsync_barrier_options
     if (b->reactive)
         return 0;
     b->by_auto = true;
-    int rc = make_reactive(b, opts, ts_algorithms, NULL, 0);
+    struct reaction how;
+    int rc = reaction_for(b, opts, ts_algorithms, false, &how);
+    if (rc > 0)
+        rc = make_reactive(b, opts, ts_algorithms, &how, NULL, 0);
     if (rc < 0)
         reactive_free(b);
-    return rc;
+    return rc < 0 ? rc : 0;
 }
 
 void ts_barrier_fixed(topsync_barrier_t *b)
@@ -561,12 +563,9 @@ int topsync_barrier_segment_size(unsigned n, const topsync_barrier_options_t *op
         return rc;
     *size = b->size;
     /* a reactive barrier's plan and robust configuration follow */
-    enum ts_reactive_mode mode;
-    uint32_t every;
-    size_t extra = 0;
-    if ((rc = reacts(b, ts_algorithms, &mode, &every)) > 0)
-        rc = robust_segment_size(b, opts, &extra);
-    *size += extra;
+    struct reaction how;
+    rc = reaction_for(b, opts, ts_algorithms, true, &how);
+    *size += how.segment_bytes;
     free_barrier(b);
     return rc < 0 ? rc : 0;
 }
@@ -656,15 +655,12 @@ static int attach(topsync_barrier_t **out, unsigned n, const topsync_barrier_opt
         free_barrier(b);
         return ts_fail(EINVAL, "barrier: segment %p is NULL or not page aligned", segment);
     }
-    enum ts_reactive_mode mode;
-    uint32_t every;
-    size_t extra = 0;
-    if (may_react && (rc = reacts(b, ts_algorithms, &mode, &every)) > 0)
-        rc = robust_segment_size(b, opts, &extra);
-    if (rc < 0) {
+    struct reaction how = {.segment_bytes = 0};
+    if (may_react && (rc = reaction_for(b, opts, ts_algorithms, true, &how)) < 0) {
         free_barrier(b);
         return rc;
     }
+    size_t extra = how.segment_bytes;
     if (size < b->size + extra) {
         size_t need = b->size + extra;
         free_barrier(b);
@@ -686,7 +682,7 @@ static int attach(topsync_barrier_t **out, unsigned n, const topsync_barrier_opt
     b->owns_mapping = false;
     set_peers(b);
     b->wait.process_shared = true;
-    b->reacts_as = extra ? (uint64_t)mode << 32 | every : 0; /* one layout for all */
+    b->reacts_as = extra ? (uint64_t)how.mode << 32 | how.every : 0; /* one layout for all */
     rc = check_fingerprint(b, rank);
     if (rc < 0) {
         free_barrier(b);
@@ -699,7 +695,7 @@ static int attach(topsync_barrier_t **out, unsigned n, const topsync_barrier_opt
         fill_block(b, -1, start);
     rc = b->algo->setup ? b->algo->setup(b) : 0;
     if (rc == 0 && extra)
-        rc = make_reactive(b, opts, ts_algorithms, (unsigned char *)segment + b->size, rank);
+        rc = make_reactive(b, opts, ts_algorithms, &how, (unsigned char *)segment + b->size, rank);
     if (rc < 0) {
         free_barrier(b);
         return rc;
