@@ -132,11 +132,6 @@ int main(void)
     barrier.block_bytes = 8 * LINE;
     if (ALGO.setup && ALGO.setup(&barrier) != 0)
         return 1;
-    pthread_t t[N];
-    for (unsigned r = 1; r < N; r++)
-        pthread_create(&t[r], NULL, participant, (void *)(uintptr_t)r);
-    participant((void *)0);
-    for (unsigned r = 1; r < N; r++)
-        pthread_join(t[r], NULL);
+    genmc_run_participants(participant, N);
     return 0;
 }

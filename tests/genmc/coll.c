@@ -139,11 +139,6 @@ int main(void)
     coll.global_result = true;
     barrier.gathered = ts_coll_gathered;
     barrier.gathered_arg = &coll;
-    pthread_t t[N];
-    for (unsigned r = 1; r < N; r++)
-        pthread_create(&t[r], NULL, participant, (void *)(uintptr_t)r);
-    participant((void *)0);
-    for (unsigned r = 1; r < N; r++)
-        pthread_join(t[r], NULL);
+    genmc_run_participants(participant, N);
     return 0;
 }

@@ -238,4 +238,18 @@ static inline void genmc_futex_wake(_Atomic uint32_t *addr)
 #undef sched_getcpu
 #define sched_getcpu() (-1)
 
+/* The participants of a harness: participant(0) on the main thread, 1 to
+ * n - 1 on threads of their own, all joined. */
+#define GENMC_MAX_PARTICIPANTS 4
+static inline void genmc_run_participants(void *(*participant)(void *), unsigned n)
+{
+    pthread_t t[GENMC_MAX_PARTICIPANTS];
+    assert(n <= GENMC_MAX_PARTICIPANTS);
+    for (unsigned r = 1; r < n; r++)
+        pthread_create(&t[r], NULL, participant, (void *)(uintptr_t)r);
+    participant((void *)0);
+    for (unsigned r = 1; r < n; r++)
+        pthread_join(t[r], NULL);
+}
+
 #endif
