@@ -182,19 +182,21 @@ static int allreduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
         return MPI_SUCCESS;
     const void *send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     unsigned me = (unsigned)s->node_rank;
+    uint64_t start = ts_mpi_time_start();
     ts_mpi_progress_enter();
+    int rc = MPI_SUCCESS;
     if (s->mode == MODE_NODE) {
         if (topsync_allreduce(s->node.coll, me, send, recvbuf, (size_t)count, type, top) < 0)
             node_failed(comm, s, false, FN_ALLREDUCE, false);
-        return MPI_SUCCESS;
+    } else {
+        if (topsync_reduce(s->node.coll, me, send, recvbuf, (size_t)count, type, top, 0) < 0)
+            node_failed(comm, s, false, FN_ALLREDUCE, true);
+        if (me == 0)
+            rc = TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, recvbuf, (int)count, dt, op, s->leaders);
+        if (topsync_bcast(s->node.coll, me, recvbuf, bytes, 0) < 0)
+            node_failed(comm, s, true, FN_ALLREDUCE, true);
     }
-    int rc = MPI_SUCCESS;
-    if (topsync_reduce(s->node.coll, me, send, recvbuf, (size_t)count, type, top, 0) < 0)
-        node_failed(comm, s, false, FN_ALLREDUCE, true);
-    if (me == 0)
-        rc = TS_MPI_OWN(Allreduce)(MPI_IN_PLACE, recvbuf, (int)count, dt, op, s->leaders);
-    if (topsync_bcast(s->node.coll, me, recvbuf, bytes, 0) < 0)
-        node_failed(comm, s, true, FN_ALLREDUCE, true);
+    ts_mpi_time_add(TS_MPI_CALL_ALLREDUCE, start);
     return rc;
 }
 
@@ -222,17 +224,19 @@ static int reduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
     const void *send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     unsigned me = (unsigned)s->node_rank;
     int root_here = node_index(s, root);
+    uint64_t start = ts_mpi_time_start();
     ts_mpi_progress_enter();
+    int rc = MPI_SUCCESS;
     if (s->mode == MODE_NODE) {
         if (topsync_reduce(s->node.coll, me, send, recvbuf, (size_t)count, type, top,
                            (unsigned)root_here) < 0)
             node_failed(comm, s, false, FN_REDUCE, true);
-        return MPI_SUCCESS;
+        ts_mpi_time_add(TS_MPI_CALL_REDUCE, start);
+        return rc;
     }
     /* my node's part to its leader; the leaders' reduce to the root's
      * node's leader; that leader's result to the root, if it is another
      * rank of that node */
-    int rc = MPI_SUCCESS;
     void *mine = rank == root ? recvbuf : scratch(s, 0);
     if (topsync_reduce(s->node.coll, me, send, mine, (size_t)count, type, top, 0) < 0)
         node_failed(comm, s, false, FN_REDUCE, true);
@@ -246,6 +250,7 @@ static int reduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
     }
     if (root_here > 0 && topsync_bcast(s->node.coll, me, mine, bytes, 0) < 0)
         node_failed(comm, s, true, FN_REDUCE, true);
+    ts_mpi_time_add(TS_MPI_CALL_REDUCE, start);
     return rc;
 }
 
@@ -269,21 +274,23 @@ static int bcast(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm
         return MPI_SUCCESS;
     unsigned me = (unsigned)s->node_rank;
     int root_here = node_index(s, root);
+    uint64_t start = ts_mpi_time_start();
     ts_mpi_progress_enter();
+    int rc = MPI_SUCCESS;
     if (s->mode == MODE_NODE) {
         if (topsync_bcast(s->node.coll, me, buf, bytes, (unsigned)root_here) < 0)
             node_failed(comm, s, false, FN_BCAST, true);
-        return MPI_SUCCESS;
+    } else {
+        /* the root's node first, then the leaders, then the other nodes:
+         * one node step on every node */
+        if (root_here >= 0 && topsync_bcast(s->node.coll, me, buf, bytes, (unsigned)root_here) < 0)
+            node_failed(comm, s, false, FN_BCAST, true);
+        if (me == 0)
+            rc = TS_MPI_OWN(Bcast)(buf, (int)count, dt, s->leader_rank_of[root], s->leaders);
+        if (root_here < 0 && topsync_bcast(s->node.coll, me, buf, bytes, 0) < 0)
+            node_failed(comm, s, true, FN_BCAST, true);
     }
-    /* the root's node first, then the leaders, then the other nodes:
-     * one node step on every node */
-    int rc = MPI_SUCCESS;
-    if (root_here >= 0 && topsync_bcast(s->node.coll, me, buf, bytes, (unsigned)root_here) < 0)
-        node_failed(comm, s, false, FN_BCAST, true);
-    if (me == 0)
-        rc = TS_MPI_OWN(Bcast)(buf, (int)count, dt, s->leader_rank_of[root], s->leaders);
-    if (root_here < 0 && topsync_bcast(s->node.coll, me, buf, bytes, 0) < 0)
-        node_failed(comm, s, true, FN_BCAST, true);
+    ts_mpi_time_add(TS_MPI_CALL_BCAST, start);
     return rc;
 }
 

@@ -284,6 +284,15 @@ enum ts_mpi_call {
     TS_MPI_CALL_KINDS
 };
 void ts_mpi_count(enum ts_mpi_call kind);
+/* With TOPSYNC_VERBOSE set, the time a served call took: start returns 0
+ * (nothing timed) when it is not; add, after the call's ts_mpi_count,
+ * adds the time since start to the kind's. */
+uint64_t ts_mpi_time_start(void);
+void ts_mpi_time_add(enum ts_mpi_call kind, uint64_t start);
+/* A node barrier whose switches this rank counts in the summary (its
+ * node's rank 0, at set-up), until it is freed (untrack: before destroy). */
+void ts_mpi_summary_track(const topsync_barrier_t *barrier);
+void ts_mpi_summary_untrack(const topsync_barrier_t *barrier);
 
 /* ---- each rank's latest call, for the timeout to name (node/call_log.c) ----
  * How a call went: TS_MPI_HOW_NODE (topsync, on the node), else 1 + the

@@ -31,6 +31,8 @@ static unsigned long clock_ticks;
 
 void ts_mpi_node_sync_free(struct ts_node_sync *node)
 {
+    if (node->barrier)
+        ts_mpi_summary_untrack(node->barrier);
     topsync_barrier_destroy(node->barrier);
     topsync_coll_destroy(node->coll);
     if (node->segment)

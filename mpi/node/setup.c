@@ -861,6 +861,8 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm, const char *call)
         if (rc < 0) {
             failed = 1;
             snprintf(why, sizeof why, "%s", topsync_error_message());
+        } else if (s->node_rank == 0) {
+            ts_mpi_summary_track(s->node.barrier);
         }
         ts_mpi_call_log_attach(&s->node.call_log,
                                s->node_size > 1 ? (char *)s->node.segment + log_at : NULL,

@@ -143,6 +143,14 @@ reactive) # the node barrier switching configuration (docs/design.md section 10)
     expect_pass "$out" "every:1, np 2 bound"
     grep -q "reactive (TOPSYNC_REACTIVE=every:1)" <<<"$out" && ok ||
         ko "reactive: no verbose line says the node barrier switches"
+    # the job's summary counts them once per node, not once per rank: at
+    # most one per episode, i.e. per barrier of one rank (the served ones
+    # are summed over the 2 ranks)
+    switches=$(sed -nE 's/.*summary of 2 ranks: .* switched configuration ([0-9]+) times.*/\1/p' <<<"$out")
+    served=$(sed -nE 's/.*summary of 2 ranks: topsync served ([0-9]+) MPI_Barrier.*/\1/p' <<<"$out")
+    [ -n "$switches" ] && [ -n "$served" ] && [ "$switches" -gt $((served / 4)) ] &&
+        [ "$switches" -le $((served / 2)) ] && ok ||
+        ko "reactive: the summary's switches ('$switches') are not one per episode of $((served / 2)): $(grep 'summary of' <<<"$out")"
     out=$(launch 4 none TOPSYNC_REACTIVE=every:4 -- "$check" 500 5 2>&1)
     expect_pass "$out" "every:4, np 4 unbound"
     out=$(launch 4 overload TOPSYNC_REACTIVE=every:2 TOPSYNC_NODE_SPLIT=2 -- "$check" 300 5 2>&1)
@@ -607,6 +615,9 @@ verbose) # what a job says (issue 55 item 4): TOPSYNC_VERBOSE=1 is one start
     end=$(grep -c "^topsync-mpi: summary of 2 ranks: topsync served" <<<"$out")
     [ "$lines" = 2 ] && [ "$start" = 1 ] && [ "$end" = 1 ] && ok ||
         ko "verbose 1: not one start line and one summary ($lines lines, $start start, $end summary): $(grep '^topsync-mpi' <<<"$out" | head -5)"
+    # with the time per call of each kind served, and the switches
+    grep -qE "summary of 2 ranks: .*; time per call in topsync's: MPI_Allreduce [0-9.e+-]+ us, MPI_Reduce [0-9.e+-]+ us, MPI_Bcast [0-9.e+-]+ us; node barriers switched configuration [0-9]+ times$" <<<"$out" &&
+        ok || ko "verbose 1: no time per call or switches in the summary: $(grep 'summary of' <<<"$out")"
     out=$(launch 2 core LD_PRELOAD=$lib TOPSYNC_VERBOSE=2 -- "$coll" 1 2>&1)
     grep -q "^topsync-mpi: comm of 2 ranks" <<<"$out" && grep -q "^topsync-mpi [0-9.]* on " <<<"$out" &&
         ok || ko "verbose 2: no details: $(grep '^topsync-mpi' <<<"$out" | head -3)"
