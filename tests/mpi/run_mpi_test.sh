@@ -124,6 +124,29 @@ prog() {
 check=$(prog barrier_check)
 plain=$(prog barrier_check_plain)
 
+# py: the Python whose mpi4py runs on this MPI. The MPI-5 ABI's is built
+# from source (the index's wheels have no module for it) against MPICH 5's
+# libmpi_abi.so.1, and runs on this MPI's through LD_LIBRARY_PATH, which
+# the module's RUNPATH leaves first; the check that it does is the
+# library's version.
+mpi4py_for_this_mpi() {
+    py=$prefix/bin/python
+    [ "$impl" = abi ] && py=${prefix%/*}/mpi4py-abi/bin/python
+    if [ -z "$prefix" ] || ! "$py" -c 'import mpi4py' 2>/dev/null; then
+        echo "SKIPPED: no mpi4py for MPI '$mpi' in ${py%/bin/python} (scripts/setup-mpis.sh" \
+             "installs one per MPI, and one for the MPI-5 ABI)"
+        exit 77
+    fi
+    [ "$impl" = abi ] || return 0
+    export LD_LIBRARY_PATH=$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    local want="MPICH Version"
+    case $mpi in impi*) want="Intel(R) MPI" ;; esac
+    local version
+    version=$("$py" -c 'from mpi4py import MPI; print(MPI.Get_library_version())' 2>&1)
+    grep -q "$want" <<<"$version" ||
+        { ko "the ABI's mpi4py runs on '$(head -1 <<<"$version")', not $mpi's library"; exit 1; }
+}
+
 case $case in
 bound2) # 2 ranks bound to cores: every algorithm, every episode checked
     out=$(launch 2 core -- "$check" 3000 100 2>&1); expect_pass "$out" "np 2 bound" ;;
@@ -758,20 +781,7 @@ one-mpi) # the library brings no MPI: no DT_NEEDED on one; a preloaded
     out=$(LD_PRELOAD=$lib launch 2 core -- "$maps" 2>&1)
     expect_pass "$out" "the launcher itself preloaded" ;;
 mpi4py) # mpi4py (from pip, for this MPI) running a checked barrier loop
-    py=$prefix/bin/python
-    if [ -z "$prefix" ] || ! "$py" -c 'import mpi4py' 2>/dev/null; then
-        echo "SKIPPED: no mpi4py for MPI '$mpi' (scripts/setup-mpis.sh installs one per MPI)"
-        exit 77
-    fi
-    if [ "$impl" = abi ]; then
-        # mpi4py loads the ABI's library only from a module built for it
-        if ! ls "$("$py" -c 'import mpi4py, os; print(os.path.dirname(mpi4py.__file__))')"/MPI.mpiabi*.so >/dev/null 2>&1; then
-            echo "SKIPPED: mpi4py $("$py" -c 'import mpi4py; print(mpi4py.__version__)') from the" \
-                 "package index has no MPI-5 ABI module (only MPI.mpich and MPI.openmpi)"
-            exit 77
-        fi
-        export MPI4PY_MPIABI=mpiabi MPI4PY_LIBMPI=libmpi_abi.so.1
-    fi
+    mpi4py_for_this_mpi
     for np_bind in "2 core" "4 none"; do
         set -- $np_bind
         out=$(launch_apart "$1" "$2" LD_PRELOAD=$lib TOPSYNC_VERBOSE=2 -- "$py" "$srcdir/mpi4py_check.py" 1000)
@@ -784,17 +794,20 @@ mpi4py) # mpi4py (from pip, for this MPI) running a checked barrier loop
 mpi4py-suite) # mpi4py 4.1.2's own tests of the collectives (buffers, persistent,
     # nonblocking, objects: Allreduce, Reduce, Bcast among the rest) under
     # this MPI, natively and preloaded: what passes natively passes preloaded
-    py=$prefix/bin/python
+    mpi4py_for_this_mpi
     suite=${TOPSYNC_SUITES:-/var/cache/topsync-suites}/mpi4py-4.1.2/test
-    if [ -z "$prefix" ] || ! "$py" -c 'import mpi4py' 2>/dev/null || [ "$impl" = abi ]; then
-        echo "SKIPPED: no mpi4py for MPI '$mpi' with its own ABI (scripts/setup-mpis.sh)"
-        exit 77
-    fi
     if [ ! -f "$suite/runtests.py" ]; then
         echo "SKIPPED: no mpi4py 4.1.2 test suite in $suite (scripts/setup-suites.sh)"
         exit 77
     fi
     tests=(test_cco_buf test_cco_pr_buf test_cco_nb_buf test_cco_obj)
+    # Intel MPI 2021.19's libmpi_abi.so.1 aborts test_cco_obj natively
+    # ("Fatal error in MPI_Comm_call_errhandler: Invalid group"), which
+    # passes on MPICH 5's: without topsync, so not compared here
+    if [ "$mpi" = impi-abi ]; then
+        tests=(test_cco_buf test_cco_pr_buf test_cco_nb_buf)
+        echo "mpi4py suite: test_cco_obj left out: it aborts natively on Intel MPI's MPI-5 ABI library"
+    fi
     for np_bind in "2 core" "3 none"; do
         set -- $np_bind
         declare -A summary=()
