@@ -120,12 +120,16 @@ static void times_per_call(char *out, size_t len, const long long *calls, const 
 {
     size_t used = 0;
     out[0] = '\0';
-    for (int k = 0; k < TS_MPI_CALL_OWN && used < len; k++)
-        if (calls[k] > 0 && ns[k] > 0)
-            used += (size_t)snprintf(out + used, len - used, "%s%s %.3g us",
-                                     used ? ", " : "; time per call in topsync's: ",
-                                     ts_mpi_call_name((enum ts_mpi_call)k),
-                                     (double)ns[k] / (double)calls[k] / 1e3);
+    for (int k = 0; k < TS_MPI_CALL_OWN && used < len; k++) {
+        if (calls[k] <= 0 || ns[k] <= 0)
+            continue;
+        double t = (double)ns[k] / (double)calls[k];
+        const char *unit = t < 1e3 ? "ns" : t < 1e6 ? "us" : "ms";
+        t /= t < 1e3 ? 1 : t < 1e6 ? 1e3 : 1e6;
+        used += (size_t)snprintf(out + used, len - used, "%s%s %.3g %s",
+                                 used ? ", " : "; time per call in topsync's: ",
+                                 ts_mpi_call_name((enum ts_mpi_call)k), t, unit);
+    }
 }
 
 void ts_mpi_summary(void)

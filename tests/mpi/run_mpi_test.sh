@@ -639,7 +639,7 @@ verbose) # what a job says (issue 55 item 4): TOPSYNC_VERBOSE=1 is one start
     [ "$lines" = 2 ] && [ "$start" = 1 ] && [ "$end" = 1 ] && ok ||
         ko "verbose 1: not one start line and one summary ($lines lines, $start start, $end summary): $(grep '^topsync-mpi' <<<"$out" | head -5)"
     # with the time per call of each kind served, and the switches
-    grep -qE "summary of 2 ranks: .*; time per call in topsync's: MPI_Allreduce [0-9.e+-]+ us, MPI_Reduce [0-9.e+-]+ us, MPI_Bcast [0-9.e+-]+ us; node barriers switched configuration [0-9]+ times$" <<<"$out" &&
+    grep -qE "summary of 2 ranks: .*; time per call in topsync's: MPI_Allreduce [0-9.e+-]+ [num]s, MPI_Reduce [0-9.e+-]+ [num]s, MPI_Bcast [0-9.e+-]+ [num]s; node barriers switched configuration [0-9]+ times$" <<<"$out" &&
         ok || ko "verbose 1: no time per call or switches in the summary: $(grep 'summary of' <<<"$out")"
     out=$(launch 2 core LD_PRELOAD=$lib TOPSYNC_VERBOSE=2 -- "$coll" 1 2>&1)
     grep -q "^topsync-mpi: comm of 2 ranks" <<<"$out" && grep -q "^topsync-mpi [0-9.]* on " <<<"$out" &&
