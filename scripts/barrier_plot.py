@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Barrier latency against participants, log-log, one line per algorithm
-and per peer (glibc's pthread barrier, OpenMP, Concurrency Kit), from
-topsync-bench barrier --output JSON files: the paper's own kind of figure
-(Kurnosov 2022, Fig. 5-7), for the machine the files were measured on.
+and per peer (glibc's pthread barrier, OpenMP, Concurrency Kit, and each
+MPI's own MPI_Barrier among as many ranks), from topsync-bench barrier
+--output JSON files (threads, or --mpi --algorithm none under an MPI's
+launcher): the paper's own kind of figure (Kurnosov 2022, Fig. 5-7), for
+the machine the files were measured on.
 
 usage: barrier_plot.py OUT.png TITLE FILE.json...
 Each file holds one participant count; the plot's title says the
@@ -17,6 +19,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
+MPI_NAMES = {"openmpi": "Open MPI", "mpich": "MPICH"}
+
+
 def main(argv):
     if len(argv) < 4:
         sys.exit(__doc__)
@@ -24,12 +29,17 @@ def main(argv):
     series = {}
     for path in files:
         for r in json.load(open(path)):
-            if r.get("kind") != "threads" or r.get("noise") or not r.get("latency_ns"):
+            if not r.get("latency_ns") or r.get("noise"):
                 continue
-            name = r["algorithm"]
+            if r.get("mpi") and r["algorithm"] == "peer:mpi":
+                name = "peer:MPI_Barrier (%s, ranks)" % MPI_NAMES.get(r["mpi"], r["mpi"])
+            elif r.get("kind") == "threads":
+                name = r["algorithm"]
+            else:
+                continue
             series.setdefault(name, {})[r["participants"]] = r["latency_ns"] / 1000.0
     if not series:
-        sys.exit("barrier_plot.py: no thread records in %s" % " ".join(files))
+        sys.exit("barrier_plot.py: no thread or MPI records in %s" % " ".join(files))
     fig, ax = plt.subplots(figsize=(8, 5.5))
     markers = ["o", "s", "^", "v", "D", "P", "X", "*", "h", "<", ">", "p"]
     colors = plt.get_cmap("tab20").colors  # 20 distinct: no two lines alike
@@ -44,7 +54,7 @@ def main(argv):
     counts = sorted({x for p in series.values() for x in p})
     ax.set_xticks(counts)
     ax.set_xticklabels([str(c) for c in counts])
-    ax.set_xlabel("participants (threads)")
+    ax.set_xlabel("participants (threads; MPI: ranks)")
     ax.set_ylabel("latency per barrier (us, mean of runs)")
     ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)

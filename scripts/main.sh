@@ -38,10 +38,28 @@ for n in $cores $((cores * 4)) 64; do
         tee "out/bench-barrier-$n.txt"
 done
 python3 scripts/barrier_report.py out/bench-barrier-*.json > out/bench-barrier-summary.md
+# each Debian MPI's own MPI_Barrier among as many ranks, bound alike (core
+# r mod cores), for the figure: what a user's MPI gives without topsync
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader
+mpi_own=()
+for n in $cores $((cores * 4)); do
+    for mpi in openmpi mpich; do
+        case $mpi in
+        openmpi) launch=(mpirun.openmpi --oversubscribe --bind-to core:overload-allowed -np "$n") ;;
+        mpich) launch=(mpiexec.mpich -bind-to core -np "$n") ;;
+        esac
+        command -v "${launch[0]}" >/dev/null || continue
+        # oversubscribed, MPICH's barrier busy-polls: tens of ms each
+        timeout 300 "${launch[@]}" build/bench/topsync-bench barrier --mpi --algorithm none \
+            --iterations 200 --runs 3 --json >"out/bench-mpi-own-$mpi-$n.json" 2>/dev/null &&
+            mpi_own+=("out/bench-mpi-own-$mpi-$n.json") ||
+            echo "main.sh: $mpi's own barrier at $n ranks did not run (left out of the figure)"
+    done
+done
 # the paper's kind of figure: latency against participants, per algorithm
 /usr/bin/python3 scripts/barrier_plot.py out/bench-barrier-latency.png \
-    "this machine ($cores CPUs), threads bound round robin, nothing else running (topsync-bench barrier)" \
-    out/bench-barrier-*.json
+    "this machine ($cores CPUs), threads and MPI ranks bound round robin, nothing else running" \
+    out/bench-barrier-*.json "${mpi_own[@]}"
 {
     echo
     echo "### What auto picked, and why (topsync-info --explain)"
@@ -119,8 +137,9 @@ grep -E '^- |^### ' out/model/validation.md
     echo "Look at these first:"
     echo
     echo "1. [bench-barrier-latency.png](bench-barrier-latency.png): barrier latency"
-    echo "   against threads, per algorithm and peer (glibc, OpenMP, Concurrency Kit),"
-    echo "   bound, idle; the numbers in [bench-barrier-summary.md](bench-barrier-summary.md)."
+    echo "   against threads, per algorithm and peer (glibc, OpenMP, Concurrency Kit, each"
+    echo "   MPI's own MPI_Barrier among as many ranks), bound, idle; the numbers in"
+    echo "   [bench-barrier-summary.md](bench-barrier-summary.md)."
     echo "2. [bench-conditions.md](bench-conditions.md): the same where users run:"
     echo "   bound and idle, unbound, and beside busy processes."
     echo "3. [mpi/summary.md](mpi/summary.md) and [mpi-matrix.md](mpi-matrix.md):"
