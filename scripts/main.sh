@@ -77,8 +77,12 @@ echo
 echo "== Where users run: bound/idle, unbound beside 0, P/4, P, 2P busy processes, reactive on and off (scripts/conditions.sh) =="
 # 2 and 4 participants, 3 runs of 250 ms: about half an hour here (the
 # whole matrix, THREADS="2 4 8 16" and 5 runs, takes hours beside libgomp)
-THREADS=${CONDITIONS_THREADS:-2 4} RUNS=${CONDITIONS_RUNS:-3} scripts/conditions.sh build |
-    tee out/bench-conditions.md
+rm -rf out/conditions
+THREADS=${CONDITIONS_THREADS:-2 4} RUNS=${CONDITIONS_RUNS:-3} JSON_DIR=out/conditions \
+    scripts/conditions.sh build | tee out/bench-conditions.md
+/usr/bin/python3 scripts/conditions_report.py out/conditions --plot out/bench-conditions.png \
+    "this machine ($cores CPUs): topsync's default against glibc and libgomp, bound and idle, unbound beside busy processes (scripts/conditions.sh)" \
+    >/dev/null
 echo
 echo "== MPI_Barrier: topsync against Open MPI and MPICH (scripts/mpi_compare.sh) =="
 scripts/mpi_compare.sh build > out/mpi-compare.log 2>&1 || { tail -20 out/mpi-compare.log; exit 1; }
@@ -140,8 +144,9 @@ grep -E '^- |^### ' out/model/validation.md
     echo "   against threads, per algorithm and peer (glibc, OpenMP, Concurrency Kit, each"
     echo "   MPI's own MPI_Barrier among as many ranks), bound, idle; the numbers in"
     echo "   [bench-barrier-summary.md](bench-barrier-summary.md)."
-    echo "2. [bench-conditions.md](bench-conditions.md): the same where users run:"
-    echo "   bound and idle, unbound, and beside busy processes."
+    echo "2. [bench-conditions.png](bench-conditions.png) and"
+    echo "   [bench-conditions.md](bench-conditions.md): the same where users run:"
+    echo "   bound and idle, unbound, and beside busy processes, as ratios to glibc."
     echo "3. [mpi/summary.md](mpi/summary.md) and [mpi-matrix.md](mpi-matrix.md):"
     echo "   MPI_Barrier preloaded against each MPI's own."
     echo "4. [coll-compare.md](coll-compare.md): MPI_Allreduce, MPI_Reduce, MPI_Bcast"
