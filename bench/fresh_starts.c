@@ -145,7 +145,7 @@ static int compare(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     unsigned threads = 2, starts = 10, window_ms = 100, noise = 0;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* each option takes a value */
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         int rc;
         if (!strcmp(argv[i], "--threads"))
@@ -169,7 +169,6 @@ int main(int argc, char **argv)
         }
         if (rc < 0)
             return 2;
-        i++;
     }
     if (bench_noise_start(noise) < 0)
         return 1;

@@ -43,7 +43,7 @@ int ts_segment_create(char *name, size_t name_len, size_t size)
 
 pid_t ts_segment_creator(const char *name)
 {
-    const char *prefix = TS_SEGMENT_PREFIX + 1; /* names in a directory have no '/' */
+    const char *prefix = &TS_SEGMENT_PREFIX[1]; /* names in a directory have no '/' */
     if (name[0] == '/')
         name++;
     if (strncmp(name, prefix, strlen(prefix)) != 0)

@@ -333,9 +333,9 @@ static void test_xml_numa_without_nodeset(void)
     /* hwloc reads these as NUMANode (a loose prefix match): only the types
      * hwloc writes pass, so the check above cannot be dodged (the fuzzer's
      * "NUMAN\x7fde", SIGSEGV in hwloc before this) */
-    static const char *const loose[] = {"NUMAN\x7f"
-                                        "de",
-                                        "Node", "numanode", "NUMANODE"};
+    /* "\x7f" then "de": a hex escape would take the d and the e */
+    static const char numan_del_de[] = {'N', 'U', 'M', 'A', 'N', 0x7f, 'd', 'e', 0};
+    static const char *const loose[] = {numan_del_de, "Node", "numanode", "NUMANODE"};
     for (size_t i = 0; i < sizeof loose / sizeof *loose; i++) {
         char numa[64];
         snprintf(xml, sizeof xml, fmt, "200", " os_indlete_nodeset=\"0x1\"");
