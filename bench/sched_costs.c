@@ -3,7 +3,9 @@
  * machine, the constants of the scheduler model (docs/model.md section 9)
  * measured instead of guessed: a FUTEX_WAKE nobody waits on, a FUTEX_WAKE
  * that wakes one sleeper (the waker's cost), the time from that call until
- * the sleeper runs on an idle CPU of its own, a sched_yield with nothing
+ * the sleeper runs on a CPU of its own, idle or running a busy neighbour
+ * (then the sleeper preempts it: it slept, so it is owed time), a
+ * sched_yield with nothing
  * else to run, and a switch between two threads of one CPU (half a futex
  * ping-pong on it, a wake-up and a switch each way). Medians of ROUNDS
  * rounds; one JSON object on stdout.
@@ -16,6 +18,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,13 +92,28 @@ static void *sleeper(void *arg)
     return NULL;
 }
 
-/* One sleeper on another CPU: the waker's FUTEX_WAKE, and until the
- * sleeper's first clock read. */
-static int wake_other_cpu(unsigned rounds, uint64_t *call, uint64_t *latency)
+/* A busy neighbour on CPU 1 while the sleeper sleeps there: its CPU is
+ * not idle when it is woken. */
+static atomic_bool burning;
+static void *burn(void *arg)
+{
+    (void)arg;
+    bind_to(1);
+    while (atomic_load_explicit(&burning, memory_order_relaxed))
+        ;
+    return NULL;
+}
+
+/* One sleeper on another CPU, idle or running a busy neighbour: the
+ * waker's FUTEX_WAKE, and until the sleeper's first clock read. */
+static int wake_other_cpu(unsigned rounds, bool busy, uint64_t *call, uint64_t *latency)
 {
     struct pair p = {.rounds = rounds, .cpu = 1};
-    pthread_t t;
+    pthread_t t, burner;
     bind_to(0);
+    atomic_store(&burning, busy);
+    if (busy && pthread_create(&burner, NULL, burn, NULL))
+        return -1;
     if (pthread_create(&t, NULL, sleeper, &p))
         return -1;
     for (unsigned r = 0; r < rounds; r++) {
@@ -115,6 +133,10 @@ static int wake_other_cpu(unsigned rounds, uint64_t *call, uint64_t *latency)
         latency[r] = atomic_load_explicit(&p.woke_at, memory_order_acquire) - t0;
     }
     pthread_join(t, NULL);
+    if (busy) {
+        atomic_store(&burning, false);
+        pthread_join(burner, NULL);
+    }
     return 0;
 }
 
@@ -202,9 +224,12 @@ int main(int argc, char **argv)
     }
     double yield = median(a, rounds);
     unsigned wake_rounds = rounds < 500 ? rounds : 500; /* 200 us each */
-    if (wake_other_cpu(wake_rounds, a, b) < 0)
+    if (wake_other_cpu(wake_rounds, false, a, b) < 0)
         return 1;
     double wake_one = median(a, wake_rounds), wake_latency = median(b, wake_rounds);
+    if (wake_other_cpu(wake_rounds, true, a, b) < 0)
+        return 1;
+    double wake_busy = median(a, wake_rounds), wake_latency_busy = median(b, wake_rounds);
     if (same_cpu_switch(rounds, a) < 0)
         return 1;
     double switch_ns = median(a, rounds);
@@ -213,9 +238,11 @@ int main(int argc, char **argv)
         a[r] = now_ns();
     double clock_ns = (double)(now_ns() - c0) / rounds;
     printf("{\"futex_wake_nobody_ns\": %.0f, \"futex_wake_one_ns\": %.0f, "
-           "\"wakeup_latency_ns\": %.0f, \"sched_yield_ns\": %.0f, \"same_cpu_switch_ns\": %.0f, "
-           "\"clock_read_ns\": %.1f, \"rounds\": %u}\n",
-           wake_none, wake_one, wake_latency, yield, switch_ns, clock_ns, rounds);
+           "\"wakeup_latency_ns\": %.0f, \"futex_wake_one_busy_ns\": %.0f, "
+           "\"wakeup_latency_busy_ns\": %.0f, \"sched_yield_ns\": %.0f, "
+           "\"same_cpu_switch_ns\": %.0f, \"clock_read_ns\": %.1f, \"rounds\": %u}\n",
+           wake_none, wake_one, wake_latency, wake_busy, wake_latency_busy, yield, switch_ns,
+           clock_ns, rounds);
     free(a);
     free(b);
     return 0;

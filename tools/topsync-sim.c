@@ -27,6 +27,7 @@ static void usage(FILE *f)
         "usage: topsync-sim barrier [MACHINE] --np N [--map-by core|numa|socket]\n"
         "                   --algorithm NAME|all [--algorithm NAME ...] [--episodes E]\n"
         "                   [--warmup W] [--seed S] [--wait spin|yield|block]\n"
+        "                   [--noise K] [--bind core|none] [--os-ns LIST]\n"
         "                   [--json] [--output FILE.json]\n"
         "       topsync-sim levels [MACHINE] [--json]\n"
         "       topsync-sim table [MACHINE]\n"
@@ -47,14 +48,23 @@ static void usage(FILE *f)
         "                        request at a time, each taking NS (default 0: not modelled)\n"
         "\n"
         "barrier:\n"
-        "  --np N                virtual participants, 1 to %u, each on its own PU\n"
+        "  --np N                virtual participants, 1 to %u (more than the cores share\n"
+        "                        them through the scheduler)\n"
         "  --map-by WHAT         placement, as topsync-info and mpirun (default core)\n"
         "  --algorithm NAME      a barrier algorithm (topsync-info --list-algorithms, with\n"
-        "                        topo:LEVELS and /tree), or all; may be repeated\n"
+        "                        topo:LEVELS and /tree), peer:glibc (glibc's barrier, under\n"
+        "                        the scheduler), or all; may be repeated\n"
         "  --episodes E          timed episodes (default 1000), after W warm-up ones\n"
         "                        (default E/10)\n"
         "  --seed S              orders simultaneous events (default 1)\n"
         "  --wait POLICY         wait policy of the simulated barrier (default spin)\n"
+        "  --noise K             K busy neighbour tasks, one per PU in turn (docs/model.md\n"
+        "                        section 9: the OS scheduler then runs; default 0)\n"
+        "  --bind WHAT           core: each participant on its PU (default); none: unbound,\n"
+        "                        a woken participant moves to an idle PU (scheduler on)\n"
+        "  --os-ns LIST          the scheduler's costs, e.g. slice=3000000,wake-latency=5000\n"
+        "                        (slice, switch, wake-call, wake-latency, wake-latency-busy,\n"
+        "                        yield; 0: the default)\n"
         "  --fault KIND:RANK     break the barrier on purpose (skip-arrival, skip-wait),\n"
         "                        to see the simulator's invariant check catch it\n"
         "  --json, --output FILE JSON records as topsync-bench barrier --json writes them\n"
@@ -73,6 +83,37 @@ static int parse_double(const char *s, double *out, double min, double max)
     if (errno || end == s || *end || s[0] == ' ' || !isfinite(v) || v < min || v > max)
         return -1;
     *out = v;
+    return 0;
+}
+
+/* --os-ns slice=NS,switch=NS,wake-call=NS,wake-latency=NS,yield=NS */
+static int parse_os_ns(const char *arg, topsync_sim_options_t *so)
+{
+    static const char *const names[] = {
+        "slice", "switch", "wake-call", "wake-latency", "wake-latency-busy", "yield"};
+    double *fields[] = {&so->slice_ns,
+                        &so->switch_ns,
+                        &so->wake_call_ns,
+                        &so->wake_latency_ns,
+                        &so->wake_latency_busy_ns,
+                        &so->yield_ns};
+    char buf[256];
+    size_t len = strlen(arg);
+    if (len >= sizeof buf || !len || arg[0] == ',' || arg[len - 1] == ',' || strstr(arg, ",,"))
+        return -1; /* no empty item */
+    strcpy(buf, arg);
+    for (char *save = NULL, *item = strtok_r(buf, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        if (!eq)
+            return -1;
+        *eq = '\0';
+        size_t k = 0;
+        while (k < sizeof names / sizeof *names && strcmp(item, names[k]))
+            k++;
+        if (k == sizeof names / sizeof *names || parse_double(eq + 1, fields[k], 0, 1e9))
+            return -1;
+    }
     return 0;
 }
 
@@ -152,7 +193,8 @@ struct record {
 };
 
 static void print_json(FILE *f, const struct record *recs, size_t nrec, unsigned np,
-                       const char *map_by, unsigned long long seed, const struct machine *m)
+                       const char *map_by, unsigned long long seed, const struct machine *m,
+                       const topsync_sim_options_t *so)
 {
     fprintf(f, "[\n");
     for (size_t i = 0; i < nrec; i++) {
@@ -162,10 +204,13 @@ static void print_json(FILE *f, const struct record *recs, size_t nrec, unsigned
                 "\"latency_ns\": %.1f, \"iterations\": %llu, \"runs_ns\": [%.1f], "
                 "\"resolved\": \"%s\", \"map_by\": \"%s\", \"fastest_ns\": %.1f, "
                 "\"events\": %llu, \"seed\": %llu, \"sim_seconds\": %.3f, "
-                "\"mlp\": %u, \"model\": \"",
+                "\"mlp\": %u, \"bind\": \"%s\", \"noise\": %u, \"sleeps\": %llu, "
+                "\"wakeups\": %llu, \"switches\": %llu, \"migrations\": %llu, \"model\": \"",
                 recs[i].algorithm, np, r->wait, r->latency_ns, (unsigned long long)r->episodes,
                 r->latency_ns, r->resolved, map_by, r->fastest_ns, (unsigned long long)r->events,
-                seed, recs[i].seconds, r->mlp);
+                seed, recs[i].seconds, r->mlp, so->unbound ? "none" : "core", so->noise,
+                (unsigned long long)r->sleeps, (unsigned long long)r->wakeups,
+                (unsigned long long)r->switches, (unsigned long long)r->migrations);
         for (const char *c = topsync_model_describe(m->model); *c; c++)
             fprintf(f, *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
         fprintf(f, "\"}%s\n", i + 1 < nrec ? "," : "");
@@ -191,6 +236,19 @@ static const char *const all_algorithms[] = {"auto",
                                              "topo",
                                              "topo/tree"};
 
+/* --bind none: every participant's set is the whole machine, as an
+ * unbound thread's is (the barrier's wait policy then resolves as for
+ * unbound threads; the scheduler places them, docs/model.md section 9). */
+static int unbind(const struct machine *m, unsigned np, hwloc_bitmap_t *sets)
+{
+    hwloc_const_cpuset_t all =
+        hwloc_topology_get_allowed_cpuset(topsync_topology_hwloc(m->topology));
+    for (unsigned r = 0; r < np; r++)
+        if (hwloc_bitmap_copy(sets[r], all) < 0)
+            return -1;
+    return 0;
+}
+
 static int cmd_barrier(struct machine *m, unsigned np, const char *map_arg, const char **names,
                        size_t nnames, topsync_sim_options_t *so, int json, const char *output)
 {
@@ -207,6 +265,9 @@ static int cmd_barrier(struct machine *m, unsigned np, const char *map_arg, cons
             for (size_t k = 0; k < sizeof all_algorithms / sizeof *all_algorithms; k++)
                 if (n < MAX_ALGORITHMS)
                     list[n++] = all_algorithms[k];
+            /* glibc's barrier beside them where the scheduler runs */
+            if ((so->noise || so->unbound) && n < MAX_ALGORITHMS)
+                list[n++] = TOPSYNC_SIM_PEER_GLIBC;
         } else if (n < MAX_ALGORITHMS) {
             list[n++] = names[i];
         }
@@ -214,19 +275,13 @@ static int cmd_barrier(struct machine *m, unsigned np, const char *map_arg, cons
     int rc = load_machine(m);
     if (rc)
         return rc;
-    unsigned cores = topsync_topology_ncores(m->topology);
-    if (np > cores) {
-        fprintf(stderr,
-                "topsync-sim: --np %u on %u cores: the model has no scheduler, so "
-                "each participant needs a core of its own\n",
-                np, cores);
-        free_machine(m);
-        return 2;
-    }
+    /* more participants than cores share them, through the scheduler
+     * (mapped round robin, as topsync-bench --bind core does) */
     hwloc_bitmap_t *sets = calloc(np, sizeof *sets);
     struct record *recs = calloc(n, sizeof *recs);
     if (!sets || !recs ||
-        topsync_placement_compute(m->topology, np, map_by, TOPSYNC_BIND_TO_CORE, sets) < 0) {
+        topsync_placement_compute(m->topology, np, map_by, TOPSYNC_BIND_TO_CORE, sets) < 0 ||
+        (so->unbound && unbind(m, np, sets) < 0)) {
         fprintf(stderr, "topsync-sim: %s\n",
                 sets && recs ? topsync_error_message() : "out of memory");
         free(sets);
@@ -260,13 +315,13 @@ static int cmd_barrier(struct machine *m, unsigned np, const char *map_arg, cons
         if (cli_output_open(&out, "topsync-sim", output, CLI_OUTPUT_JSON, NULL)) {
             status = 1;
         } else {
-            print_json(out.f, recs, done, np, map_arg, (unsigned long long)so->seed, m);
+            print_json(out.f, recs, done, np, map_arg, (unsigned long long)so->seed, m, so);
             if (cli_output_close(&out))
                 status = 1;
         }
     }
     if (json) {
-        print_json(stdout, recs, done, np, map_arg, (unsigned long long)so->seed, m);
+        print_json(stdout, recs, done, np, map_arg, (unsigned long long)so->seed, m, so);
     } else {
         printf("predicted barrier latency, %u participants, map-by %s, %llu episodes, seed %llu\n"
                "machine: %s\nmodel: %s%s\n\n",
@@ -276,13 +331,26 @@ static int cmd_barrier(struct machine *m, unsigned np, const char *map_arg, cons
                topsync_model_mlp(m->model) ? ""
                                            : " (outstanding misses per core not known: "
                                              "simulated as 1; see --mlp)");
-        printf("  %-24s %-28s %-6s %12s %12s %10s %8s\n", "algorithm", "resolved", "wait",
-               "latency ns", "fastest ns", "events", "sim s");
-        for (size_t i = 0; i < done; i++)
-            printf("  %-24s %-28s %-6s %12.1f %12.1f %10llu %8.2f\n", recs[i].algorithm,
+        bool sched = so->noise || so->unbound || np > topsync_topology_ncores(m->topology);
+        if (sched)
+            printf("scheduler: %u busy neighbour task%s, participants %s (docs/model.md "
+                   "section 9)\n\n",
+                   so->noise, so->noise == 1 ? "" : "s",
+                   so->unbound ? "unbound" : "bound to their PUs");
+        printf("  %-24s %-28s %-6s %12s %12s %10s %8s%s\n", "algorithm", "resolved", "wait",
+               "latency ns", "fastest ns", "events", "sim s",
+               sched ? "   sleeps wake-ups switches" : "");
+        for (size_t i = 0; i < done; i++) {
+            printf("  %-24s %-28s %-6s %12.1f %12.1f %10llu %8.2f", recs[i].algorithm,
                    recs[i].result.resolved, recs[i].result.wait, recs[i].result.latency_ns,
                    recs[i].result.fastest_ns, (unsigned long long)recs[i].result.events,
                    recs[i].seconds);
+            if (sched)
+                printf(" %8llu %8llu %8llu", (unsigned long long)recs[i].result.sleeps,
+                       (unsigned long long)recs[i].result.wakeups,
+                       (unsigned long long)recs[i].result.switches);
+            printf("\n");
+        }
     }
     for (unsigned r = 0; r < np; r++)
         hwloc_bitmap_free(sets[r]);
@@ -450,6 +518,9 @@ int main(int argc, char **argv)
         O_SEED,
         O_WAIT,
         O_FAULT,
+        O_NOISE,
+        O_BIND,
+        O_OS,
         O_JSON,
         O_OUT,
         O_HELP
@@ -470,6 +541,9 @@ int main(int argc, char **argv)
                                              {"seed", required_argument, 0, O_SEED},
                                              {"wait", required_argument, 0, O_WAIT},
                                              {"fault", required_argument, 0, O_FAULT},
+                                             {"noise", required_argument, 0, O_NOISE},
+                                             {"bind", required_argument, 0, O_BIND},
+                                             {"os-ns", required_argument, 0, O_OS},
                                              {"json", no_argument, 0, O_JSON},
                                              {"output", required_argument, 0, O_OUT},
                                              {"help", no_argument, 0, O_HELP},
@@ -539,7 +613,8 @@ int main(int argc, char **argv)
             break;
         case O_MAP: map_arg = optarg; break;
         case O_ALG:
-            if (strcmp(optarg, "all") && topsync_barrier_algorithm_validate(optarg) < 0) {
+            if (strcmp(optarg, "all") && strcmp(optarg, TOPSYNC_SIM_PEER_GLIBC) &&
+                topsync_barrier_algorithm_validate(optarg) < 0) {
                 fprintf(stderr, "topsync-sim: %s\n", topsync_error_message());
                 return 2;
             }
@@ -588,6 +663,32 @@ int main(int argc, char **argv)
             so.fault_rank = (unsigned)v;
             break;
         }
+        case O_NOISE:
+            if (parse_u64(optarg, &v, 0, MAX_NP)) {
+                fprintf(stderr, "topsync-sim: --noise takes 0 to %u busy neighbours, not '%s'\n",
+                        MAX_NP, optarg);
+                return 2;
+            }
+            so.noise = (unsigned)v;
+            break;
+        case O_BIND:
+            if (strcmp(optarg, "core") && strcmp(optarg, "none")) {
+                fprintf(stderr, "topsync-sim: --bind takes core or none, not '%s'\n", optarg);
+                return 2;
+            }
+            so.unbound = !strcmp(optarg, "none");
+            break;
+        case O_OS:
+            if (parse_os_ns(optarg, &so)) {
+                fprintf(stderr,
+                        "topsync-sim: --os-ns takes NAME=NS,... with NAME one of slice, "
+                        "switch, wake-call, wake-latency, wake-latency-busy, yield and NS from 0 "
+                        "(the default) "
+                        "to 1e9, not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
         case O_JSON: json = 1; break;
         case O_OUT: output = optarg; break;
         case 'h':

@@ -23,6 +23,7 @@
 #ifndef TOPSYNC_MODEL_H
 #define TOPSYNC_MODEL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <topsync/barrier.h>
 #include <topsync/topology.h>
@@ -179,6 +180,27 @@ typedef struct topsync_sim_options {
     /* Memory-level parallelism to simulate, 1 to TOPSYNC_MODEL_MAX_MLP;
      * 0: the model's (1 when the model's is not known). */
     unsigned mlp;
+    /*
+     * The OS scheduler (docs/model.md section 9). When none of noise,
+     * unbound and a PU shared by two participants is asked for, there is
+     * none: every participant always runs on a PU of its own (the idle
+     * model, to the bit). Otherwise each PU runs one task at a time in time
+     * slices, and a wait spins, yields or sleeps as its policy says.
+     * noise: busy neighbour tasks that never sleep, one per PU in turn (OS
+     * order). unbound: participant r starts on the r-th PU (in turn) and a
+     * woken one moves to an idle PU, as an unbound thread does; otherwise
+     * it runs on its cpuset's first PU, which it may share.
+     */
+    unsigned noise;
+    bool unbound;
+    /* The scheduler's costs in ns, each 0 for its default (docs/model.md
+     * section 9): a task's time slice (Linux EEVDF's for the model's PU
+     * count), a switch between two tasks of a PU, the waker's FUTEX_WAKE per
+     * sleeper woken, the time from that call until the sleeper runs on an
+     * idle PU and on a PU whose running task it preempts, and a sched_yield
+     * that finds nothing else to run (the defaults measured by
+     * topsync-bench-sched-costs on the development VM). */
+    double slice_ns, switch_ns, wake_call_ns, wake_latency_ns, wake_latency_busy_ns, yield_ns;
 } topsync_sim_options_t;
 
 typedef struct topsync_sim_result {
@@ -192,15 +214,24 @@ typedef struct topsync_sim_result {
     char resolved[96]; /* the algorithm as resolved ("topo:numa,socket/global") */
     char wait[8];      /* the wait policy simulated */
     unsigned mlp;      /* the memory-level parallelism simulated */
+    /* With a scheduler: the participants' futex sleeps and wake-ups, the
+     * PUs' switches between tasks, and moves of woken participants. */
+    uint64_t sleeps, wakeups, switches, migrations;
 } topsync_sim_result_t;
 
 void topsync_sim_options_init(topsync_sim_options_t *options);
 
+/* The algorithm name of glibc's pthread_barrier as a peer: one arrival
+ * counter, waiters that sleep on the futex at once, the last arriver wakes
+ * them all; simulated with the scheduler always (docs/model.md section 9). */
+#define TOPSYNC_SIM_PEER_GLIBC "peer:glibc"
+
 /*
  * Simulate n participants bound to cpusets[0..n-1] (each to one PU or a
  * set of PUs: the first PU of each set is where it runs; two participants
- * on one PU are -EINVAL, since the model has no scheduler) through the
- * barrier `algorithm` (any name topsync_barrier_create accepts).
+ * on one PU share it through the scheduler, see options) through the
+ * barrier `algorithm` (any name topsync_barrier_create accepts, or
+ * TOPSYNC_SIM_PEER_GLIBC).
  *
  * Returns 0 with *result filled; -EPROTO when the invariant broke (a
  * participant left an episode before every participant entered it; the

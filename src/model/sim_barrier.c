@@ -24,6 +24,7 @@
 #include "base/error.h"
 #include "model/model_private.h"
 #include "model/sim_engine.h"
+#include "wait/wait.h"
 
 /* The simulator's copies of the algorithms (sim_atomic.h renames them),
  * in the order of ts_algorithms: both come from algorithms/list.h. */
@@ -171,8 +172,21 @@ static int check_table(void)
 }
 
 static int check_options(const topsync_model_t *m, unsigned n, const hwloc_const_bitmap_t *sets,
-                         const topsync_sim_options_t *o, unsigned *pu)
+                         const topsync_sim_options_t *o, unsigned *pu, bool *shared)
 {
+    *shared = false;
+    const double costs[] = {
+        o->slice_ns, o->switch_ns, o->wake_call_ns, o->wake_latency_ns, o->wake_latency_busy_ns,
+        o->yield_ns};
+    for (size_t i = 0; i < sizeof costs / sizeof *costs; i++)
+        if (!(costs[i] >= 0 && costs[i] < 1e12))
+            return ts_fail(EINVAL,
+                           "simulation: a scheduler cost of %g ns; valid: 0 (the "
+                           "default) to 1e12",
+                           costs[i]);
+    if (o->noise > SIM_MAX_PARTICIPANTS)
+        return ts_fail(EINVAL, "simulation: %u busy neighbours; valid: up to %u", o->noise,
+                       SIM_MAX_PARTICIPANTS);
     if (n == 0 || n > SIM_MAX_PARTICIPANTS)
         return ts_fail(EINVAL, "simulation: %u participants; valid: 1 to %u", n,
                        SIM_MAX_PARTICIPANTS);
@@ -204,19 +218,89 @@ static int check_options(const topsync_model_t *m, unsigned n, const hwloc_const
                          "simulation: participant %u is bound to no PU of the model's "
                          "topology",
                          i);
-        else if (hwloc_bitmap_isset(used, (unsigned)first))
-            rc = ts_fail(EINVAL,
-                         "simulation: participants share PU %d (%u participants on the "
-                         "topology's PUs); the model has no scheduler, so give each "
-                         "its own PU",
-                         first, n);
         else {
+            *shared |= hwloc_bitmap_isset(used, (unsigned)first);
             hwloc_bitmap_set(used, (unsigned)first);
             pu[i] = (unsigned)first;
         }
     }
     hwloc_bitmap_free(used);
     return rc;
+}
+
+/* The scheduler's costs when the options leave them 0 (docs/model.md
+ * section 9): measured on the development VM (2 vCPUs, KVM, Linux 6.18) by
+ * topsync-bench-sched-costs, medians of five runs' medians (2000 rounds;
+ * 500 for the wake-ups), the five runs' range beside. Not fitted to any
+ * barrier figure. */
+#define SCHED_SWITCH_NS 1802.0             /* 1742-1817 */
+#define SCHED_WAKE_CALL_NS 9555.0          /* 9314-9614 (9073-9148 onto a busy CPU) */
+#define SCHED_WAKE_LATENCY_NS 28708.0      /* 23851-29504 */
+#define SCHED_WAKE_LATENCY_BUSY_NS 15939.0 /* 15794-16054 */
+#define SCHED_YIELD_NS 421.0               /* 410-441 */
+/* The timer tick, which bounds a sleeper's lag: CONFIG_HZ=250, Debian's
+ * kernels' (and this VM's) */
+#define SCHED_TICK_NS 4000000.0
+
+struct sched_plan {
+    struct ts_sched_config config;
+    unsigned *noise; /* [pu_limit] */
+    unsigned *cpu;   /* [n] */
+};
+
+static ts_ps cost_ps(double option_ns, double default_ns)
+{
+    return (ts_ps)((option_ns > 0 ? option_ns : default_ns) * 1000.0 + 0.5);
+}
+
+/* The scheduler's CPUs are the model's PUs by OS index; busy neighbours
+ * go to them in turn, and so do unbound participants. */
+static int plan_scheduler(const topsync_model_t *m, unsigned n, const topsync_sim_options_t *o,
+                          const unsigned *pu, struct sched_plan *plan)
+{
+    unsigned npus = 0;
+    for (unsigned os = 0; os < m->pu_limit; os++)
+        npus += ts_model_has_pu(m, os);
+    plan->noise = calloc(m->pu_limit, sizeof *plan->noise);
+    plan->cpu = calloc(n, sizeof *plan->cpu);
+    if (!plan->noise || !plan->cpu || !npus) {
+        free(plan->noise);
+        free(plan->cpu);
+        plan->noise = plan->cpu = NULL;
+        return ts_fail(ENOMEM, "out of memory");
+    }
+    unsigned *order = plan->cpu; /* the r-th PU in turn, for both */
+    for (unsigned j = 0, os = 0; j < o->noise; os = (os + 1) % m->pu_limit)
+        if (ts_model_has_pu(m, os)) {
+            plan->noise[os]++;
+            j++;
+        }
+    for (unsigned r = 0, os = 0; r < n; r++) {
+        if (!o->unbound) {
+            order[r] = pu[r];
+            continue;
+        }
+        while (!ts_model_has_pu(m, os))
+            os = (os + 1) % m->pu_limit;
+        order[r] = os;
+        os = (os + 1) % m->pu_limit;
+    }
+    plan->config = (struct ts_sched_config){
+        .ncpus = m->pu_limit,
+        .noise = plan->noise,
+        .cpu = plan->cpu,
+        .nprocs = n,
+        .unbound = o->unbound,
+        .slice = cost_ps(o->slice_ns, (double)ts_wait_slice_ns(npus)),
+        .switch_cost = cost_ps(o->switch_ns, SCHED_SWITCH_NS),
+        .wake_call = cost_ps(o->wake_call_ns, SCHED_WAKE_CALL_NS),
+        .wake_latency = cost_ps(o->wake_latency_ns, SCHED_WAKE_LATENCY_NS),
+        .wake_latency_busy = cost_ps(o->wake_latency_busy_ns, SCHED_WAKE_LATENCY_BUSY_NS),
+        .yield_cost = cost_ps(o->yield_ns, SCHED_YIELD_NS),
+        .tick = cost_ps(0, SCHED_TICK_NS),
+        .seed = o->seed,
+    };
+    return 0;
 }
 
 int topsync_sim_barrier(const topsync_model_t *m, unsigned n, const hwloc_const_bitmap_t *sets,
@@ -237,16 +321,32 @@ int topsync_sim_barrier(const topsync_model_t *m, unsigned n, const hwloc_const_
     unsigned *pu = calloc(n ? n : 1, sizeof *pu);
     if (!pu)
         return ts_fail(ENOMEM, "out of memory");
-    rc = check_options(m, n, sets, opts, pu);
+    bool shared;
+    rc = check_options(m, n, sets, opts, pu, &shared);
     if (rc < 0) {
         free(pu);
         return rc;
     }
+    /* glibc's pthread_barrier_wait, as a peer (docs/model.md section 9):
+     * one arrival counter, waiters that go to the futex at once and a last
+     * arriver that wakes them all: the central counter's code with no spin
+     * and a sleep, always under the scheduler (its cost is the sleeps) */
+    bool glibc = algorithm && !strcmp(algorithm, TOPSYNC_SIM_PEER_GLIBC);
+    struct sched_plan plan = {0};
+    if (opts->noise || opts->unbound || shared || glibc) {
+        rc = plan_scheduler(m, n, opts, pu, &plan);
+        if (rc < 0) {
+            free(pu);
+            return rc;
+        }
+    }
 
     topsync_barrier_options_t bo;
     topsync_barrier_options_init(&bo);
-    bo.algorithm = algorithm ? algorithm : "auto";
-    bo.wait = opts->wait == TOPSYNC_WAIT_DEFAULT ? TOPSYNC_WAIT_SPIN : opts->wait;
+    bo.algorithm = glibc ? "sense-reversing" : algorithm ? algorithm : "auto";
+    bo.wait = glibc                                ? TOPSYNC_WAIT_BLOCK
+              : opts->wait == TOPSYNC_WAIT_DEFAULT ? TOPSYNC_WAIT_SPIN
+                                                   : opts->wait;
     bo.topology = m->topology;
     bo.cpusets = sets;
     bo.line_size = opts->line_size ? opts->line_size : topsync_topology_line_size(m->topology);
@@ -264,7 +364,8 @@ int topsync_sim_barrier(const topsync_model_t *m, unsigned n, const hwloc_const_
     r.last = calloc(n, sizeof *r.last);
     r.entered = calloc(n, sizeof *r.entered);
     r.left = calloc(n, sizeof *r.left);
-    snprintf(res->resolved, sizeof res->resolved, "%s", topsync_barrier_algorithm(r.b));
+    snprintf(res->resolved, sizeof res->resolved, "%s",
+             glibc ? "glibc (modelled)" : topsync_barrier_algorithm(r.b));
     snprintf(res->wait, sizeof res->wait, "%s", topsync_barrier_wait_policy_name(r.b));
     if (!r.first || !r.last || !r.entered || !r.left) {
         rc = ts_fail(ENOMEM, "out of memory");
@@ -286,6 +387,8 @@ int topsync_sim_barrier(const topsync_model_t *m, unsigned n, const hwloc_const_
         .mlp = opts->mlp ? opts->mlp
                : m->mlp  ? m->mlp
                          : 1,
+        .sched = plan.noise ? &plan.config : NULL,
+        .no_spin = glibc,
     };
     res->mlp = cfg.mlp;
     struct ts_sim_stats stats;
@@ -293,6 +396,10 @@ int topsync_sim_barrier(const topsync_model_t *m, unsigned n, const hwloc_const_
     if (rc < 0)
         goto out;
     res->events = stats.events;
+    res->sleeps = stats.sched.sleeps;
+    res->wakeups = stats.sched.wakeups;
+    res->switches = stats.sched.switches;
+    res->migrations = stats.sched.migrations;
     if (stats.outcome == TS_SIM_STOPPED) {
         rc = ts_fail(EPROTO, "simulated %s broke the barrier invariant: %s", res->resolved,
                      r.violation);
@@ -320,5 +427,7 @@ out:
     free(r.entered);
     free(r.left);
     free(pu);
+    free(plan.noise);
+    free(plan.cpu);
     return rc;
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -55,6 +56,10 @@ struct proc {
     uint32_t cache_cap, cache_used;
     ts_ps *outstanding; /* arrival times of misses in flight, [mlp - 1] */
     unsigned noutstanding;
+    const _Atomic uint32_t *waits_on; /* the word of its wait (the scheduler) */
+    unsigned heap_pos;                /* READY: its index in sim.heap */
+    bool waits_for_cpu;               /* its clock was moved on to ask for its CPU again */
+    ts_ps cpu_wait_from;              /* the clock it had then */
 };
 
 struct sharer {
@@ -85,6 +90,7 @@ struct sim {
     unsigned line_shift;
     unsigned mlp;
     ts_ps *outstanding_pool; /* every participant's outstanding[] */
+    struct ts_sched *sched;  /* NULL: no scheduler */
     struct proc *cur;
     ts_context main_ctx;
     uint64_t rng;
@@ -121,18 +127,48 @@ static bool earlier(const struct proc *a, const struct proc *b)
     return a->rank < b->rank;
 }
 
-static void heap_push(struct sim *s, struct proc *p)
+static inline ts_ps max_ps(ts_ps a, ts_ps b)
 {
-    unsigned i = s->heap_n++;
+    return a > b ? a : b;
+}
+
+static void sift_up(struct sim *s, struct proc *p, unsigned i)
+{
     while (i > 0) {
         unsigned parent = (i - 1) / 2;
         if (!earlier(p, s->heap[parent]))
             break;
         s->heap[i] = s->heap[parent];
+        s->heap[i]->heap_pos = i;
         i = parent;
     }
     s->heap[i] = p;
+    p->heap_pos = i;
+}
+
+static void heap_push(struct sim *s, struct proc *p)
+{
+    sift_up(s, p, s->heap_n++);
     p->state = READY;
+}
+
+/* The scheduler gave p its CPU at `at`, sooner than p's clock: p acts then
+ * (p waits in the heap for its CPU with the time it was last told). */
+static void cpu_given(void *arg, unsigned rank, ts_ps at)
+{
+    struct sim *s = arg;
+    struct proc *p = &s->procs[rank];
+    /* only a participant waiting for its CPU, and never before it began
+     * to wait: its clock is otherwise its next event's own time */
+    if (p->state != READY || !p->waits_for_cpu)
+        return;
+    ts_ps then = max_ps(at, p->cpu_wait_from);
+    if (s->cur) /* nor before the event being simulated: time runs forward */
+        then = max_ps(then, s->cur->clock);
+    if (then >= p->clock)
+        return;
+    p->clock = then;
+    sift_up(s, p, p->heap_pos);
 }
 
 static struct proc *heap_pop(struct sim *s)
@@ -150,10 +186,13 @@ static struct proc *heap_pop(struct sim *s)
         if (!earlier(s->heap[c], last))
             break;
         s->heap[i] = s->heap[c];
+        s->heap[i]->heap_pos = i;
         i = c;
     }
-    if (s->heap_n)
+    if (s->heap_n) {
         s->heap[i] = last;
+        last->heap_pos = i;
+    }
     return top;
 }
 
@@ -193,9 +232,30 @@ static void event_begin(struct sim *s, struct proc *p)
 {
     s->events++;
     p->tiebreak = next_random(s);
-    if (s->heap_n && earlier(s->heap[0], p)) {
-        heap_push(s, p);
-        switch_away(s, p);
+    for (;;) {
+        /* with a scheduler, the event waits until p holds its CPU */
+        bool moved = false;
+        if (s->sched) {
+            ts_ps at = ts_sched_gate(s->sched, p->rank, p->clock);
+            moved = at > p->clock;
+            if (moved && !p->waits_for_cpu) {
+                p->waits_for_cpu = true;
+                p->cpu_wait_from = p->clock;
+            }
+            if (moved)
+                p->clock = at;
+            else
+                p->waits_for_cpu = false; /* it holds its CPU: the event goes on */
+        }
+        if (s->heap_n && earlier(s->heap[0], p)) {
+            heap_push(s, p);
+            switch_away(s, p);
+            if (!s->sched)
+                return; /* resumed as the earliest: nothing else to ask */
+            continue;
+        }
+        if (!moved)
+            return;
     }
 }
 
@@ -254,13 +314,11 @@ static const struct cached *cache_get(struct proc *p, size_t index)
 /* ---------------------------------------------------------------------- */
 /* The cost model.                                                          */
 
-static inline ts_ps max_ps(ts_ps a, ts_ps b)
-{
-    return a > b ? a : b;
-}
-
 static inline ts_ps latency(const struct sim *s, unsigned from_rank, unsigned to_rank)
 {
+    if (s->sched) /* where each runs now: a woken unbound one may have moved */
+        return ts_model_ps(s->cfg->model, ts_sched_cpu(s->sched, from_rank),
+                           ts_sched_cpu(s->sched, to_rank));
     return ts_model_ps(s->cfg->model, s->procs[from_rank].pu, s->procs[to_rank].pu);
 }
 
@@ -389,20 +447,36 @@ static void write_line(struct sim *s, struct proc *p, size_t index, bool rmw)
         p->clock = done;
 }
 
-/* Wake the waiters of a line written at `when`: each reloads from then. */
-static void wake_line(struct sim *s, size_t index, ts_ps when)
+/* Wake the waiters of a line whose `word` was written at `when`: each
+ * reloads from then. With a scheduler, a sleeper is woken only by its own
+ * word (its futex), runs again when the scheduler says, and each one
+ * woken costs the writer a FUTEX_WAKE: returned. */
+static ts_ps wake_line(struct sim *s, size_t index, ts_ps when, const _Atomic uint32_t *word)
 {
     struct line *l = &s->lines[index];
-    struct proc *q = l->parked;
+    struct proc *q = l->parked, *kept = NULL;
     l->parked = NULL;
+    ts_ps cost = 0;
     while (q) {
         struct proc *next = q->next_parked;
         q->next_parked = NULL;
-        q->clock = max_ps(q->clock, when);
+        ts_ps ready = when;
+        if (s->sched) {
+            if (q->waits_on != word && ts_sched_asleep(s->sched, q->rank, when)) {
+                q->next_parked = kept;
+                kept = q;
+                q = next;
+                continue;
+            }
+            cost += ts_sched_wake(s->sched, q->rank, when, &ready);
+        }
+        q->clock = max_ps(q->clock, ready);
         q->tiebreak = next_random(s);
         heap_push(s, q);
         q = next;
     }
+    l->parked = kept;
+    return cost;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -460,7 +534,7 @@ static uint32_t write_event(_Atomic uint32_t *word, enum write_op op, uint32_t o
     if (write_lost(s))
         return old;
     atomic_store_explicit(word, op == OP_ADD ? old + operand : operand, memory_order_relaxed);
-    wake_line(s, index, issued);
+    p->clock += wake_line(s, index, issued, word);
     return old;
 }
 
@@ -496,7 +570,7 @@ bool ts_sim_compare_exchange(_Atomic uint32_t *word, uint32_t *expected, uint32_
         return false;
     }
     atomic_store_explicit(word, desired, memory_order_relaxed);
-    wake_line(s, index, issued);
+    p->clock += wake_line(s, index, issued, word);
     return true;
 }
 
@@ -511,11 +585,29 @@ void ts_sim_fence(memory_order order)
     drain(s->cur);
 }
 
+/* What a wait of `policy` does, for the scheduler: spin for the policy's
+ * pauses (the library's bound, converted back to time with this machine's
+ * cost of a pause, as the library converted it), then spin on, yield or
+ * sleep. The library learns its bound between the start and the most; not
+ * modelled: the most is taken, where a spin that keeps catching its
+ * partner takes it. A block's yields before sleeping are not modelled
+ * either (docs/model.md section 9). */
+static void wait_plan(const ts_wait *policy, ts_ps *spin, enum ts_sched_then *then)
+{
+    uint32_t pauses = policy->spin_iterations;
+    if (policy->learn && policy->spin_learn_most > pauses)
+        pauses = policy->spin_learn_most; /* where learning goes while spins succeed */
+    *spin = (ts_ps)((double)pauses * ts_wait_pause_ns() * 1000.0);
+    *then = policy->kind == TS_WAIT_BLOCK   ? TS_SCHED_SLEEP
+            : policy->kind == TS_WAIT_YIELD ? TS_SCHED_YIELD
+                                            : TS_SCHED_SPIN_ON;
+}
+
 /* ts_wait_reach's slow path, simulated: the participant spins on its copy,
- * which costs nothing until a write invalidates it; then it reloads. */
+ * which costs nothing until a write invalidates it; then it reloads. With
+ * a scheduler, it holds its CPU while it spins, and may yield or sleep. */
 void ts_sim_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
 {
-    (void)policy;
     struct sim *s;
     size_t index;
     if (!simulated(&w->value, &s, &index)) {
@@ -526,6 +618,12 @@ void ts_sim_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
     struct proc *p = s->cur;
     if (s->cfg->fault == TOPSYNC_SIM_FAULT_SKIP_WAIT && p->rank == s->cfg->fault_rank)
         return;
+    ts_ps spin = 0;
+    enum ts_sched_then then = TS_SCHED_SPIN_ON;
+    if (s->sched)
+        wait_plan(policy, &spin, &then);
+    if (s->sched && s->cfg->no_spin)
+        spin = 0;
     for (;;) {
         /* acquire, as the real slow path's load */
         if (ts_reached(ts_sim_load(&w->value, memory_order_acquire), episode))
@@ -536,6 +634,11 @@ void ts_sim_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
         p->next_parked = l->parked;
         l->parked = p;
         p->state = PARKED;
+        if (s->sched) {
+            p->waits_on = &w->value;
+            ts_sched_wait_begin(s->sched, p->rank, p->clock, spin, then);
+            spin = -1; /* woken by another word of the line: the same spin goes on */
+        }
         switch_away(s, p);
     }
 }
@@ -586,6 +689,8 @@ static void proc_main(void)
         __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
 #endif
     s->cfg->body(p->rank, s->cfg->arg);
+    if (s->sched)
+        ts_sched_done(s->sched, p->rank, p->clock);
     p->state = DONE;
     s->ndone++;
     switch_away(s, p);
@@ -594,6 +699,7 @@ static void proc_main(void)
 
 static void free_sim(struct sim *s)
 {
+    ts_sched_destroy(s->sched);
     free(s->home_busy);
     if (s->procs)
         for (unsigned r = 0; r < s->cfg->n; r++) {
@@ -700,7 +806,15 @@ int ts_sim_run(const struct ts_sim_config *c, struct ts_sim_stats *stats)
         if (s.home_service)
             s.lines[k].home = home_of(&s, (unsigned)s.lines[k].owner);
     }
-    int rc = start_procs(&s);
+    struct ts_sched_config sched_config;
+    if (c->sched) {
+        sched_config = *c->sched;
+        sched_config.chosen = cpu_given;
+        sched_config.chosen_arg = &s;
+    }
+    int rc = c->sched ? ts_sched_create(&s.sched, &sched_config) : 0;
+    if (rc == 0)
+        rc = start_procs(&s);
     if (rc < 0) {
         free_sim(&s);
         return rc;
@@ -714,6 +828,9 @@ int ts_sim_run(const struct ts_sim_config *c, struct ts_sim_stats *stats)
     for (unsigned r = 0; r < c->n; r++)
         stats->nparked += s.procs[r].state == PARKED;
     stats->outcome = s.stopped ? TS_SIM_STOPPED : s.ndone == c->n ? TS_SIM_DONE : TS_SIM_DEADLOCK;
+    memset(&stats->sched, 0, sizeof stats->sched);
+    if (s.sched)
+        ts_sched_stats(s.sched, &stats->sched);
     bool oom = s.oom;
     free_sim(&s);
     if (oom)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "model/model_private.h"
+#include "model/sim_sched.h"
 
 struct ts_sim_config {
     const topsync_model_t *model;
@@ -24,6 +25,10 @@ struct ts_sim_config {
     topsync_sim_fault_t fault;
     unsigned fault_rank;
     unsigned mlp; /* outstanding misses per participant, >= 1 */
+    /* the OS scheduler (sim_sched.h; cpu[] there: where each starts); NULL:
+     * none, every participant always running on its PU (the idle model) */
+    const struct ts_sched_config *sched;
+    bool no_spin; /* with a scheduler: every wait sleeps at once (glibc's) */
     /* each participant runs body(rank, arg) */
     void (*body)(unsigned rank, void *arg);
     void *arg;
@@ -38,7 +43,8 @@ enum ts_sim_outcome {
 struct ts_sim_stats {
     enum ts_sim_outcome outcome;
     uint64_t events;
-    unsigned nparked; /* participants left waiting (DEADLOCK) */
+    unsigned nparked;            /* participants left waiting (DEADLOCK) */
+    struct ts_sched_stats sched; /* zero without a scheduler */
 };
 
 /* Run the simulation to its end. 0, or -ENOMEM / -EINVAL with a message. */

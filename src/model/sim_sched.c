@@ -1,0 +1,454 @@
+/*
+ * The OS scheduler of the simulation (docs/model.md section 9): which task
+ * each CPU runs, in virtual time, under the participants' events.
+ *
+ * Evaluated lazily: a CPU's state is brought up to a time t only when the
+ * engine asks about t, which is then the earliest time of the whole
+ * simulation, so every wake-up and wait before t is known. Between two
+ * questions nothing about the CPU changes but what its own slices and
+ * spins decide, which advance() replays in order.
+ * The why: docs/design.md section 8.15 and docs/model.md section 9.
+ */
+#include "model/sim_sched.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "base/error.h"
+
+#define NEVER INT64_MAX
+
+enum state {
+    RUN,     /* runnable, acting */
+    SPIN,    /* waiting, spinning while it holds its CPU */
+    YIELDER, /* waiting, spin spent: runnable, but gives way to any other */
+    SLEEP,   /* waiting in the kernel: not runnable */
+    DONE,
+};
+
+enum holder { IDLE, PROC, NOISE };
+
+struct sproc {
+    unsigned cpu;
+    int next; /* the next participant of its CPU, -1: none */
+    enum state state;
+    enum ts_sched_then then;
+    ts_ps vruntime;  /* CPU time received (equal weights: EEVDF's virtual time) */
+    ts_ps spin_left; /* SPIN: CPU time its spin has left */
+    ts_ps spin_from; /* SPIN and holding: since when the hold counts */
+    ts_ps ready_at;  /* woken: runnable from then */
+    ts_ps lag;       /* asleep: the CPU's mean virtual time minus its own */
+};
+
+struct scpu {
+    enum holder kind;
+    unsigned holder;        /* a participant, or a noise task of this CPU */
+    ts_ps since, slice_end; /* the holder runs from since until slice_end */
+    int first;              /* its participants (sproc.next), -1: none */
+    unsigned nnoise;
+    ts_ps *noise_vruntime;
+};
+
+struct ts_sched {
+    struct ts_sched_config c;
+    struct sproc *procs;
+    struct scpu *cpus;
+    struct ts_sched_stats stats;
+};
+
+static ts_ps max_ps(ts_ps a, ts_ps b)
+{
+    return a > b ? a : b;
+}
+
+static void link_proc(struct ts_sched *s, unsigned p, unsigned cpu)
+{
+    s->procs[p].cpu = cpu;
+    s->procs[p].next = s->cpus[cpu].first;
+    s->cpus[cpu].first = (int)p;
+}
+
+static void unlink_proc(struct ts_sched *s, unsigned p)
+{
+    for (int *at = &s->cpus[s->procs[p].cpu].first; *at >= 0; at = &s->procs[*at].next)
+        if (*at == (int)p) {
+            *at = s->procs[p].next;
+            return;
+        }
+}
+
+int ts_sched_create(struct ts_sched **out, const struct ts_sched_config *c)
+{
+    *out = NULL;
+    if (!c->ncpus || !c->nprocs || c->slice <= 0)
+        return ts_fail(EINVAL, "simulation: a scheduler needs CPUs, participants and a slice");
+    struct ts_sched *s = calloc(1, sizeof *s);
+    if (!s)
+        return ts_fail(ENOMEM, "out of memory");
+    s->c = *c;
+    s->procs = calloc(c->nprocs, sizeof *s->procs);
+    s->cpus = calloc(c->ncpus, sizeof *s->cpus);
+    if (!s->procs || !s->cpus) {
+        ts_sched_destroy(s);
+        return ts_fail(ENOMEM, "out of memory");
+    }
+    for (unsigned k = 0; k < c->ncpus; k++) {
+        struct scpu *cpu = &s->cpus[k];
+        cpu->first = -1;
+        cpu->slice_end = NEVER;
+        cpu->nnoise = c->noise ? c->noise[k] : 0;
+        if (cpu->nnoise && !(cpu->noise_vruntime = calloc(cpu->nnoise, sizeof(ts_ps)))) {
+            ts_sched_destroy(s);
+            return ts_fail(ENOMEM, "out of memory");
+        }
+        if (cpu->nnoise) {
+            /* a busy neighbour runs from the start; the CPUs' slices are
+             * not in step (each CPU's tick and history are its own): its
+             * first ends at a phase drawn from the seed */
+            uint64_t z = (c->seed + 0x9e3779b97f4a7c15ull * (k + 1));
+            z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+            z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+            z ^= z >> 31;
+            cpu->kind = NOISE;
+            cpu->holder = 0;
+            cpu->since = 0;
+            cpu->slice_end = 1 + (ts_ps)(z % (uint64_t)c->slice);
+        }
+    }
+    for (unsigned p = c->nprocs; p-- > 0;) {
+        if (c->cpu[p] >= c->ncpus) {
+            ts_sched_destroy(s);
+            return ts_fail(EINVAL, "simulation: participant %u on CPU %u of %u", p, c->cpu[p],
+                           c->ncpus);
+        }
+        link_proc(s, p, c->cpu[p]);
+    }
+    *out = s;
+    return 0;
+}
+
+void ts_sched_destroy(struct ts_sched *s)
+{
+    if (!s)
+        return;
+    if (s->cpus)
+        for (unsigned k = 0; k < s->c.ncpus; k++)
+            free(s->cpus[k].noise_vruntime);
+    free(s->cpus);
+    free(s->procs);
+    free(s);
+}
+
+void ts_sched_stats(const struct ts_sched *s, struct ts_sched_stats *out)
+{
+    *out = s->stats;
+}
+
+/* The holder's virtual time grows by the CPU time it had until `at`. */
+static void charge(struct ts_sched *s, struct scpu *cpu, ts_ps at)
+{
+    if (cpu->kind == IDLE || at <= cpu->since)
+        return;
+    ts_ps ran = at - cpu->since;
+    if (cpu->kind == PROC)
+        s->procs[cpu->holder].vruntime += ran;
+    else
+        cpu->noise_vruntime[cpu->holder] += ran;
+}
+
+static bool candidate(const struct sproc *q, ts_ps at)
+{
+    return (q->state == RUN || q->state == SPIN) && q->ready_at <= at;
+}
+
+/* The CPU chooses at `at`: the runnable task of least virtual time
+ * (EEVDF with equal weights and every task eligible: the earliest virtual
+ * deadline is the least virtual time plus one slice), participants before
+ * noise on a tie; a yielder only when nothing else can run. */
+static void pick(struct ts_sched *s, unsigned k, ts_ps at)
+{
+    struct scpu *cpu = &s->cpus[k];
+    enum holder was_kind = cpu->kind;
+    unsigned was = cpu->holder;
+    enum holder kind = IDLE;
+    unsigned who = 0;
+    ts_ps best = NEVER;
+    bool best_was = false;
+/* on a tie the task that was not running wins: its deadline is earlier */
+#define CONSIDER(vr, k, w)                                          \
+    do {                                                            \
+        bool was_it = (k) == was_kind && (w) == was;                \
+        if ((vr) < best || ((vr) == best && best_was && !was_it)) { \
+            best = (vr);                                            \
+            kind = (k);                                             \
+            who = (w);                                              \
+            best_was = was_it;                                      \
+        }                                                           \
+    } while (0)
+    for (int p = cpu->first; p >= 0; p = s->procs[p].next)
+        if (candidate(&s->procs[p], at))
+            CONSIDER(s->procs[p].vruntime, PROC, (unsigned)p);
+    for (unsigned j = 0; j < cpu->nnoise; j++)
+        CONSIDER(cpu->noise_vruntime[j], NOISE, j);
+    if (kind == IDLE) /* a yielder keeps the CPU when nobody else wants it */
+        for (int p = cpu->first; p >= 0; p = s->procs[p].next)
+            if (s->procs[p].state == YIELDER && s->procs[p].ready_at <= at)
+                CONSIDER(s->procs[p].vruntime, PROC, (unsigned)p);
+#undef CONSIDER
+    cpu->kind = kind;
+    cpu->holder = who;
+    if (kind == IDLE) {
+        cpu->slice_end = NEVER;
+        return;
+    }
+    bool changed = kind != was_kind || who != was;
+    if (changed && was_kind != IDLE)
+        s->stats.switches++;
+    cpu->since = at + (changed && was_kind != IDLE ? s->c.switch_cost : 0);
+    cpu->slice_end = cpu->since + s->c.slice;
+    if (kind == PROC && s->procs[who].state == SPIN)
+        s->procs[who].spin_from = cpu->since;
+    if (kind == PROC && s->procs[who].state == RUN && s->c.chosen)
+        s->c.chosen(s->c.chosen_arg, who, cpu->since);
+}
+
+/* The mean virtual time of CPU k's runnable tasks, participant `except`
+ * left out (EEVDF's V, equal weights); *count of them. */
+static ts_ps mean_vruntime(const struct ts_sched *s, unsigned k, int except, unsigned *count)
+{
+    const struct scpu *cpu = &s->cpus[k];
+    __int128 sum = 0;
+    unsigned n = 0;
+    for (unsigned j = 0; j < cpu->nnoise; j++, n++)
+        sum += cpu->noise_vruntime[j];
+    for (int p = cpu->first; p >= 0; p = s->procs[p].next) {
+        const struct sproc *q = &s->procs[p];
+        if (p != except && q->state != SLEEP && q->state != DONE) {
+            sum += q->vruntime;
+            n++;
+        }
+    }
+    *count = n;
+    return n ? (ts_ps)(sum / n) : 0;
+}
+
+/* A task going to sleep keeps its lag, bounded as Linux bounds it
+ * (update_entity_lag: two slices or a tick, the larger). */
+static void keep_lag(struct ts_sched *s, unsigned k, unsigned p)
+{
+    unsigned n;
+    ts_ps v = mean_vruntime(s, k, -1, &n);
+    ts_ps limit = 2 * s->c.slice > s->c.tick ? 2 * s->c.slice : s->c.tick;
+    ts_ps lag = v - s->procs[p].vruntime;
+    s->procs[p].lag = lag > limit ? limit : lag < -limit ? -limit : lag;
+}
+
+/* Another task than the holder could run on the CPU at `at`. */
+static bool others_runnable(const struct ts_sched *s, unsigned k, ts_ps at)
+{
+    const struct scpu *cpu = &s->cpus[k];
+    if (cpu->nnoise > (cpu->kind == NOISE))
+        return true;
+    for (int p = cpu->first; p >= 0; p = s->procs[p].next)
+        if (!(cpu->kind == PROC && cpu->holder == (unsigned)p) && candidate(&s->procs[p], at))
+            return true;
+    return false;
+}
+
+/* Replay CPU k's own decisions up to t: slices ending, spins running out. */
+static void advance(struct ts_sched *s, unsigned k, ts_ps t)
+{
+    struct scpu *cpu = &s->cpus[k];
+    for (;;) {
+        if (cpu->kind == IDLE) {
+            /* a participant woken onto an idle CPU becomes runnable later */
+            ts_ps soonest = NEVER;
+            for (int p = cpu->first; p >= 0; p = s->procs[p].next)
+                if (s->procs[p].state == RUN || s->procs[p].state == SPIN)
+                    soonest = s->procs[p].ready_at < soonest ? s->procs[p].ready_at : soonest;
+            if (soonest > t)
+                return;
+            pick(s, k, soonest);
+            continue;
+        }
+        if (cpu->kind == PROC) {
+            struct sproc *q = &s->procs[cpu->holder];
+            if (q->state == SPIN && q->then != TS_SCHED_SPIN_ON) {
+                ts_ps spent = max_ps(q->spin_from, cpu->since) + q->spin_left;
+                if (spent <= cpu->slice_end && spent <= t) {
+                    charge(s, cpu, spent);
+                    cpu->since = spent;
+                    q->spin_left = 0;
+                    if (q->then == TS_SCHED_SLEEP) {
+                        keep_lag(s, k, cpu->holder);
+                        q->state = SLEEP;
+                        s->stats.sleeps++;
+                        pick(s, k, spent);
+                    } else {
+                        q->state = YIELDER;
+                        if (others_runnable(s, k, spent))
+                            pick(s, k, spent + s->c.yield_cost);
+                    }
+                    continue;
+                }
+            }
+        }
+        if (cpu->slice_end > t)
+            return;
+        ts_ps end = cpu->slice_end;
+        if (cpu->kind == PROC) {
+            struct sproc *q = &s->procs[cpu->holder];
+            if (q->state == SPIN && q->then != TS_SCHED_SPIN_ON)
+                q->spin_left -= end - max_ps(q->spin_from, cpu->since);
+        }
+        charge(s, cpu, end);
+        pick(s, k, end);
+    }
+}
+
+/* When CPU k next chooses: its slice's end, or sooner when the spinning
+ * holder's spin runs out first. */
+static ts_ps next_choice(const struct ts_sched *s, unsigned k)
+{
+    const struct scpu *cpu = &s->cpus[k];
+    if (cpu->kind == PROC) {
+        const struct sproc *q = &s->procs[cpu->holder];
+        if (q->state == SPIN && q->then != TS_SCHED_SPIN_ON) {
+            ts_ps spent = max_ps(q->spin_from, cpu->since) + q->spin_left;
+            if (spent < cpu->slice_end)
+                return spent;
+        }
+    }
+    return cpu->slice_end;
+}
+
+ts_ps ts_sched_gate(struct ts_sched *s, unsigned p, ts_ps t)
+{
+    struct sproc *q = &s->procs[p];
+    unsigned k = q->cpu;
+    struct scpu *cpu = &s->cpus[k];
+    t = max_ps(t, q->ready_at);
+    advance(s, k, t);
+    if (cpu->kind == PROC && cpu->holder == p)
+        return max_ps(t, cpu->since);
+    if (cpu->kind == IDLE) {
+        pick(s, k, t);
+        return cpu->kind == PROC && cpu->holder == p ? max_ps(t, cpu->since) : next_choice(s, k);
+    }
+    if (cpu->kind == PROC && s->procs[cpu->holder].state == YIELDER) {
+        /* a yielder in its loop hands the CPU over at its next yield */
+        charge(s, cpu, t);
+        cpu->kind = PROC;
+        cpu->holder = p;
+        cpu->since = t + s->c.yield_cost + s->c.switch_cost;
+        cpu->slice_end = cpu->since + s->c.slice;
+        s->stats.switches++;
+        return cpu->since;
+    }
+    return next_choice(s, k);
+}
+
+void ts_sched_wait_begin(struct ts_sched *s, unsigned p, ts_ps t, ts_ps spin,
+                         enum ts_sched_then then)
+{
+    struct sproc *q = &s->procs[p];
+    struct scpu *cpu = &s->cpus[q->cpu];
+    advance(s, q->cpu, t);
+    q->state = SPIN;
+    q->then = then;
+    if (spin >= 0)
+        q->spin_left = spin;
+    q->spin_from = t;
+    if (cpu->kind == PROC && cpu->holder == p)
+        q->spin_from = max_ps(t, cpu->since);
+    advance(s, q->cpu, t); /* a spin of 0 ends now */
+}
+
+/* Unbound: an idle CPU for a participant woken at t, else its own. */
+static unsigned wake_cpu(struct ts_sched *s, unsigned p, ts_ps t)
+{
+    unsigned own = s->procs[p].cpu;
+    if (!s->c.unbound || s->cpus[own].kind == IDLE)
+        return own;
+    for (unsigned k = 0; k < s->c.ncpus; k++) {
+        if (k == own)
+            continue;
+        advance(s, k, t);
+        if (s->cpus[k].kind == IDLE)
+            return k;
+    }
+    return own;
+}
+
+ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, ts_ps *ready)
+{
+    struct sproc *q = &s->procs[p];
+    advance(s, q->cpu, t);
+    *ready = t;
+    if (q->state != SLEEP) { /* it sees the write when it next runs */
+        if (q->state == SPIN || q->state == YIELDER)
+            q->state = RUN;
+        return 0;
+    }
+    s->stats.wakeups++;
+    unsigned k = wake_cpu(s, p, t);
+    *ready = t + (s->cpus[k].kind == IDLE ? s->c.wake_latency : s->c.wake_latency_busy);
+    if (k != q->cpu) {
+        unlink_proc(s, p);
+        link_proc(s, p, k);
+        s->stats.migrations++;
+    }
+    struct scpu *cpu = &s->cpus[k];
+    /* placed with the lag it slept with (EEVDF's place_entity): at the
+     * CPU's mean virtual time less its lag */
+    unsigned n;
+    ts_ps v = mean_vruntime(s, k, (int)p, &n);
+    if (n)
+        q->vruntime = v - q->lag;
+    q->state = RUN;
+    q->ready_at = *ready;
+    /* The running task is preempted at once when it is no longer eligible
+     * (its virtual time past the mean, the woken one counted): Linux's
+     * slice protection (RUN_TO_PARITY) covers an eligible one only. A
+     * yielder gives way in any case. */
+    if (cpu->kind != IDLE) {
+        charge(s, cpu, t); /* its virtual time as of now */
+        cpu->since = max_ps(cpu->since, t);
+        ts_ps running =
+            cpu->kind == PROC ? s->procs[cpu->holder].vruntime : cpu->noise_vruntime[cpu->holder];
+        ts_ps mean = mean_vruntime(s, k, -1, &n);
+        bool yielder = cpu->kind == PROC && s->procs[cpu->holder].state == YIELDER;
+        if (yielder || running > mean) {
+            charge(s, cpu, *ready);
+            cpu->kind = PROC;
+            cpu->holder = p;
+            cpu->since = *ready + s->c.switch_cost;
+            cpu->slice_end = cpu->since + s->c.slice;
+            s->stats.switches++;
+        }
+    }
+    return s->c.wake_call;
+}
+
+unsigned ts_sched_cpu(const struct ts_sched *s, unsigned p)
+{
+    return s->procs[p].cpu;
+}
+
+bool ts_sched_asleep(struct ts_sched *s, unsigned p, ts_ps t)
+{
+    advance(s, s->procs[p].cpu, t);
+    return s->procs[p].state == SLEEP;
+}
+
+void ts_sched_done(struct ts_sched *s, unsigned p, ts_ps t)
+{
+    struct sproc *q = &s->procs[p];
+    struct scpu *cpu = &s->cpus[q->cpu];
+    advance(s, q->cpu, t);
+    q->state = DONE;
+    if (cpu->kind == PROC && cpu->holder == p) {
+        charge(s, cpu, t);
+        pick(s, q->cpu, t);
+    }
+}

@@ -1,0 +1,327 @@
+/*
+ * The OS scheduler of the simulator (docs/model.md section 9): the idle
+ * model stays what it was to the bit when no scheduler is asked for
+ * (predictions recorded before the scheduler existed); under one, every
+ * algorithm stays correct with participants sharing PUs and with busy
+ * neighbours, in each wait policy; and its mechanisms act as documented:
+ * a spinning waiter holds its PU for its slice where a yielding one hands
+ * it over, glibc's barrier costs a wake-up per episode, each measured cost
+ * moves the prediction by what it costs, a busy neighbour slows a
+ * spinning barrier, the same seed gives the same result, and bad costs are
+ * refused.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <topsync.h>
+
+#include "check.h"
+
+/* topsync_sim_barrier before the scheduler existed (commit d3f53c4's
+ * library; 300 episodes, seed 5 + the algorithm's index, spin and block):
+ * machine, participants, algorithm, block, latency, fastest, events */
+static const struct pinned {
+    const char *machine;
+    unsigned np;
+    const char *algorithm;
+    int block;
+    double latency_ns, fastest_ns;
+    unsigned long long events;
+} pinned[] = {
+    {"pack:2 numa:2 l3:1 core:8 pu:1", 32, "sense-reversing", 0, 1762.9166, 1761.1281999999999,
+     41910u},
+    {"pack:2 numa:2 l3:1 core:8 pu:1", 32, "sense-reversing-counter", 0, 4303.1099999999997,
+     4303.1099999999997, 62369u},
+    {"pack:2 numa:2 l3:1 core:8 pu:1", 32, "sense-reversing-gr", 0, 4303.1099999999997,
+     4303.1099999999997, 62338u},
+    {"pack:2 numa:2 l3:1 core:8 pu:1", 32, "combining-tree", 0, 894.16043333333334,
+     892.56263333333322, 61710u},
+    {"pack:2 numa:2 l3:1 core:8 pu:1", 32, "mcs", 0, 1549.6557333333333, 1549.6557333333333,
+     87548u},
+    {"pack:2 numa:2 l3:1 core:8 pu:1", 32, "tournament", 0, 1500.96, 1500.96, 81801u},
+    {"pack:2 numa:2 l3:1 core:8 pu:1", 32, "dissemination", 0, 1224.0599999999999,
+     1224.0599999999999, 159077u},
+    {"pack:2 numa:2 l3:1 core:8 pu:1", 32, "topo", 0, 1229.8199999999999, 1229.8199999999999,
+     61627u},
+    {"pack:2 numa:2 l3:1 core:8 pu:1", 32, "topo/tree", 0, 1429.6400000000001, 1429.6400000000001,
+     67298u},
+    {"pack:2 numa:2 l3:1 core:8 pu:1", 32, "auto", 0, 1229.8199999999999, 1229.8199999999999,
+     61764u},
+    {"pack:2 numa:2 l3:1 core:8 pu:1", 32, "sense-reversing", 1, 1770.8135666666665,
+     1770.3852333333332, 41910u},
+    {"pack:2 numa:2 l3:1 core:8 pu:1", 32, "sense-reversing-counter", 1, 4303.1099999999997,
+     4303.1099999999997, 62369u},
+    {"pack:2 numa:2 l3:1 core:8 pu:1", 32, "sense-reversing-gr", 1, 4303.1099999999997,
+     4303.1099999999997, 62338u},
+    {"pack:2 numa:2 l3:1 core:8 pu:1", 32, "combining-tree", 1, 894.74079999999992,
+     894.50306666666665, 61710u},
+    {"pack:2 numa:2 l3:1 core:8 pu:1", 32, "mcs", 1, 1640.72, 1640.72, 88316u},
+    {"pack:2 numa:2 l3:1 core:8 pu:1", 32, "tournament", 1, 1500.96, 1500.96, 81800u},
+    {"pack:2 numa:2 l3:1 core:8 pu:1", 32, "dissemination", 1, 1395.29, 1395.29, 138552u},
+    {"pack:2 numa:2 l3:1 core:8 pu:1", 32, "topo", 1, 1229.8199999999999, 1229.8199999999999,
+     61561u},
+    {"pack:2 numa:2 l3:1 core:8 pu:1", 32, "topo/tree", 1, 1429.6400000000001, 1429.6400000000001,
+     67297u},
+    {"pack:2 numa:2 l3:1 core:8 pu:1", 32, "auto", 1, 1229.8199999999999, 1229.8199999999999,
+     61449u},
+    {"pack:1 l3:2 core:4 pu:2", 8, "sense-reversing", 0, 306.10860000000002, 305.51139999999998,
+     10230u},
+    {"pack:1 l3:2 core:4 pu:2", 8, "sense-reversing-counter", 0, 257, 257, 14847u},
+    {"pack:1 l3:2 core:4 pu:2", 8, "sense-reversing-gr", 0, 257, 257, 14848u},
+    {"pack:1 l3:2 core:4 pu:2", 8, "combining-tree", 0, 271.74046666666669, 271.14326666666665,
+     14190u},
+    {"pack:1 l3:2 core:4 pu:2", 8, "mcs", 0, 486.81999999999999, 486.81999999999999, 20572u},
+    {"pack:1 l3:2 core:4 pu:2", 8, "tournament", 0, 459.63999999999999, 459.63999999999999, 18474u},
+    {"pack:1 l3:2 core:4 pu:2", 8, "dissemination", 0, 288.19999999999999, 288.19999999999999,
+     23961u},
+    {"pack:1 l3:2 core:4 pu:2", 8, "topo", 0, 317.11653333333334, 317.11653333333334, 15706u},
+    {"pack:1 l3:2 core:4 pu:2", 8, "topo/tree", 0, 383.64999999999998, 383.64999999999998, 16491u},
+    {"pack:1 l3:2 core:4 pu:2", 8, "auto", 0, 316.94766666666669, 316.94766666666669, 15690u},
+    {"pack:1 l3:2 core:4 pu:2", 8, "sense-reversing", 1, 305.89443333333332, 305.72556666666668,
+     10230u},
+    {"pack:1 l3:2 core:4 pu:2", 8, "sense-reversing-counter", 1, 257, 257, 14847u},
+    {"pack:1 l3:2 core:4 pu:2", 8, "sense-reversing-gr", 1, 257, 257, 14848u},
+    {"pack:1 l3:2 core:4 pu:2", 8, "combining-tree", 1, 272.03289999999998, 271.86403333333334,
+     14190u},
+    {"pack:1 l3:2 core:4 pu:2", 8, "mcs", 1, 493.07920000000001, 493.07920000000001, 20136u},
+    {"pack:1 l3:2 core:4 pu:2", 8, "tournament", 1, 459.63999999999999, 459.63999999999999, 18474u},
+    {"pack:1 l3:2 core:4 pu:2", 8, "dissemination", 1, 307.66000000000003, 307.66000000000003,
+     17164u},
+    {"pack:1 l3:2 core:4 pu:2", 8, "topo", 1, 317.45426666666668, 317.45426666666668, 15716u},
+    {"pack:1 l3:2 core:4 pu:2", 8, "topo/tree", 1, 383.64999999999998, 383.64999999999998, 16491u},
+    {"pack:1 l3:2 core:4 pu:2", 8, "auto", 1, 317.11653333333334, 317.11653333333334, 15721u},
+};
+
+struct machine {
+    topsync_topology_t *topo;
+    topsync_model_t *model;
+    hwloc_bitmap_t *sets;
+    unsigned np;
+};
+
+static void load(struct machine *m, const char *synthetic, unsigned mlp, unsigned np,
+                 topsync_map_by_t map_by)
+{
+    topsync_model_options_t mo;
+    topsync_model_options_init(&mo);
+    mo.mlp = mlp;
+    CHECK_EQ(topsync_topology_load_synthetic(&m->topo, synthetic), 0);
+    CHECK_EQ(topsync_model_create(&m->model, m->topo, &mo), 0);
+    m->np = np;
+    m->sets = calloc(np, sizeof *m->sets);
+    CHECK_EQ(topsync_placement_compute(m->topo, np, map_by, TOPSYNC_BIND_TO_CORE, m->sets), 0);
+}
+
+static void drop(struct machine *m)
+{
+    for (unsigned r = 0; r < m->np; r++)
+        hwloc_bitmap_free(m->sets[r]);
+    free(m->sets);
+    topsync_model_destroy(m->model);
+    topsync_topology_destroy(m->topo);
+}
+
+static int simulate(const struct machine *m, const char *alg, const topsync_sim_options_t *o,
+                    topsync_sim_result_t *r)
+{
+    return topsync_sim_barrier(m->model, m->np, (const hwloc_const_bitmap_t *)m->sets, alg, o, r);
+}
+
+static void test_pinned(void)
+{
+    static const char *const algs[] = {"sense-reversing",
+                                       "sense-reversing-counter",
+                                       "sense-reversing-gr",
+                                       "combining-tree",
+                                       "mcs",
+                                       "tournament",
+                                       "dissemination",
+                                       "topo",
+                                       "topo/tree",
+                                       "auto"};
+    size_t n = sizeof pinned / sizeof *pinned, differ = 0;
+    CHECK_EQ(n, 40);
+    for (size_t i = 0; i < n; i++) {
+        const struct pinned *p = &pinned[i];
+        struct machine m;
+        int second = strcmp(p->machine, pinned[0].machine) != 0;
+        load(&m, p->machine, second ? 4 : 0, p->np,
+             second ? TOPSYNC_MAP_BY_NUMA : TOPSYNC_MAP_BY_CORE);
+        size_t a = 0;
+        while (strcmp(algs[a], p->algorithm))
+            a++;
+        /* no scheduler asked for, with and without costs given: the same */
+        for (int costs = 0; costs < 2; costs++) {
+            topsync_sim_options_t o;
+            topsync_sim_options_init(&o);
+            o.episodes = 300;
+            o.seed = 5 + a;
+            o.wait = p->block ? TOPSYNC_WAIT_BLOCK : TOPSYNC_WAIT_DEFAULT;
+            if (costs) {
+                o.slice_ns = 1e6;
+                o.wake_latency_ns = 5000;
+                o.switch_ns = 900;
+            }
+            topsync_sim_result_t r;
+            CHECK_EQ(simulate(&m, p->algorithm, &o, &r), 0);
+            if (r.latency_ns != p->latency_ns || r.fastest_ns != p->fastest_ns ||
+                r.events != p->events) {
+                fprintf(stderr,
+                        "%s np %u %s %s: %.17g/%.17g ns, %llu events; pinned %.17g/%.17g, %llu\n",
+                        p->machine, p->np, p->algorithm, p->block ? "block" : "spin", r.latency_ns,
+                        r.fastest_ns, (unsigned long long)r.events, p->latency_ns, p->fastest_ns,
+                        p->events);
+                differ++;
+            }
+            CHECK(r.sleeps == 0 && r.wakeups == 0 && r.switches == 0);
+        }
+        drop(&m);
+    }
+    CHECK_EQ(differ, 0);
+}
+
+/* Every algorithm stays correct (the invariant is checked every episode)
+ * with two participants on each PU, and beside busy neighbours, in every
+ * wait policy; bound and unbound. */
+static void test_correct_under_scheduler(void)
+{
+    static const char *const algs[] = {"sense-reversing",
+                                       "sense-reversing-counter",
+                                       "sense-reversing-gr",
+                                       "combining-tree",
+                                       "mcs",
+                                       "tournament",
+                                       "dissemination",
+                                       "topo",
+                                       "topo/tree",
+                                       "auto",
+                                       TOPSYNC_SIM_PEER_GLIBC};
+    static const topsync_wait_policy_t waits[] = {TOPSYNC_WAIT_SPIN, TOPSYNC_WAIT_YIELD,
+                                                  TOPSYNC_WAIT_BLOCK};
+    static const char *const wait_names[] = {"spin", "yield", "block"};
+    struct machine m;
+    load(&m, "pack:1 core:4 pu:1", 0, 8, TOPSYNC_MAP_BY_CORE); /* 2 per PU */
+    for (size_t a = 0; a < sizeof algs / sizeof *algs; a++)
+        for (size_t w = 0; w < 3; w++)
+            for (int unbound = 0; unbound < 2; unbound++) {
+                topsync_sim_options_t o;
+                topsync_sim_options_init(&o);
+                o.episodes = 60;
+                o.seed = 3;
+                o.wait = waits[w];
+                o.unbound = unbound;
+                o.noise = 2;
+                topsync_sim_result_t r;
+                int rc = simulate(&m, algs[a], &o, &r);
+                if (rc)
+                    fprintf(stderr, "%s %s %s: %s\n", algs[a], wait_names[w],
+                            unbound ? "unbound" : "bound", topsync_error_message());
+                CHECK_EQ(rc, 0);
+                CHECK(r.latency_ns > 0 && r.switches > 0);
+            }
+    drop(&m);
+}
+
+static double latency(const struct machine *m, const char *alg, topsync_sim_options_t o)
+{
+    topsync_sim_result_t r;
+    CHECK_EQ(simulate(m, alg, &o, &r), 0);
+    return r.latency_ns;
+}
+
+static void test_mechanisms(void)
+{
+    struct machine two, shared;
+    load(&two, "pack:1 core:2 pu:1", 0, 2, TOPSYNC_MAP_BY_CORE);
+    load(&shared, "pack:1 core:2 pu:1", 0, 4, TOPSYNC_MAP_BY_CORE); /* 2 per PU */
+    topsync_sim_options_t o;
+    topsync_sim_options_init(&o);
+    o.episodes = 2000;
+    o.seed = 1;
+
+    /* glibc's barrier on an idle machine: each episode one waiter sleeps
+     * and is woken onto its idle PU; 10 us more wake-up latency is 10 us
+     * more per episode */
+    double glibc = latency(&two, TOPSYNC_SIM_PEER_GLIBC, o);
+    topsync_sim_options_t slower = o;
+    slower.wake_latency_ns = 28708.0 + 10000.0; /* the default + 10 us */
+    double glibc_slower = latency(&two, TOPSYNC_SIM_PEER_GLIBC, slower);
+    fprintf(stderr, "glibc idle: %.0f ns, +10 us wake-up latency: %.0f ns\n", glibc, glibc_slower);
+    CHECK(glibc > 28708.0 && glibc < 3 * 28708.0);
+    CHECK(fabs(glibc_slower - glibc - 10000.0) < 1000.0);
+    topsync_sim_result_t r;
+    CHECK_EQ(simulate(&two, TOPSYNC_SIM_PEER_GLIBC, &o, &r), 0);
+    CHECK(r.sleeps >= o.episodes && r.wakeups == r.sleeps);
+    CHECK_STR(r.resolved, "glibc (modelled)");
+    CHECK_STR(r.wait, "block");
+
+    /* two participants per PU: a spinning waiter keeps its PU for its
+     * slice, which its partner needs; a yielding one hands it over */
+    o.wait = TOPSYNC_WAIT_SPIN;
+    double spin = latency(&shared, "sense-reversing", o);
+    o.wait = TOPSYNC_WAIT_YIELD;
+    double yield = latency(&shared, "sense-reversing", o);
+    fprintf(stderr, "2 per PU, sense-reversing: spin %.0f ns, yield %.0f ns\n", spin, yield);
+    CHECK(yield * 10 < spin);
+    /* and the slice is what a spinning waiter costs: halved, about halved */
+    o.wait = TOPSYNC_WAIT_SPIN;
+    topsync_sim_options_t half = o;
+    half.slice_ns = 750000;
+    double spin_half = latency(&shared, "sense-reversing", half);
+    fprintf(stderr, "2 per PU, spin, slice 0.75 ms: %.0f ns\n", spin_half);
+    CHECK(spin_half < 0.7 * spin && spin_half > 0.3 * spin);
+
+    /* a busy neighbour on each PU slows a spinning barrier: its
+     * participants run only part of the time, not in step */
+    topsync_sim_options_t idle = o, busy = o;
+    idle.episodes = busy.episodes = 200000;
+    busy.noise = 2;
+    double alone = latency(&two, "dissemination", idle);
+    double beside = latency(&two, "dissemination", busy);
+    fprintf(stderr, "dissemination, spin: idle %.1f ns, beside 2 busy %.1f ns\n", alone, beside);
+    CHECK(beside > 1.2 * alone);
+
+    /* the same seed, the same prediction; another seed, other phases */
+    busy.episodes = 20000;
+    topsync_sim_result_t a, b;
+    CHECK_EQ(simulate(&two, "dissemination", &busy, &a), 0);
+    CHECK_EQ(simulate(&two, "dissemination", &busy, &b), 0);
+    CHECK(a.latency_ns == b.latency_ns && a.events == b.events && a.switches == b.switches);
+    drop(&two);
+    drop(&shared);
+}
+
+static void test_bad_costs(void)
+{
+    struct machine m;
+    load(&m, "pack:1 core:2 pu:1", 0, 2, TOPSYNC_MAP_BY_CORE);
+    topsync_sim_result_t r;
+    double bad[] = {-1.0, NAN, 1e13};
+    for (size_t i = 0; i < 3; i++) {
+        topsync_sim_options_t o;
+        topsync_sim_options_init(&o);
+        o.noise = 1;
+        o.wake_latency_ns = bad[i];
+        CHECK_EQ(simulate(&m, "mcs", &o, &r), -EINVAL);
+        CHECK_MSG("a scheduler cost of");
+    }
+    topsync_sim_options_t o;
+    topsync_sim_options_init(&o);
+    o.noise = 100000;
+    CHECK_EQ(simulate(&m, "mcs", &o, &r), -EINVAL);
+    CHECK_MSG("busy neighbours; valid: up to");
+    drop(&m);
+}
+
+int main(void)
+{
+    test_pinned();
+    test_correct_under_scheduler();
+    test_mechanisms();
+    test_bad_costs();
+    return check_summary();
+}
