@@ -42,7 +42,7 @@ else
     deb_src
     tmp=$(mktemp -d)
     chmod 755 "$tmp" # apt's _apt user downloads into it
-    if (cd "$tmp" && apt-get source --download-only -qq glibc >/dev/null) &&
+    if (cd "$tmp" && apt-get source --download-only -qq glibc >/dev/null 2>&1) &&
         tar xf "$tmp"/glibc_2.36.orig.tar.* --wildcards 'glibc-2.36/sysdeps/pthread/tst-barrier[1-4].c'; then
         echo "setup-suites: glibc 2.36 barrier tests in $dir/glibc-2.36/sysdeps/pthread"
     else
