@@ -8,7 +8,9 @@
 # barrier alike. Each condition runs twice, alternating, with reactive
 # barriers on (the default) and off (TOPSYNC_REACTIVE=off: auto's first
 # choice kept), so that what reacting changes is seen beside glibc's run of
-# the same command. Every timed run lasts at least RUN_MS (many scheduler
+# the same command; and MPI_Barrier preloaded against each Debian MPI's own
+# at np 4 and 8 unbound beside as many busy processes (scripts/
+# mpi_oversub.sh). Every timed run lasts at least RUN_MS (many scheduler
 # slices); a figure is the median over RUNS runs, and a ratio to glibc the
 # median of the runs' ratios to glibc's run of the same round. A Markdown
 # table on stdout.
@@ -18,7 +20,8 @@
 #   units of P; default all four), RUNS (default 5), RUN_MS (default 250),
 #   ITERS (the least iterations per run, default 2000), KINDS (default
 #   "threads processes"), JSON_DIR (keep each command's JSON there, for
-#   scripts/conditions_report.py --plot; default: a temporary directory)
+#   scripts/conditions_report.py --plot; default: a temporary directory),
+#   MPI_NP (default "4 8"; empty: no MPI rows)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$(readlink -f "${1:-build}")
@@ -55,3 +58,20 @@ for n in $threads; do
     done
 done
 python3 scripts/conditions_report.py "$json_dir"
+mpi_np=${MPI_NP-4 8}
+cases=""
+for np in $mpi_np; do
+    for mpi in openmpi mpich; do
+        command -v "$([ $mpi = openmpi ] && echo mpirun.openmpi || echo mpiexec.mpich)" >/dev/null &&
+            cases="$cases $mpi:$np:none:world:np"
+    done
+done
+if [ -n "$cases" ]; then
+    echo
+    echo "MPI_Barrier, ranks unbound beside as many busy processes, preloaded against the MPI's own"
+    echo "(scripts/mpi_oversub.sh, runs of $(awk -v ms="$run_ms" 'BEGIN { printf "%.2f", ms / 1000 }') s, median of $runs):"
+    echo
+    RUNS=$runs ITERS=$(awk -v ms="$run_ms" 'BEGIN { printf "%.3f", ms / 1000 }') CASES="$cases" \
+        scripts/mpi_oversub.sh "$build" | grep -E '^\|'
+fi
+

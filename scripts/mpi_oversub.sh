@@ -8,7 +8,9 @@
 #   usage: scripts/mpi_oversub.sh [BUILD_DIR]
 #   environment: RUNS (default 5), ITERS (barriers per run, or seconds per run
 #   with a point: default 0.5), CASES (default: all
-#   of the list below, as "mpi:np:bind:split" words), TOPSYNC_* variables
+#   of the list below, as "mpi:np:bind:split[:busy]" words; busy: that many
+#   busy neighbour processes, or np for as many as ranks, run during the
+#   case's runs, native and preloaded alike; default 0), TOPSYNC_* variables
 #   are passed to the preloaded runs only. An mpi is openmpi or mpich
 #   (Debian's) or one of scripts/setup-mpis.sh's: openmpi5, mpich5, impi,
 #   mpich5-abi (in TOPSYNC_MPI_MATRIX_DIR, default /var/cache/topsync-mpis);
@@ -107,10 +109,27 @@ for mpi in $(for c in $cases; do echo "${c%%:*}"; done | sort -u); do
 done
 echo
 
+# busy neighbours: plain busy loops, unbound, for the whole of a case
+burners=()
+burn_stop() {
+    [ ${#burners[@]} -gt 0 ] || return 0
+    kill "${burners[@]}" 2>/dev/null || true
+    wait "${burners[@]}" 2>/dev/null || true
+    burners=()
+}
+trap burn_stop EXIT
+
 echo "| case | native us | topsync us | ratio | native cs/barrier | topsync cs/barrier |"
 echo "|---|---:|---:|---:|---:|---:|"
 for c in $cases; do
-    IFS=: read -r impl np bind split <<<"$c"
+    IFS=: read -r impl np bind split busy <<<"$c"
+    busy=${busy:-0}
+    [ "$busy" = np ] && busy=$np
+    [[ $busy =~ ^[0-9]+$ ]] || { echo "mpi_oversub.sh: case $c: busy is a number or np" >&2; exit 2; }
+    for _ in $(seq "$busy"); do
+        sh -c 'while :; do :; done' &
+        burners+=($!)
+    done
     code=0
     [ "$split" = pairs ] && code=1
     [ "$split" = halves ] && code=2
@@ -125,6 +144,9 @@ for c in $cases; do
     t=$(cut -d' ' -f1 "$f.topsync" | median)
     ncs=$(cut -d' ' -f2 "$f.native" | median)
     tcs=$(cut -d' ' -f2 "$f.topsync" | median)
+    burn_stop
     ratio=$(awk -v a="$t" -v b="$n" 'BEGIN {printf "%.3f", a / b}')
-    echo "| $impl np $np, bind $bind, $split | $n | $t | $ratio | $ncs | $tcs |"
+    label="$impl np $np, bind $bind, $split"
+    [ "$busy" -gt 0 ] && label+=", $busy busy"
+    echo "| $label | $n | $t | $ratio | $ncs | $tcs |"
 done
