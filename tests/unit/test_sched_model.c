@@ -96,6 +96,21 @@ static const struct pinned {
     {"pack:1 l3:2 core:4 pu:2", 8, "auto", 1, 317.11653333333334, 317.11653333333334, 15721u},
 };
 
+/* the algorithms the pinned predictions ran, in the order of their seeds;
+ * the scheduler's tests run them and glibc's */
+static const char *const algs[] = {"sense-reversing",
+                                   "sense-reversing-counter",
+                                   "sense-reversing-gr",
+                                   "combining-tree",
+                                   "mcs",
+                                   "tournament",
+                                   "dissemination",
+                                   "topo",
+                                   "topo/tree",
+                                   "auto",
+                                   TOPSYNC_SIM_PEER_GLIBC};
+#define NALGS (sizeof algs / sizeof *algs)
+
 struct machine {
     topsync_topology_t *topo;
     topsync_model_t *model;
@@ -133,16 +148,6 @@ static int simulate(const struct machine *m, const char *alg, const topsync_sim_
 
 static void test_pinned(void)
 {
-    static const char *const algs[] = {"sense-reversing",
-                                       "sense-reversing-counter",
-                                       "sense-reversing-gr",
-                                       "combining-tree",
-                                       "mcs",
-                                       "tournament",
-                                       "dissemination",
-                                       "topo",
-                                       "topo/tree",
-                                       "auto"};
     size_t n = sizeof pinned / sizeof *pinned, differ = 0;
     CHECK_EQ(n, 40);
     for (size_t i = 0; i < n; i++) {
@@ -189,23 +194,12 @@ static void test_pinned(void)
  * wait policy; bound and unbound. */
 static void test_correct_under_scheduler(void)
 {
-    static const char *const algs[] = {"sense-reversing",
-                                       "sense-reversing-counter",
-                                       "sense-reversing-gr",
-                                       "combining-tree",
-                                       "mcs",
-                                       "tournament",
-                                       "dissemination",
-                                       "topo",
-                                       "topo/tree",
-                                       "auto",
-                                       TOPSYNC_SIM_PEER_GLIBC};
     static const topsync_wait_policy_t waits[] = {TOPSYNC_WAIT_SPIN, TOPSYNC_WAIT_YIELD,
                                                   TOPSYNC_WAIT_BLOCK};
     static const char *const wait_names[] = {"spin", "yield", "block"};
     struct machine m;
     load(&m, "pack:1 core:4 pu:1", 0, 8, TOPSYNC_MAP_BY_CORE); /* 2 per PU */
-    for (size_t a = 0; a < sizeof algs / sizeof *algs; a++)
+    for (size_t a = 0; a < NALGS; a++)
         for (size_t w = 0; w < 3; w++)
             for (int unbound = 0; unbound < 2; unbound++) {
                 topsync_sim_options_t o;
