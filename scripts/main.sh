@@ -133,6 +133,10 @@ mkdir -p out/model
 "$py" scripts/model_validate.py build --out out/model > out/model/report.log 2>&1 ||
     { tail -20 out/model/report.log; exit 1; }
 grep -E '^- |^### ' out/model/validation.md
+echo
+echo "== the scheduler model: busy nodes predicted against measured here (docs/model.md section 9) =="
+"$py" scripts/sched_validate.py build --np 2,4,8 --reps 2 --run-ms 200 > out/model/sched-validation.md
+grep -E '^## |^Spearman' out/model/sched-validation.md
 # What to look at first: out/ holds many files (issue 55 item 5)
 {
     echo "# What this run measured ($(date -u +%Y-%m-%d), $(hostname), $cores CPUs)"
@@ -154,7 +158,8 @@ grep -E '^- |^### ' out/model/validation.md
     echo "5. [bench-rcl-summary.md](bench-rcl-summary.md): Remote Core Locking against"
     echo "   locks, with its plots (bench-rcl-*.png)."
     echo "6. [model/validation.md](model/validation.md): the machine model's predictions"
-    echo "   against this machine and the paper's figures."
+    echo "   against this machine and the paper's figures; [model/sched-validation.md]"
+    echo "   (model/sched-validation.md): its scheduler's, beside busy processes."
     echo
     echo "Then: [mpi-progress.md](mpi-progress.md) (programs that need MPI progress in"
     echo "a barrier), [mpi-path-cost.md](mpi-path-cost.md) (what the MPI path adds),"

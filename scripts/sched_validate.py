@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Check the scheduler model (docs/model.md section 9) against this machine.
+
+usage: sched_validate.py BUILD_DIR [--np LIST] [--bind core|none] [--reps R]
+                         [--run-ms MS] [--episodes E]
+
+For each P of LIST (default 2,4,8): R times (default 3), measure every
+algorithm and glibc's barrier with P threads beside P busy processes
+(topsync-bench barrier --threads P --bind BIND --noise P --wait block
+--peers pthread --run-ms MS, TOPSYNC_REACTIVE=off: the model does not
+switch), and predict the same with topsync-sim on this machine's topology
+(--noise P --bind BIND --wait block, E episodes, the default latency
+table and scheduler costs: nothing here is fitted). Per algorithm the
+ratio predicted / measured (median measurement), per P the Spearman rank
+correlation of predicted and measured. A Markdown report on stdout.
+"""
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from model_validate import spearman  # noqa: E402
+
+ALGORITHMS = ["sense-reversing", "sense-reversing-counter", "sense-reversing-gr",
+              "combining-tree", "mcs", "tournament", "dissemination", "topo", "topo/tree"]
+
+
+def parse(argv):
+    opts = {"np": [2, 4, 8], "bind": "none", "reps": 3, "run_ms": 250, "episodes": 50000}
+    if len(argv) < 2 or argv[1].startswith("-"):
+        sys.exit(__doc__)
+    build, i = argv[1], 2
+    while i < len(argv):
+        key = argv[i]
+        if i + 1 >= len(argv):
+            sys.exit(f"sched_validate.py: {key} needs a value")
+        value = argv[i + 1]
+        try:
+            if key == "--np":
+                opts["np"] = [int(v) for v in value.split(",")]
+                if any(p < 1 or p > 64 for p in opts["np"]):
+                    raise ValueError
+            elif key == "--bind":
+                if value not in ("core", "none"):
+                    raise ValueError
+                opts["bind"] = value
+            elif key in ("--reps", "--run-ms", "--episodes"):
+                opts[key[2:].replace("-", "_")] = int(value)
+                if int(value) < 1:
+                    raise ValueError
+            else:
+                sys.exit(f"sched_validate.py: unknown option {key}; valid: --np, --bind, --reps, "
+                         "--run-ms, --episodes")
+        except ValueError:
+            sys.exit(f"sched_validate.py: {key} '{value}' is not valid")
+        i += 2
+    return build, opts
+
+
+def measure(build, p, opts):
+    """{name: [median ns per rep]}: topsync-bench's records of each run"""
+    runs = {}
+    env = dict(os.environ, TOPSYNC_REACTIVE="off")
+    for _ in range(opts["reps"]):
+        with tempfile.NamedTemporaryFile(suffix=".json") as f:
+            cmd = [os.path.join(build, "bench", "topsync-bench"), "barrier", "--threads", str(p),
+                   "--bind", opts["bind"], "--noise", str(p), "--wait", "block", "--peers",
+                   "pthread", "--run-ms", str(opts["run_ms"]), "--runs", "3", "--iterations",
+                   "500", "--output", f.name]
+            subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+            for r in json.load(open(f.name)):
+                name = "peer:glibc" if r["algorithm"] == "peer:pthread" else r["algorithm"]
+                if r.get("median_ns", 0) > 0 and (name in ALGORITHMS or name == "peer:glibc"):
+                    runs.setdefault(name, []).append(r["median_ns"])
+    return runs
+
+
+def predict(build, p, opts):
+    cmd = [os.path.join(build, "tools", "topsync-sim"), "barrier", "--np", str(p), "--noise",
+           str(p), "--bind", opts["bind"], "--wait", "block", "--episodes",
+           str(opts["episodes"]), "--warmup", str(max(1, opts["episodes"] // 20)), "--json"]
+    for a in ALGORITHMS + ["peer:glibc"]:
+        cmd += ["--algorithm", a]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return {r["algorithm"]: r["latency_ns"] for r in json.loads(out)}
+
+
+def main(argv):
+    build, opts = parse(argv)
+    print(f"# The scheduler model against this machine ({os.cpu_count()} CPUs)\n")
+    print(f"P threads {'unbound' if opts['bind'] == 'none' else 'bound'} beside P busy "
+          f"processes, wait block, TOPSYNC_REACTIVE=off; measured: median of {opts['reps']} "
+          f"commands (topsync-bench, runs of {opts['run_ms']} ms); predicted: topsync-sim, "
+          f"{opts['episodes']} episodes, defaults (docs/model.md section 9).\n")
+    for p in opts["np"]:
+        measured = measure(build, p, opts)
+        predicted = predict(build, p, opts)
+        names = [n for n in ALGORITHMS + ["peer:glibc"] if n in measured and n in predicted]
+        print(f"## P = {p}\n")
+        print("| algorithm | measured ns (median; range) | predicted ns | predicted / measured |")
+        print("|---|---:|---:|---:|")
+        ratios = []
+        for n in names:
+            m = statistics.median(measured[n])
+            ratio = predicted[n] / m
+            ratios.append(ratio)
+            print(f"| {n} | {m:.0f} ({min(measured[n]):.0f}-{max(measured[n]):.0f}) | "
+                  f"{predicted[n]:.0f} | {ratio:.2f} |")
+        rho = spearman([predicted[n] for n in names], [statistics.median(measured[n])
+                                                        for n in names])
+        geo = math.exp(statistics.mean(math.log(r) for r in ratios)) if ratios else float("nan")
+        print(f"\nSpearman (predicted, measured) over {len(names)}: {rho:.2f}; "
+              f"geometric mean of predicted / measured: {geo:.2f}\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
