@@ -62,11 +62,16 @@ run() {
 }
 # calibration, idle: ns per barrier of each, from two short runs (their
 # difference leaves out the program's start and its threads' creation)
-probe=2000
+# longer until the difference is at least 20 ms
 fast=""
 for impl in glibc topsync; do
-    t1=$(run "$impl" "$probe" 0)
-    t4=$(run "$impl" $((4 * probe)) 0)
+    probe=2000
+    for _ in 1 2 3 4 5 6; do
+        t1=$(run "$impl" "$probe" 0)
+        t4=$(run "$impl" $((4 * probe)) 0)
+        [ $((t4 - t1)) -ge 20000000 ] && break
+        probe=$((4 * probe))
+    done
     per=$(((t4 - t1) / (3 * probe + 3 * probe / 10)))
     [ "$per" -ge 1 ] || per=1
     [ -z "$fast" ] || [ "$per" -lt "$fast" ] && fast=$per
