@@ -62,7 +62,7 @@ run() {
 }
 # calibration, idle: ns per barrier of each, from two short runs (their
 # difference leaves out the program's start and its threads' creation)
-# longer until the difference is at least 20 ms
+# lengthened until that difference is at least 20 ms
 fast=""
 for impl in glibc topsync; do
     probe=2000
