@@ -27,7 +27,11 @@
 #endif
 
 ts_mpi_fnptr ts_mpi_own_fn[TS_MPI_FN_COUNT];
-static long long reduced[TS_MPI_CALL_KINDS];
+/* the summary's reduction: the calls per kind, their times, then the
+ * node barriers' switches (summary.c) */
+#define REDUCED (2 * TS_MPI_CALL_KINDS + 1)
+static long long reduced[REDUCED];
+static int reduced_count;
 
 bool ts_mpi_init_seen(void)
 {
@@ -63,7 +67,8 @@ static int one_rank_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Da
     (void)root;
     (void)comm;
     const long long *in = sendbuf;
-    for (int k = 0; k < count; k++)
+    reduced_count = count;
+    for (int k = 0; k < count && k < REDUCED; k++)
         reduced[k] = in[k];
     return MPI_SUCCESS;
 }
@@ -89,5 +94,9 @@ int main(void)
     assert(reduced[TS_MPI_CALL_ALLREDUCE] == 1);
     assert(reduced[TS_MPI_CALL_BCAST] == 1);
     assert(reduced[TS_MPI_CALL_REDUCE] == 0 && reduced[TS_MPI_CALL_OWN] == 0);
+    /* TOPSYNC_VERBOSE off: nothing timed; no node barrier tracked */
+    assert(reduced_count == REDUCED);
+    for (int k = TS_MPI_CALL_KINDS; k < REDUCED; k++)
+        assert(reduced[k] == 0);
     return 0;
 }
