@@ -1,0 +1,32 @@
+#!/bin/sh
+# topsync-bench-sched-costs (the scheduler model's constants, docs/model.md
+# section 9): a short run prints one JSON object with every cost, each a
+# positive number; bad options are refused with a message.
+#   sched_costs_test.sh TOPSYNC_BENCH_SCHED_COSTS
+set -u
+exe=$1
+fail=0 passed=0
+out=$("$exe" --rounds 50)
+if python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+keys = ["futex_wake_nobody_ns", "futex_wake_one_ns", "wakeup_latency_ns", "futex_wake_one_busy_ns",
+        "wakeup_latency_busy_ns", "sched_yield_ns", "same_cpu_switch_ns", "clock_read_ns"]
+assert all(r[k] > 0 for k in keys), r
+assert r["rounds"] == 50
+' "$out"; then
+    passed=$((passed + 1))
+else
+    echo "FAIL: --rounds 50 printed: $out"; fail=1
+fi
+for bad in "--rounds 0" "--rounds x" "--rounds -3" "--rounds 2000000" "--bogus"; do
+    out=$($exe $bad 2>&1)
+    rc=$?
+    if [ $rc -eq 2 ] && echo "$out" | grep -q "^topsync-bench-sched-costs: "; then
+        passed=$((passed + 1))
+    else
+        echo "FAIL: $bad: rc $rc: $out"; fail=1
+    fi
+done
+echo "$passed passed, $fail failed"
+exit $fail
