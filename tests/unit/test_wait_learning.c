@@ -397,7 +397,7 @@ struct slow_yield_run {
     int cpu;
     uint32_t cap_after[2];
 };
-static _Atomic bool hog_stop;
+static _Atomic bool hog_stop, hog_running;
 
 static void bind_to(int cpu)
 {
@@ -410,7 +410,8 @@ static void bind_to(int cpu)
 static void *hog(void *arg)
 {
     bind_to(*(int *)arg);
-    /* relaxed: a stop flag, ordering nothing */
+    /* relaxed, both: flags ordering nothing but themselves */
+    atomic_store_explicit(&hog_running, true, memory_order_relaxed);
     while (!atomic_load_explicit(&hog_stop, memory_order_relaxed))
         ;
     return NULL;
@@ -441,8 +442,15 @@ static void slow_yield(struct slow_yield_run *run)
         run->cpu++;
     pthread_t h, w;
     atomic_store_explicit(&hog_stop, false, memory_order_relaxed);
-    if (run->busy_neighbour)
+    atomic_store_explicit(&hog_running, false, memory_order_relaxed);
+    if (run->busy_neighbour) {
         pthread_create(&h, NULL, hog, &run->cpu);
+        /* the hog holds the CPU before the waiter's first yield: a slow
+         * machine (a sanitizer build) may otherwise start the waiter first,
+         * whose yields then find nothing else to run */
+        while (!atomic_load_explicit(&hog_running, memory_order_relaxed))
+            sched_yield();
+    }
     pthread_create(&w, NULL, slow_yield_waiter, run);
     pthread_join(w, NULL);
     atomic_store_explicit(&hog_stop, true, memory_order_relaxed);
