@@ -597,7 +597,12 @@ static void wait_plan(const ts_wait *policy, ts_ps *spin, enum ts_sched_then *th
     uint32_t pauses = policy->spin_iterations;
     if (policy->learn && policy->spin_learn_most > pauses)
         pauses = policy->spin_learn_most; /* where learning goes while spins succeed */
-    *spin = (ts_ps)((double)pauses * ts_wait_pause_ns() * 1000.0);
+    /* to the microsecond: the pause is measured anew by every process,
+     * and a bound the library set in time (4 us, 32 us, a slice) comes
+     * back within one pause of it, so the same inputs give the same
+     * prediction in every process. A bound set in pauses (256, the floor
+     * of 16) takes this machine's pause cost, at the microsecond. */
+    *spin = (ts_ps)(((double)pauses * ts_wait_pause_ns() + 500.0) / 1000.0) * 1000000;
     *then = policy->kind == TS_WAIT_BLOCK   ? TS_SCHED_SLEEP
             : policy->kind == TS_WAIT_YIELD ? TS_SCHED_YIELD
                                             : TS_SCHED_SPIN_ON;

@@ -298,6 +298,17 @@ out=$("$sim" barrier --topology "pack:1 core:4 pu:1" --np 6 --algorithm mcs --ep
 rc=$?
 [ $rc -eq 0 ] && grep -q "^scheduler: 0 busy neighbour tasks, participants bound to their PUs" <<<"$out" &&
     grep -qE "^  mcs +mcs +yield +[0-9.]+ " <<<"$out" && ok || ko "--np 6 on 4 cores: rc $rc: $out"
+# the same inputs, the same prediction in another process too: the wait's
+# spin must not depend on the pause cost each process measures anew (it
+# did, before the microsecond rounding in sim_engine.c's wait_plan)
+sched_run() {
+    "$sim" barrier --topology "pack:1 l3:1 core:16 pu:1" --np 16 --noise 4 --bind none \
+        --wait block --episodes 3000 --algorithm auto --algorithm sense-reversing --json |
+        grep -o '"latency_ns": [0-9.]*\|"events": [0-9]*\|"switches": [0-9]*'
+}
+first=$(sched_run) second=$(sched_run) third=$(sched_run)
+[ -n "$first" ] && [ "$first" = "$second" ] && [ "$first" = "$third" ] && ok ||
+    ko "the scheduler's prediction differs between processes: $first / $second / $third"
 expect_error "--noise takes 0 to 8192 busy neighbours, not '-1'" "$sim" barrier --np 2 --algorithm mcs --noise -1
 expect_error "--bind takes core or none, not 'numa'" "$sim" barrier --np 2 --algorithm mcs --bind numa
 for bad in "slice=-5" "tick=5" "slice" "wake-latency=1e10" "slice=1,"; do
