@@ -55,6 +55,17 @@ static inline ts_ps ts_model_ps(const topsync_model_t *m, unsigned a, unsigned b
 }
 
 /* Is os a PU of the model? */
+/* splitmix64: the simulation's draws from its seed. Advance the state by
+ * TS_SPLITMIX_STEP, then mix it (the engine's tie-breaks; the scheduler's
+ * CPU phases, the k-th from seed + (k + 1) steps). */
+#define TS_SPLITMIX_STEP 0x9e3779b97f4a7c15ull
+static inline uint64_t ts_splitmix_mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
 static inline bool ts_model_has_pu(const topsync_model_t *m, unsigned os)
 {
     return os < m->pu_limit && m->table_index[os] >= 0;

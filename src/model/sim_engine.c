@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -111,11 +110,7 @@ static _Thread_local struct sim *current;
 
 static uint64_t next_random(struct sim *s)
 {
-    /* splitmix64 */
-    uint64_t z = (s->rng += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return ts_splitmix_mix(s->rng += TS_SPLITMIX_STEP);
 }
 
 static bool earlier(const struct proc *a, const struct proc *b)

@@ -105,10 +105,7 @@ int ts_sched_create(struct ts_sched **out, const struct ts_sched_config *c)
             /* a busy neighbour runs from the start; the CPUs' slices are
              * not in step (each CPU's tick and history are its own): its
              * first ends at a phase drawn from the seed */
-            uint64_t z = (c->seed + 0x9e3779b97f4a7c15ull * (k + 1));
-            z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-            z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-            z ^= z >> 31;
+            uint64_t z = ts_splitmix_mix(c->seed + TS_SPLITMIX_STEP * (k + 1));
             cpu->kind = NOISE;
             cpu->holder = 0;
             cpu->since = 0;
@@ -144,16 +141,42 @@ void ts_sched_stats(const struct ts_sched *s, struct ts_sched_stats *out)
     *out = s->stats;
 }
 
+/* The virtual time of CPU k's running task (not IDLE). */
+static ts_ps *holder_vruntime(struct ts_sched *s, struct scpu *cpu)
+{
+    return cpu->kind == PROC ? &s->procs[cpu->holder].vruntime : &cpu->noise_vruntime[cpu->holder];
+}
+
 /* The holder's virtual time grows by the CPU time it had until `at`. */
 static void charge(struct ts_sched *s, struct scpu *cpu, ts_ps at)
 {
     if (cpu->kind == IDLE || at <= cpu->since)
         return;
-    ts_ps ran = at - cpu->since;
-    if (cpu->kind == PROC)
-        s->procs[cpu->holder].vruntime += ran;
-    else
-        cpu->noise_vruntime[cpu->holder] += ran;
+    *holder_vruntime(s, cpu) += at - cpu->since;
+}
+
+/* The holder hands the CPU to participant p, who runs from `from` for a
+ * slice (charged until `at`, when it stops). */
+static void hand_over(struct ts_sched *s, struct scpu *cpu, unsigned p, ts_ps at, ts_ps from)
+{
+    charge(s, cpu, at);
+    cpu->kind = PROC;
+    cpu->holder = p;
+    cpu->since = from;
+    cpu->slice_end = from + s->c.slice;
+    s->stats.switches++;
+}
+
+/* A waiter whose spin ends (in sleep or yields), and when it ends: its
+ * spin's rest counted from when it holds the CPU. */
+static bool spin_bounded(const struct sproc *q)
+{
+    return q->state == SPIN && q->then != TS_SCHED_SPIN_ON;
+}
+
+static ts_ps spin_end(const struct sproc *q, const struct scpu *cpu)
+{
+    return max_ps(q->spin_from, cpu->since) + q->spin_left;
 }
 
 static bool candidate(const struct sproc *q, ts_ps at)
@@ -163,8 +186,9 @@ static bool candidate(const struct sproc *q, ts_ps at)
 
 /* The CPU chooses at `at`: the runnable task of least virtual time
  * (EEVDF with equal weights and every task eligible: the earliest virtual
- * deadline is the least virtual time plus one slice), participants before
- * noise on a tie; a yielder only when nothing else can run. */
+ * deadline is the least virtual time plus one slice); on a tie the task
+ * that was not running, else the first considered (participants before
+ * noise); a yielder only when nothing else can run. */
 static void pick(struct ts_sched *s, unsigned k, ts_ps at)
 {
     struct scpu *cpu = &s->cpus[k];
@@ -273,8 +297,8 @@ static void advance(struct ts_sched *s, unsigned k, ts_ps t)
         }
         if (cpu->kind == PROC) {
             struct sproc *q = &s->procs[cpu->holder];
-            if (q->state == SPIN && q->then != TS_SCHED_SPIN_ON) {
-                ts_ps spent = max_ps(q->spin_from, cpu->since) + q->spin_left;
+            if (spin_bounded(q)) {
+                ts_ps spent = spin_end(q, cpu);
                 if (spent <= cpu->slice_end && spent <= t) {
                     charge(s, cpu, spent);
                     cpu->since = spent;
@@ -298,8 +322,8 @@ static void advance(struct ts_sched *s, unsigned k, ts_ps t)
         ts_ps end = cpu->slice_end;
         if (cpu->kind == PROC) {
             struct sproc *q = &s->procs[cpu->holder];
-            if (q->state == SPIN && q->then != TS_SCHED_SPIN_ON)
-                q->spin_left -= end - max_ps(q->spin_from, cpu->since);
+            if (spin_bounded(q))
+                q->spin_left = spin_end(q, cpu) - end;
         }
         charge(s, cpu, end);
         pick(s, k, end);
@@ -313,11 +337,8 @@ static ts_ps next_choice(const struct ts_sched *s, unsigned k)
     const struct scpu *cpu = &s->cpus[k];
     if (cpu->kind == PROC) {
         const struct sproc *q = &s->procs[cpu->holder];
-        if (q->state == SPIN && q->then != TS_SCHED_SPIN_ON) {
-            ts_ps spent = max_ps(q->spin_from, cpu->since) + q->spin_left;
-            if (spent < cpu->slice_end)
-                return spent;
-        }
+        if (spin_bounded(q) && spin_end(q, cpu) < cpu->slice_end)
+            return spin_end(q, cpu);
     }
     return cpu->slice_end;
 }
@@ -337,12 +358,7 @@ ts_ps ts_sched_gate(struct ts_sched *s, unsigned p, ts_ps t)
     }
     if (cpu->kind == PROC && s->procs[cpu->holder].state == YIELDER) {
         /* a yielder in its loop hands the CPU over at its next yield */
-        charge(s, cpu, t);
-        cpu->kind = PROC;
-        cpu->holder = p;
-        cpu->since = t + s->c.yield_cost + s->c.switch_cost;
-        cpu->slice_end = cpu->since + s->c.slice;
-        s->stats.switches++;
+        hand_over(s, cpu, p, t, t + s->c.yield_cost + s->c.switch_cost);
         return cpu->since;
     }
     return next_choice(s, k);
@@ -414,18 +430,11 @@ ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, ts_ps *ready)
     if (cpu->kind != IDLE) {
         charge(s, cpu, t); /* its virtual time as of now */
         cpu->since = max_ps(cpu->since, t);
-        ts_ps running =
-            cpu->kind == PROC ? s->procs[cpu->holder].vruntime : cpu->noise_vruntime[cpu->holder];
+        ts_ps running = *holder_vruntime(s, cpu);
         ts_ps mean = mean_vruntime(s, k, -1, &n);
         bool yielder = cpu->kind == PROC && s->procs[cpu->holder].state == YIELDER;
-        if (yielder || running > mean) {
-            charge(s, cpu, *ready);
-            cpu->kind = PROC;
-            cpu->holder = p;
-            cpu->since = *ready + s->c.switch_cost;
-            cpu->slice_end = cpu->since + s->c.slice;
-            s->stats.switches++;
-        }
+        if (yielder || running > mean)
+            hand_over(s, cpu, p, *ready, *ready + s->c.switch_cost);
     }
     return s->c.wake_call;
 }
