@@ -231,25 +231,24 @@ static int reduce(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
         if (topsync_reduce(s->node.coll, me, send, recvbuf, (size_t)count, type, top,
                            (unsigned)root_here) < 0)
             node_failed(comm, s, false, FN_REDUCE, true);
-        ts_mpi_time_add(TS_MPI_CALL_REDUCE, start);
-        return rc;
+    } else {
+        /* my node's part to its leader; the leaders' reduce to the root's
+         * node's leader; that leader's result to the root, if it is
+         * another rank of that node */
+        void *mine = rank == root ? recvbuf : scratch(s, 0);
+        if (topsync_reduce(s->node.coll, me, send, mine, (size_t)count, type, top, 0) < 0)
+            node_failed(comm, s, false, FN_REDUCE, true);
+        if (me == 0) {
+            /* not MPI_IN_PLACE at the target: MPICH 4.0.2's own MPI_Reduce
+             * crashes in place with 1500 MPI_LONG (natively too, coll_check.c) */
+            void *part = scratch(s, 1);
+            memcpy(part, mine, bytes);
+            rc = TS_MPI_OWN(Reduce)(part, mine, (int)count, dt, op, s->leader_rank_of[root],
+                                    s->leaders);
+        }
+        if (root_here > 0 && topsync_bcast(s->node.coll, me, mine, bytes, 0) < 0)
+            node_failed(comm, s, true, FN_REDUCE, true);
     }
-    /* my node's part to its leader; the leaders' reduce to the root's
-     * node's leader; that leader's result to the root, if it is another
-     * rank of that node */
-    void *mine = rank == root ? recvbuf : scratch(s, 0);
-    if (topsync_reduce(s->node.coll, me, send, mine, (size_t)count, type, top, 0) < 0)
-        node_failed(comm, s, false, FN_REDUCE, true);
-    if (me == 0) {
-        /* not MPI_IN_PLACE at the target: MPICH 4.0.2's own MPI_Reduce
-         * crashes in place with 1500 MPI_LONG (natively too, coll_check.c) */
-        void *part = scratch(s, 1);
-        memcpy(part, mine, bytes);
-        rc =
-            TS_MPI_OWN(Reduce)(part, mine, (int)count, dt, op, s->leader_rank_of[root], s->leaders);
-    }
-    if (root_here > 0 && topsync_bcast(s->node.coll, me, mine, bytes, 0) < 0)
-        node_failed(comm, s, true, FN_REDUCE, true);
     ts_mpi_time_add(TS_MPI_CALL_REDUCE, start);
     return rc;
 }
