@@ -86,35 +86,45 @@ static int parse_double(const char *s, double *out, double min, double max)
     return 0;
 }
 
-/* --os-ns slice=NS,switch=NS,wake-call=NS,wake-latency=NS,yield=NS */
-static int parse_os_ns(const char *arg, topsync_sim_options_t *so)
+/* NAME=NS,... into fields[i] for names[i] (each NS from min to 1e9);
+ * -1 on anything else. */
+static int parse_named_ns(const char *list, const char *const *names, double *const *fields,
+                          size_t n, double min)
 {
-    static const char *const names[] = {
-        "slice", "switch", "wake-call", "wake-latency", "wake-latency-busy", "yield"};
-    double *fields[] = {&so->slice_ns,
-                        &so->switch_ns,
-                        &so->wake_call_ns,
-                        &so->wake_latency_ns,
-                        &so->wake_latency_busy_ns,
-                        &so->yield_ns};
     char buf[256];
-    size_t len = strlen(arg);
-    if (len >= sizeof buf || !len || arg[0] == ',' || arg[len - 1] == ',' || strstr(arg, ",,"))
-        return -1; /* no empty item */
-    strcpy(buf, arg);
-    for (char *save = NULL, *item = strtok_r(buf, ",", &save); item;
-         item = strtok_r(NULL, ",", &save)) {
+    if (strlen(list) >= sizeof buf || !*list)
+        return -1;
+    strcpy(buf, list);
+    for (char *save, *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(item, '=');
         if (!eq)
             return -1;
         *eq = '\0';
         size_t k = 0;
-        while (k < sizeof names / sizeof *names && strcmp(item, names[k]))
+        while (k < n && strcmp(item, names[k]))
             k++;
-        if (k == sizeof names / sizeof *names || parse_double(eq + 1, fields[k], 0, 1e9))
+        if (k == n || parse_double(eq + 1, fields[k], min, 1e9))
             return -1;
     }
     return 0;
+}
+
+/* --os-ns slice=NS,switch=NS,wake-call=NS,wake-latency=NS,
+ * wake-latency-busy=NS,yield=NS (0: the default); no empty item */
+static int parse_os_ns(const char *arg, topsync_sim_options_t *so)
+{
+    static const char *const names[] = {
+        "slice", "switch", "wake-call", "wake-latency", "wake-latency-busy", "yield"};
+    double *const fields[] = {&so->slice_ns,
+                              &so->switch_ns,
+                              &so->wake_call_ns,
+                              &so->wake_latency_ns,
+                              &so->wake_latency_busy_ns,
+                              &so->yield_ns};
+    size_t len = strlen(arg);
+    if (len && (arg[0] == ',' || arg[len - 1] == ',' || strstr(arg, ",,")))
+        return -1;
+    return parse_named_ns(arg, names, fields, sizeof names / sizeof *names, 0);
 }
 
 static int parse_u64(const char *s, unsigned long long *out, unsigned long long min,
@@ -134,23 +144,13 @@ static int parse_u64(const char *s, unsigned long long *out, unsigned long long 
 /* "l3=30,machine=150" into level_ns. */
 static int parse_level_ns(const char *list, double *level_ns)
 {
-    char buf[256];
-    if (strlen(list) >= sizeof buf || !*list)
-        return -1;
-    strcpy(buf, list);
-    for (char *save, *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(item, '=');
-        if (!eq)
-            return -1;
-        *eq = '\0';
-        int level = -1;
-        for (int l = 0; l < TOPSYNC_MODEL_NLEVELS; l++)
-            if (!strcmp(item, topsync_model_level_name((topsync_model_level_t)l)))
-                level = l;
-        if (level < 0 || parse_double(eq + 1, &level_ns[level], 0.001, 1e9))
-            return -1;
+    const char *names[TOPSYNC_MODEL_NLEVELS];
+    double *fields[TOPSYNC_MODEL_NLEVELS];
+    for (int l = 0; l < TOPSYNC_MODEL_NLEVELS; l++) {
+        names[l] = topsync_model_level_name((topsync_model_level_t)l);
+        fields[l] = &level_ns[l];
     }
-    return 0;
+    return parse_named_ns(list, names, fields, TOPSYNC_MODEL_NLEVELS, 0.001);
 }
 
 struct machine {
