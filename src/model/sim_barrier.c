@@ -253,6 +253,14 @@ static ts_ps cost_ps(double option_ns, double default_ns)
     return (ts_ps)((option_ns > 0 ? option_ns : default_ns) * 1000.0 + 0.5);
 }
 
+/* The model's first PU at or after OS index os, in turn. */
+static unsigned pu_from(const topsync_model_t *m, unsigned os)
+{
+    while (!ts_model_has_pu(m, os))
+        os = (os + 1) % m->pu_limit;
+    return os;
+}
+
 /* The scheduler's CPUs are the model's PUs by OS index; busy neighbours
  * go to them in turn, and so do unbound participants. */
 static int plan_scheduler(const topsync_model_t *m, unsigned n, const topsync_sim_options_t *o,
@@ -269,22 +277,10 @@ static int plan_scheduler(const topsync_model_t *m, unsigned n, const topsync_si
         plan->noise = plan->cpu = NULL;
         return ts_fail(ENOMEM, "out of memory");
     }
-    unsigned *order = plan->cpu; /* the r-th PU in turn, for both */
-    for (unsigned j = 0, os = 0; j < o->noise; os = (os + 1) % m->pu_limit)
-        if (ts_model_has_pu(m, os)) {
-            plan->noise[os]++;
-            j++;
-        }
-    for (unsigned r = 0, os = 0; r < n; r++) {
-        if (!o->unbound) {
-            order[r] = pu[r];
-            continue;
-        }
-        while (!ts_model_has_pu(m, os))
-            os = (os + 1) % m->pu_limit;
-        order[r] = os;
-        os = (os + 1) % m->pu_limit;
-    }
+    for (unsigned j = 0, os = 0; j < o->noise; j++, os = (os + 1) % m->pu_limit)
+        plan->noise[os = pu_from(m, os)]++;
+    for (unsigned r = 0, os = 0; r < n; r++, os = (os + 1) % m->pu_limit)
+        plan->cpu[r] = o->unbound ? (os = pu_from(m, os)) : pu[r];
     plan->config = (struct ts_sched_config){
         .ncpus = m->pu_limit,
         .noise = plan->noise,
