@@ -46,6 +46,9 @@ static void usage(FILE *f)
         "                        not known, simulated as 1; docs/model.md section 4)\n"
         "  --home-service-ns NS  a line's home (its NUMA node) serves one miss or exclusive\n"
         "                        request at a time, each taking NS (default 0: not modelled)\n"
+        "  --raw-table           take every pair of the table as given (default: a pair far\n"
+        "                        above its level is modelled at the level's median;\n"
+        "                        docs/model.md, \"Disturbed pairs\")\n"
         "\n"
         "barrier:\n"
         "  --np N                virtual participants, 1 to %u (more than the cores share\n"
@@ -510,6 +513,7 @@ int main(int argc, char **argv)
         O_SCALE,
         O_MLP,
         O_HOME,
+        O_RAW,
         O_NP,
         O_MAP,
         O_ALG,
@@ -533,6 +537,7 @@ int main(int argc, char **argv)
                                              {"scale", required_argument, 0, O_SCALE},
                                              {"mlp", required_argument, 0, O_MLP},
                                              {"home-service-ns", required_argument, 0, O_HOME},
+                                             {"raw-table", no_argument, 0, O_RAW},
                                              {"np", required_argument, 0, O_NP},
                                              {"map-by", required_argument, 0, O_MAP},
                                              {"algorithm", required_argument, 0, O_ALG},
@@ -604,6 +609,7 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
+        case O_RAW: m.options.raw_table = true; break;
         case O_NP:
             if (parse_u64(optarg, &v, 1, MAX_NP)) {
                 fprintf(stderr, "topsync-sim: --np takes 1 to %u, not '%s'\n", MAX_NP, optarg);
@@ -708,10 +714,10 @@ int main(int argc, char **argv)
         return 2;
     }
     /* an option the command does not use is refused, not ignored */
-    unsigned machine_opts = 1u << (O_TOPO - O_TOPO) | 1u << (O_XML - O_TOPO) |
-                            1u << (O_C2C - O_TOPO) | 1u << (O_CROSS - O_TOPO) |
-                            1u << (O_LEVELS - O_TOPO) | 1u << (O_SCALE - O_TOPO) |
-                            1u << (O_MLP - O_TOPO) | 1u << (O_HOME - O_TOPO);
+    unsigned machine_opts =
+        1u << (O_TOPO - O_TOPO) | 1u << (O_XML - O_TOPO) | 1u << (O_C2C - O_TOPO) |
+        1u << (O_CROSS - O_TOPO) | 1u << (O_LEVELS - O_TOPO) | 1u << (O_SCALE - O_TOPO) |
+        1u << (O_MLP - O_TOPO) | 1u << (O_HOME - O_TOPO) | 1u << (O_RAW - O_TOPO);
     unsigned allowed = !strcmp(cmd, "levels")  ? machine_opts | 1u << (O_JSON - O_TOPO)
                        : !strcmp(cmd, "table") ? machine_opts
                                                : ~0u;

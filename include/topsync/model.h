@@ -109,6 +109,15 @@ typedef struct topsync_model_options {
      * per line of independent misses.
      */
     double home_service_ns;
+    /*
+     * Take every pair of a table as given. By default (false) a pair far
+     * above the other pairs of its level (above Tukey's far-out fence,
+     * Q3 + 3 (Q3 - Q1), over the table's pairs that share the same closest
+     * place) is taken as measured during a disturbance and modelled at its
+     * level's median (docs/model.md, "Disturbed pairs"). Pairs far below
+     * are kept: a disturbance only adds time. Ignored without a table.
+     */
+    bool raw_table;
 } topsync_model_options_t;
 
 #define TOPSYNC_MODEL_MAX_MLP 64u

@@ -341,6 +341,88 @@ static int map_table(topsync_model_t *m, const topsync_topology_t *t, const char
 }
 
 /* ---------------------------------------------------------------------- */
+/* Disturbed pairs (docs/model.md, "Disturbed pairs").                      */
+
+static int compare_ps(const void *a, const void *b)
+{
+    ts_ps x = *(const ts_ps *)a, y = *(const ts_ps *)b;
+    return (x > y) - (x < y);
+}
+
+/* The p-quantile of n sorted values, interpolated between the two nearest
+ * ranks (the definition of numpy's and R's default). */
+static double quantile(const ts_ps *sorted, size_t n, double p)
+{
+    double k = (double)(n - 1) * p;
+    size_t f = (size_t)k;
+    if (f + 1 >= n)
+        return (double)sorted[n - 1];
+    return (double)sorted[f] + ((double)sorted[f + 1] - (double)sorted[f]) * (k - (double)f);
+}
+
+/*
+ * A ping-pong measured while its CPUs were disturbed (an interrupt, a
+ * host's other guest, a frequency step) only gains time, and a table is
+ * measured pair after pair, so a disturbance marks a few pairs far above
+ * their peers. One such pair decides every episode of a barrier whose root
+ * it touches, so a pair above its level's far-out fence (Tukey: Q3 + 3 IQR
+ * of the table's pairs of the same level class) takes its level's median.
+ * A level needs 4 pairs for quartiles; fewer are kept as given.
+ */
+static int median_far_pairs(topsync_model_t *m, unsigned *replaced)
+{
+    unsigned n = m->table_n;
+    int *pu_of = malloc(n * sizeof *pu_of);
+    ts_ps *values = malloc(((size_t)n * (n - 1) / 2 + 1) * sizeof *values);
+    if (!pu_of || !values) {
+        free(pu_of);
+        free(values);
+        return ts_fail(ENOMEM, "out of memory building the model");
+    }
+    for (unsigned k = 0; k < n; k++)
+        pu_of[k] = -1;
+    int package = -1;
+    for (unsigned pu = 0; pu < m->pu_limit; pu++) {
+        int k = m->table_index[pu];
+        if (k < 0 || pu_of[k] >= 0)
+            continue;
+        if (m->per_package) {
+            if (package < 0)
+                package = m->package[pu];
+            if (m->package[pu] != package)
+                continue;
+        }
+        pu_of[k] = (int)pu;
+    }
+    *replaced = 0;
+    for (int level = 0; level < TOPSYNC_MODEL_NLEVELS; level++) {
+        size_t count = 0;
+        for (unsigned i = 0; i < n; i++)
+            for (unsigned j = 0; j < i; j++)
+                if (pu_of[i] >= 0 && pu_of[j] >= 0 &&
+                    (int)ts_model_level(m, (unsigned)pu_of[i], (unsigned)pu_of[j]) == level)
+                    values[count++] = m->table[(size_t)i * n + j];
+        if (count < 4)
+            continue;
+        qsort(values, count, sizeof *values, compare_ps);
+        double q1 = quantile(values, count, 0.25), q3 = quantile(values, count, 0.75);
+        double fence = q3 + 3 * (q3 - q1);
+        ts_ps median = (ts_ps)(quantile(values, count, 0.5) + 0.5);
+        for (unsigned i = 0; i < n; i++)
+            for (unsigned j = 0; j < i; j++)
+                if (pu_of[i] >= 0 && pu_of[j] >= 0 &&
+                    (int)ts_model_level(m, (unsigned)pu_of[i], (unsigned)pu_of[j]) == level &&
+                    (double)m->table[(size_t)i * n + j] > fence) {
+                    m->table[(size_t)i * n + j] = m->table[(size_t)j * n + i] = median;
+                    ++*replaced;
+                }
+    }
+    free(pu_of);
+    free(values);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
 
 void topsync_model_destroy(topsync_model_t *m)
 {
@@ -446,6 +528,17 @@ int topsync_model_create(topsync_model_t **out, const topsync_topology_t *t,
         for (size_t k = 0; k < (size_t)n * n; k++)
             m->table[k] = to_ps(ns[k] * scale);
         free(ns);
+        unsigned replaced = 0;
+        if (!opts->raw_table && (rc = median_far_pairs(m, &replaced)) < 0) {
+            topsync_model_destroy(m);
+            return rc;
+        }
+        if (replaced) {
+            size_t len = strlen(m->description);
+            snprintf(m->description + len, sizeof m->description - len,
+                     ", %u disturbed pair%s at %s level's median", replaced,
+                     replaced == 1 ? "" : "s", replaced == 1 ? "its" : "their");
+        }
     } else {
         m->derived = true;
         for (unsigned pu = 0; pu < m->pu_limit; pu++)

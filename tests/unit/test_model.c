@@ -172,6 +172,69 @@ static void test_tables(void)
     CHECK_EQ(topsync_model_create(NULL, NULL, NULL), -EINVAL);
 }
 
+/* 40 ns between cores of a package, 150 across; a few pairs disturbed
+ * (400, 600) or hidden siblings (4): docs/model.md, "Disturbed pairs". */
+static double disturbed_table(unsigned i, unsigned j)
+{
+    if ((i == 5 && j == 2) || (i == 13 && j == 10))
+        return 400; /* far above its package's pairs */
+    if (i == 6 && j == 1)
+        return 4; /* far below: kept */
+    if (i == 12 && j == 3)
+        return 600; /* far above the cross-package pairs */
+    return i / 8 == j / 8 ? 40 : 150;
+}
+
+static void test_disturbed_pairs(void)
+{
+    topsync_topology_t *t = synthetic("pack:2 numa:1 core:8 pu:1");
+    const char *c2c = write_table("outliers.csv", 16, disturbed_table);
+    topsync_model_t *m = model_of(t, c2c, 0);
+    CHECK(fabs(topsync_model_latency_ns(m, 5, 2) - 40) < 1e-9);
+    CHECK(fabs(topsync_model_latency_ns(m, 2, 5) - 40) < 1e-9);
+    CHECK(fabs(topsync_model_latency_ns(m, 13, 10) - 40) < 1e-9);
+    CHECK(fabs(topsync_model_latency_ns(m, 6, 1) - 4) < 1e-9);
+    /* each level has its own fence: 150 is no outlier across packages */
+    CHECK(fabs(topsync_model_latency_ns(m, 12, 3) - 150) < 1e-9);
+    CHECK(fabs(topsync_model_latency_ns(m, 8, 0) - 150) < 1e-9);
+    CHECK(strstr(topsync_model_describe(m), ", 3 disturbed pairs at their level's median") != NULL);
+    topsync_model_destroy(m);
+
+    topsync_model_options_t o;
+    topsync_model_options_init(&o);
+    o.c2c_path = c2c;
+    o.raw_table = true;
+    CHECK_EQ(topsync_model_create(&m, t, &o), 0);
+    CHECK(fabs(topsync_model_latency_ns(m, 5, 2) - 400) < 1e-9);
+    CHECK(fabs(topsync_model_latency_ns(m, 12, 3) - 600) < 1e-9);
+    CHECK(strstr(topsync_model_describe(m), "disturbed pair") == NULL);
+    topsync_model_destroy(m);
+
+    /* a table of one package of two: both packages take the median, and
+     * the in-memory table follows the same rule */
+    double ns[8 * 8];
+    for (unsigned i = 0; i < 8; i++)
+        for (unsigned j = 0; j < 8; j++)
+            ns[i * 8 + j] = disturbed_table(i, j);
+    topsync_model_options_init(&o);
+    o.c2c_ns = ns;
+    o.c2c_cpus = 8;
+    CHECK_EQ(topsync_model_create(&m, t, &o), 0);
+    CHECK(fabs(topsync_model_latency_ns(m, 5, 2) - 40) < 1e-9);
+    CHECK(fabs(topsync_model_latency_ns(m, 13, 10) - 40) < 1e-9);
+    CHECK(fabs(topsync_model_latency_ns(m, 14, 9) - 4) < 1e-9);
+    CHECK(strstr(topsync_model_describe(m), ", 1 disturbed pair at its level's median") != NULL);
+    topsync_model_destroy(m);
+    topsync_topology_destroy(t);
+
+    /* fewer than 4 pairs of a level: no quartiles, every pair as given */
+    t = synthetic("pack:2 numa:1 core:2 pu:1");
+    m = model_of(t, write_file("few.csv", ",,,\n40,,,\n150,150,,\n150,150,400,\n"), 0);
+    CHECK(fabs(topsync_model_latency_ns(m, 3, 2) - 400) < 1e-9);
+    topsync_model_destroy(m);
+    topsync_topology_destroy(t);
+}
+
 static void test_levels(void)
 {
     /* Kunpeng 920: L3 = NUMA node, so a pair in one die is a numa pair */
@@ -567,6 +630,7 @@ int main(void)
         return 1;
     }
     test_tables();
+    test_disturbed_pairs();
     test_levels();
     test_determinism_and_scale();
     test_mlp();
