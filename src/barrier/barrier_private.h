@@ -75,6 +75,7 @@ struct topsync_barrier {
                      unsigned nmembers, bool last);
     void *gathered_arg;
     bool by_auto;                 /* the algorithm was auto's choice */
+    char auto_candidate[96];      /* ts_auto_choice.candidate, "" when none */
     bool wait_given;              /* by the options or TOPSYNC_WAIT (setup.h, struct resolved) */
     struct ts_reactive *reactive; /* NULL: one configuration (reactive.h) */
     uint64_t reacts_as;           /* attach: TOPSYNC_REACTIVE's mode and N, in the fingerprint */
@@ -185,6 +186,10 @@ struct ts_auto_choice {
     char algorithm[96];         /* a name topsync_barrier_create accepts */
     topsync_wait_policy_t wait; /* the tuned policy, or DEFAULT (none chosen) */
     char explain[1024];         /* which step chose, what, on which figures */
+    /* When the rules chose (nothing measured or predicted decided): the
+     * algorithm they set aside, for a reactive barrier to try online; ""
+     * when none is worth trying. */
+    char candidate[96];
 };
 
 struct ts_barrier_chooser {

@@ -458,7 +458,7 @@ static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *
         return ts_fail(ENOMEM, "out of memory");
     b->reactive = rx;
     rx->mode = mode;
-    rx->nconfigs = TS_REACTIVE_CONFIGS;
+    rx->nconfigs = 2;
     rx->config[0] = b;
     rx->check_mask = mode == TS_REACTIVE_EVERY ? every - 1 : 63;
     rx->policy.window_min_ns = ts_reactive_window_ns(ts_barrier_machine_online_cpus());
@@ -483,7 +483,7 @@ static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *
     if (!rx->ran || !rx->shared)
         return ts_fail(ENOMEM, "out of memory");
     for (unsigned r = 0; r < b->n; r++)
-        for (unsigned c = 0; c < TS_REACTIVE_CONFIGS; c++)
+        for (unsigned c = 0; c < TS_REACTIVE_MAX_CONFIGS; c++)
             /* relaxed: published by whatever starts the participants */
             atomic_store_explicit((_Atomic uint32_t *)(rx->ran + (size_t)r * rx->ran_stride) + c,
                                   rx->start, memory_order_relaxed);
@@ -499,6 +499,21 @@ static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *
         return rc;
     robust_spin(rx->config[1]);
     rx->config[1]->ranks_by_arrival = b->ranks_by_arrival;
+    /* online tuning: the candidate auto's rules set aside, a whole barrier
+     * too (a segment has no room for it: attached barriers do without) */
+    if (!segment && b->auto_candidate[0]) {
+        topsync_barrier_options_t co;
+        if (opts)
+            co = *opts;
+        else
+            topsync_barrier_options_init(&co);
+        co.algorithm = b->auto_candidate;
+        co.line_size = b->line;
+        if ((rc = create(&rx->config[2], b->n, &co, table, NULL, false)) < 0)
+            return rc;
+        rx->config[2]->ranks_by_arrival = b->ranks_by_arrival;
+        rx->nconfigs = 3;
+    }
     size_t len = strlen(b->explain);
     if (mode == TS_REACTIVE_EVERY)
         snprintf(b->explain + len, sizeof b->explain - len,
@@ -510,6 +525,12 @@ static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *
         snprintf(b->explain + len, sizeof b->explain - len,
                  "; reactive (TOPSYNC_REACTIVE=on): switches to %s/%s when that is faster",
                  rx->config[1]->name, topsync_barrier_wait_policy_name(rx->config[1]));
+    if (rx->nconfigs == 3) {
+        len = strlen(b->explain);
+        snprintf(b->explain + len, sizeof b->explain - len,
+                 "; tries %s/%s online (what the rules set aside)", rx->config[2]->name,
+                 topsync_barrier_wait_policy_name(rx->config[2]));
+    }
     return 0;
 }
 
@@ -519,7 +540,8 @@ static void reactive_free(topsync_barrier_t *b)
     if (!rx)
         return;
     b->reactive = NULL;
-    topsync_barrier_destroy(rx->config[1]);
+    for (unsigned c = 1; c < TS_REACTIVE_MAX_CONFIGS; c++)
+        topsync_barrier_destroy(rx->config[c]);
     free(rx->ran);
     if (rx->shared_memory == TS_REACTIVE_SHARED_MAPPED && rx->shared)
         munmap(rx->shared, (size_t)sysconf(_SC_PAGESIZE));

@@ -17,8 +17,10 @@
 
 /* Configuration 0 is the barrier the choice made (the handle itself);
  * configuration 1 the robust one for a busy node (one arrival counter,
- * one futex broadcast). */
-#define TS_REACTIVE_CONFIGS 2
+ * one futex broadcast); configuration 2, when auto's rules chose (no
+ * tuning entry, no model verdict), the candidate they leave untried
+ * (online tuning, docs/design.md section 10.4). */
+#define TS_REACTIVE_MAX_CONFIGS 3
 
 /* TOPSYNC_REACTIVE: off, on (auto's barriers switch when it pays), or
  * every:N (tests: every barrier switches every N episodes). */
@@ -62,15 +64,16 @@ typedef struct ts_reactive_policy {
     bool probing;            /* the current window tries another */
     unsigned gap, since;     /* windows between probes, and since the last */
     unsigned jumps;          /* consecutive windows far above the home's cost */
+    unsigned probe_next;     /* the next probe tries this one, or the one after */
     /* per configuration, its last windows' costs per episode (ns), newest
      * at [0]; 0: none */
-    double cost_ns[TS_REACTIVE_CONFIGS][TS_REACTIVE_HISTORY];
+    double cost_ns[TS_REACTIVE_MAX_CONFIGS][TS_REACTIVE_HISTORY];
 } ts_reactive_policy;
 
 typedef struct ts_reactive {
     enum ts_reactive_mode mode;
     unsigned nconfigs;
-    topsync_barrier_t *config[TS_REACTIVE_CONFIGS]; /* [0] is the handle itself */
+    topsync_barrier_t *config[TS_REACTIVE_MAX_CONFIGS]; /* [0] is the handle itself */
     uint32_t check_mask; /* participant 0 decides when episode & mask == 0 */
     uint32_t start;      /* every configuration's first episode */
     int verbose;         /* TOPSYNC_VERBOSE: say switches (1), and probes (2) */

@@ -144,7 +144,12 @@ unsigned ts_reactive_policy_step(ts_reactive_policy *p, unsigned nconfigs, unsig
     if (++p->since < p->gap && !jumped)
         return now;
     p->probing = true;
-    unsigned other = (now + 1) % nconfigs;
+    /* the others in turn, the last configuration first (the candidate of
+     * online tuning, when there is one; else the robust one) */
+    unsigned other = (p->probe_next + nconfigs - 1) % nconfigs;
+    if (other == now)
+        other = (other + nconfigs - 1) % nconfigs;
+    p->probe_next = other; /* the next probe: the one before it, in turn */
     *event = (ts_reactive_event){jumped ? TS_REACTIVE_PROBE_JUMP : TS_REACTIVE_PROBE, now, other,
                                  home_ns, per};
     return other;

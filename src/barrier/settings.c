@@ -299,7 +299,7 @@ void ts_barrier_choose_auto(topsync_barrier_t *b, const topsync_barrier_options_
                                   .processes = opts->process_shared != 0 || b->attached,
                                   .wait = r->wait,
                                   .model = model};
-    struct ts_auto_choice choice;
+    struct ts_auto_choice choice = {.candidate = ""};
     /* acquire: pairs with the release in ts_barrier_set_chooser */
     const struct ts_barrier_chooser *c = atomic_load_explicit(&chooser, memory_order_acquire);
     if (c) {
@@ -330,4 +330,9 @@ void ts_barrier_choose_auto(topsync_barrier_t *b, const topsync_barrier_options_
             r->wait = choice.wait;
     }
     snprintf(b->explain, sizeof b->explain, "auto: %s%s", choice.explain, kept);
+    struct parsed_algorithm other;
+    b->auto_candidate[0] = '\0';
+    if (choice.candidate[0] && ts_barrier_parse_algorithm(choice.candidate, &other, "") == 0 &&
+        other.algo && other.algo != alg.algo)
+        snprintf(b->auto_candidate, sizeof b->auto_candidate, "%s", choice.candidate);
 }

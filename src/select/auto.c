@@ -662,6 +662,26 @@ static void rules_step(const struct ts_auto_request *req, struct ts_auto_choice 
     }
 }
 
+/*
+ * What the rules set aside, tried online by a reactive barrier (docs/design.md
+ * section 10.4): the other family of the model's own uncertainty. Where a
+ * core's memory-level parallelism is not known, the flat gather/release
+ * (one root scanning every arrival word, one release line) and the
+ * log-depth dissemination trade places with K (docs/model.md sections 4
+ * and 7; issue 54's 16-core table: dissemination first at K = 1-4,
+ * sense-reversing-gr from K = 8), and topo against a flat log-depth one is
+ * within the model's error on a ratio. The robust configuration covers
+ * the central counter.
+ */
+static const char *rules_candidate(const char *rules)
+{
+    if (!strcmp(rules, "dissemination"))
+        return "sense-reversing-gr";
+    if (!strcmp(rules, "topo"))
+        return "dissemination";
+    return "";
+}
+
 void ts_auto_choose(const struct ts_auto_request *req, struct ts_auto_choice *out)
 {
     memset(out, 0, sizeof *out);
@@ -672,6 +692,7 @@ void ts_auto_choose(const struct ts_auto_request *req, struct ts_auto_choice *ou
     if ((steps & STEP_MODEL) && model_step(req, out, note, sizeof note))
         return;
     rules_step(req, out);
+    snprintf(out->candidate, sizeof out->candidate, "%s", rules_candidate(out->algorithm));
     if (note[0]) { /* the model ran but its choice was not robust: say so first */
         char rules[sizeof out->explain];
         memcpy(rules, out->explain, sizeof rules);

@@ -65,6 +65,8 @@ static inline uint64_t mutant_plan(uint32_t from, unsigned before, unsigned next
 #ifndef N
 #define N 3
 #endif
+/* two configurations switching at every episode: each state is reused */
+#define HARNESS_CONFIGS 2
 #ifndef EPISODES
 #define EPISODES 3
 #endif
@@ -78,11 +80,11 @@ unsigned ts_reactive_decide(topsync_barrier_t *b, uint32_t episode, unsigned now
 {
     (void)b;
     (void)episode;
-    return (now + 1) % TS_REACTIVE_CONFIGS;
+    return (now + 1) % HARNESS_CONFIGS;
 }
 
-static topsync_barrier_t configs[TS_REACTIVE_CONFIGS];
-static unsigned char segments[TS_REACTIVE_CONFIGS][(N + 1) * 4 * LINE] __attribute__((aligned(64)));
+static topsync_barrier_t configs[HARNESS_CONFIGS];
+static unsigned char segments[HARNESS_CONFIGS][(N + 1) * 4 * LINE] __attribute__((aligned(64)));
 static ts_reactive reactive;
 static ts_reactive_shared shared;
 static unsigned char ran[N][LINE] __attribute__((aligned(64)));
@@ -108,7 +110,7 @@ static void *participant(void *arg)
 
 int main(void)
 {
-    for (unsigned c = 0; c < TS_REACTIVE_CONFIGS; c++) {
+    for (unsigned c = 0; c < HARNESS_CONFIGS; c++) {
         topsync_barrier_t *b = &configs[c];
         b->algo = &ts_algo_sense_reversing;
         b->n = N;
@@ -125,7 +127,7 @@ int main(void)
         reactive.config[c] = b;
     }
     reactive.mode = TS_REACTIVE_EVERY;
-    reactive.nconfigs = TS_REACTIVE_CONFIGS;
+    reactive.nconfigs = HARNESS_CONFIGS;
     reactive.check_mask = 1;
     atomic_init(&shared.plan, ts_reactive_plan_make(2, 0, 1));
     reactive.shared = &shared;

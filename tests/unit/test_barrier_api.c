@@ -254,7 +254,8 @@ static void test_auto_choice(void)
     CHECK_STR(topsync_barrier_explain(b),
               "auto: rules: topo, since the participants' hierarchy has groups below TOP "
               "[TOPSYNC_AUTO=rules]; reactive (TOPSYNC_REACTIVE=on): switches to "
-              "sense-reversing/block when that is faster");
+              "sense-reversing/block when that is faster; tries dissemination/block online "
+              "(what the rules set aside)");
     const topsync_groups_t *g = topsync_barrier_groups(b);
     CHECK(g != NULL && topsync_groups_count(g) == 1);
     topsync_barrier_destroy(b);

@@ -74,6 +74,27 @@ static void test_which_react(void)
     topsync_barrier_destroy(b);
     unsetenv("TOPSYNC_BARRIER");
 
+    /* online tuning: with nothing measured, auto's rules take
+     * dissemination (or topo), and the candidate they set aside runs as a
+     * third configuration; a tuned or given choice has none */
+    setenv("TOPSYNC_AUTO", "rules", 1);
+    b = make("auto", 2); /* more would be oversubscribed here: sense-reversing */
+    CHECK_STR(topsync_barrier_algorithm(b), "dissemination");
+    CHECK(b->reactive != NULL && b->reactive->nconfigs == 3);
+    if (b->reactive && b->reactive->nconfigs == 3) {
+        CHECK_STR(b->reactive->config[2]->name, "sense-reversing-gr");
+        CHECK_STR(topsync_barrier_wait_policy_name(b->reactive->config[2]),
+                  topsync_barrier_wait_policy_name(b));
+        CHECK(strstr(topsync_barrier_explain(b), "tries sense-reversing-gr/") != NULL);
+    }
+    topsync_barrier_destroy(b);
+    setenv("TOPSYNC_REACTIVE", "off", 1);
+    b = make("auto", 2);
+    CHECK(b->reactive == NULL);
+    topsync_barrier_destroy(b);
+    unsetenv("TOPSYNC_REACTIVE");
+    unsetenv("TOPSYNC_AUTO");
+
     /* a given algorithm is kept */
     b = make("dissemination", 4);
     CHECK(b->reactive == NULL);
@@ -178,17 +199,23 @@ struct sim {
     unsigned now; /* the configuration running */
     uint64_t t;   /* simulated ns */
     uint32_t episode;
-    unsigned switches, probes, windows_on[TS_REACTIVE_CONFIGS];
+    unsigned switches, probes, windows_on[TS_REACTIVE_MAX_CONFIGS];
+    unsigned nconfigs; /* 0: 2 */
 };
 
 /* Run `windows` decision points 64 episodes apart, config c costing
  * cost[c] ns per episode. */
-static void run(struct sim *s, const double cost[TS_REACTIVE_CONFIGS], unsigned ticks)
+static void run(struct sim *s, const double *cost, unsigned ticks)
 {
+    unsigned nconfigs = s->nconfigs ? s->nconfigs : 2;
     for (unsigned i = 0; i < ticks; i++) {
         ts_reactive_event ev;
+        unsigned was = s->now;
         unsigned next =
-            ts_reactive_policy_step(&s->policy, TS_REACTIVE_CONFIGS, s->now, s->t, s->episode, &ev);
+            ts_reactive_policy_step(&s->policy, nconfigs, s->now, s->t, s->episode, &ev);
+        CHECK(next < nconfigs);
+        /* a probe tries another configuration than the one running */
+        CHECK(ev.kind != TS_REACTIVE_PROBE || next != was);
         s->switches += ev.kind == TS_REACTIVE_SWITCH;
         s->probes += ev.kind == TS_REACTIVE_PROBE || ev.kind == TS_REACTIVE_PROBE_JUMP;
         s->now = next;
@@ -250,6 +277,26 @@ static void test_policy(void)
             ticks(&o, 1, k % 5 == 4 ? 30000 : 100));
     CHECK_EQ(o.switches, 0);
     CHECK(o.probes <= 400 / 64 + 8);
+
+    /* online tuning (three configurations): the candidate is probed first
+     * and kept when it is faster; the robust one is probed in turn */
+    struct sim t = {.episode = 64, .policy.window_min_ns = window, .nconfigs = 3};
+    run(&t, (double[]){1000, 3000, 600}, ticks(&t, 8, 1000));
+    CHECK_EQ(t.switches, 1);
+    CHECK(t.now == 2);
+    run(&t, (double[]){1000, 3000, 600}, ticks(&t, 400, 600));
+    CHECK_EQ(t.switches, 1);
+    CHECK(t.windows_on[0] > 0 && t.windows_on[1] > 0);                 /* both probed, */
+    CHECK((t.windows_on[0] + t.windows_on[1]) * 30 < t.windows_on[2]); /* rarely */
+    /* the candidate slower: kept out, and both others keep being probed */
+    struct sim u = {.episode = 64, .policy.window_min_ns = window, .nconfigs = 3};
+    run(&u, (double[]){1000, 3000, 2000}, ticks(&u, 400, 1000));
+    CHECK_EQ(u.switches, 0);
+    CHECK(u.now == 0);
+    CHECK(u.windows_on[1] > 0 && u.windows_on[2] > 0);
+    /* a busy phase: the robust one wins from the candidate's home too */
+    run(&t, (double[]){20000, 5000, 15000}, ticks(&t, 40, 5000));
+    CHECK(t.now == 1);
 }
 
 int main(void)
