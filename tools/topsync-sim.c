@@ -260,7 +260,13 @@ static int cmd_barrier(struct machine *m, unsigned np, const char *map_arg, cons
         fprintf(stderr, "topsync-sim: --map-by: %s\n", topsync_error_message());
         return 2;
     }
-    /* "all" expands in place */
+    int rc = load_machine(m);
+    if (rc)
+        return rc;
+    /* "all" expands in place; glibc's barrier beside them where the
+     * scheduler runs (busy neighbours, unbound participants, or more
+     * participants than cores) */
+    bool scheduled = so->noise || so->unbound || np > topsync_topology_ncores(m->topology);
     const char *list[MAX_ALGORITHMS];
     size_t n = 0;
     for (size_t i = 0; i < nnames; i++) {
@@ -268,16 +274,12 @@ static int cmd_barrier(struct machine *m, unsigned np, const char *map_arg, cons
             for (size_t k = 0; k < sizeof all_algorithms / sizeof *all_algorithms; k++)
                 if (n < MAX_ALGORITHMS)
                     list[n++] = all_algorithms[k];
-            /* glibc's barrier beside them where the scheduler runs */
-            if ((so->noise || so->unbound) && n < MAX_ALGORITHMS)
+            if (scheduled && n < MAX_ALGORITHMS)
                 list[n++] = TOPSYNC_SIM_PEER_GLIBC;
         } else if (n < MAX_ALGORITHMS) {
             list[n++] = names[i];
         }
     }
-    int rc = load_machine(m);
-    if (rc)
-        return rc;
     /* more participants than cores share them, through the scheduler
      * (mapped round robin, as topsync-bench --bind core does) */
     hwloc_bitmap_t *sets = calloc(np, sizeof *sets);

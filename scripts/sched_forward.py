@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Predict busy many-core nodes with the scheduler model (docs/model.md section 9).
+
+usage: sched_forward.py BUILD_DIR [--seeds K] [--episodes E] [--machines LIST]
+
+For three machines (a flat 16-core node, the issue-53 KVM guest's table when
+../shared/data/c2c has it; a dual Xeon Gold 6242, 64 PUs on 2 sockets; the
+barrier paper's dual Kunpeng 920, 128 cores), every PU a participant,
+unbound, beside P/4, P and 2P busy processes: every algorithm under each
+wait policy (spin, yield, block) and glibc's barrier, predicted by
+topsync-sim (median of K seeds, default 3; E episodes, default 2000, after
+E/10 warm-up ones). Nothing is measured and nothing is fitted: the latency
+tables are the machines' own (data/c2c), the scheduler's costs the ones
+measured on the development VM (section 9's table).
+
+A Markdown report on stdout: per machine and noise, the fastest
+configuration, the robust one (sense-reversing/block: the reactive
+barrier's configuration 1) and the rules' dissemination under each policy,
+as ratios to glibc's. Section 9 says where the model is known to miss.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model_machines  # noqa: E402
+
+ALGORITHMS = ["sense-reversing", "sense-reversing-counter", "sense-reversing-gr",
+              "combining-tree", "mcs", "tournament", "dissemination", "topo"]
+WAITS = ["spin", "yield", "block"]
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KVM_TABLE = os.path.join(os.path.dirname(ROOT), "shared", "data", "c2c",
+                         "intel-xeon-16vcpu-kvm.csv")
+
+
+def machines():
+    flat = ["--topology", "pack:1 l3:1 core:16 pu:1"]
+    flat_what = "flat 16 cores, per-level default latencies"
+    if os.path.exists(KVM_TABLE):
+        flat += ["--c2c", KVM_TABLE]
+        flat_what = "flat 16 cores, the issue-53 KVM guest's measured table"
+    xeon = model_machines.MACHINES["xeon6242"]
+    kunpeng = model_machines.MACHINES["kunpeng920"]
+    return {
+        "flat16": (flat_what, 16, flat),
+        "xeon64": ("dual Xeon Gold 6242, 2 x 16 cores x 2 SMT", 64,
+                   ["--topology", xeon["topology"], "--c2c", xeon["c2c"]]),
+        "kunpeng128": ("dual Kunpeng 920-6426, 2 x 64 cores (the barrier paper's)", 128,
+                       ["--topology", kunpeng["topology"], "--c2c", kunpeng["c2c"]]),
+    }
+
+
+def parse(argv):
+    opts = {"seeds": 3, "episodes": 2000, "machines": list(machines())}
+    if len(argv) < 2 or argv[1].startswith("-"):
+        sys.exit(__doc__)
+    build, i = argv[1], 2
+    while i < len(argv):
+        key = argv[i]
+        if i + 1 >= len(argv):
+            sys.exit(f"sched_forward.py: {key} needs a value")
+        value = argv[i + 1]
+        if key in ("--seeds", "--episodes"):
+            try:
+                opts[key[2:]] = int(value)
+                if opts[key[2:]] < 1:
+                    raise ValueError
+            except ValueError:
+                sys.exit(f"sched_forward.py: {key} '{value}' is not a whole number >= 1")
+        elif key == "--machines":
+            opts["machines"] = value.split(",")
+            bad = [m for m in opts["machines"] if m not in machines()]
+            if bad:
+                sys.exit(f"sched_forward.py: unknown machine {bad[0]}; valid: "
+                         + ", ".join(machines()))
+        else:
+            sys.exit(f"sched_forward.py: unknown option {key}; valid: --seeds, --episodes, "
+                     "--machines")
+        i += 2
+    return build, opts
+
+
+def predict(sim, machine_args, np_, noise, wait, seeds, episodes):
+    """{algorithm: median latency ns over the seeds} for one case."""
+    runs = {}
+    for seed in range(1, seeds + 1):
+        cmd = [sim, "barrier", *machine_args, "--np", str(np_), "--noise", str(noise),
+               "--bind", "none", "--wait", wait, "--episodes", str(episodes),
+               "--warmup", str(max(1, episodes // 10)), "--seed", str(seed), "--json"]
+        for a in ALGORITHMS + (["peer:glibc"] if wait == "block" else []):
+            cmd += ["--algorithm", a]
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        doc = json.loads(out)
+        for r in doc["results"] if isinstance(doc, dict) else doc:
+            runs.setdefault(r["algorithm"], []).append(r["latency_ns"])
+    return {a: statistics.median(v) for a, v in runs.items()}
+
+
+def main(argv):
+    build, opts = parse(argv)
+    sim = os.path.join(build, "tools", "topsync-sim")
+    if not os.access(sim, os.X_OK):
+        sys.exit(f"sched_forward.py: no {sim}; build first")
+    print("| machine | busy | glibc us | fastest (ratio to glibc) | dissemination spin / yield / block "
+          "| sense-reversing/block (robust) |")
+    print("|---|---:|---:|---|---|---:|")
+    for name in opts["machines"]:
+        what, np_, args = machines()[name]
+        for noise in (np_ // 4, np_, 2 * np_):
+            lat = {}
+            for wait in WAITS:
+                for a, v in predict(sim, args, np_, noise, wait, opts["seeds"],
+                                    opts["episodes"]).items():
+                    lat[(a, "block" if a == "peer:glibc" else wait)] = v
+            glibc = lat[("peer:glibc", "block")]
+            best = min((v, a, w) for (a, w), v in lat.items() if a != "peer:glibc")
+            diss = " / ".join(f"{lat[('dissemination', w)] / glibc:.3g}x" for w in WAITS)
+            print(f"| {what} ({np_} unbound) | {noise} | {glibc / 1000:.1f} | "
+                  f"{best[1]}/{best[2]} ({best[0] / glibc:.3g}x) | {diss} | "
+                  f"{lat[('sense-reversing', 'block')] / glibc:.3g}x |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
