@@ -307,7 +307,8 @@ static void free_barrier(topsync_barrier_t *b)
 struct reaction {
     enum ts_reactive_mode mode;
     uint32_t every;       /* every:N */
-    size_t segment_bytes; /* in a segment: the plan's page and the robust part */
+    size_t segment_bytes; /* in a segment: the plan's page, the robust part, the candidate's */
+    size_t robust_bytes, candidate_bytes; /* the last two (0: no candidate) */
 };
 static int reaction_for(const topsync_barrier_t *b, const topsync_barrier_options_t *opts,
                         const ts_algorithm *const *table, bool in_segment, struct reaction *how);
@@ -402,6 +403,19 @@ static void robust_options(topsync_barrier_options_t *o, const topsync_barrier_o
     o->line_size = b->line;
 }
 
+/* Online tuning's candidate (docs/design.md section 10.4): the algorithm
+ * auto's rules set aside, with the chosen one's options. */
+static void candidate_options(topsync_barrier_options_t *o, const topsync_barrier_options_t *opts,
+                              const topsync_barrier_t *b)
+{
+    if (opts)
+        *o = *opts;
+    else
+        topsync_barrier_options_init(o);
+    o->algorithm = b->auto_candidate;
+    o->line_size = b->line;
+}
+
 static void robust_spin(topsync_barrier_t *robust)
 {
     ts_wait *w = &robust->wait;
@@ -435,8 +449,18 @@ static int reaction_for(const topsync_barrier_t *b, const topsync_barrier_option
     topsync_barrier_t *robust, *dummy;
     if ((rc = prepare(&dummy, b->n, &o, ts_algorithms, NULL, true, &robust)) < 0)
         return rc;
-    how->segment_bytes = (size_t)sysconf(_SC_PAGESIZE) + robust->size;
+    how->robust_bytes = robust->size;
     free_barrier(robust);
+    how->candidate_bytes = 0;
+    if (b->auto_candidate[0]) {
+        candidate_options(&o, opts, b);
+        topsync_barrier_t *candidate;
+        if ((rc = prepare(&dummy, b->n, &o, ts_algorithms, NULL, true, &candidate)) < 0)
+            return rc;
+        how->candidate_bytes = candidate->size;
+        free_barrier(candidate);
+    }
+    how->segment_bytes = (size_t)sysconf(_SC_PAGESIZE) + how->robust_bytes + how->candidate_bytes;
     return 1;
 }
 
@@ -490,8 +514,8 @@ static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *
     topsync_barrier_options_t o;
     robust_options(&o, opts, b);
     if (segment) {
-        rc = attach(&rx->config[1], b->n, &o, segment + page, how->segment_bytes - page, rank,
-                    false, false);
+        rc =
+            attach(&rx->config[1], b->n, &o, segment + page, how->robust_bytes, rank, false, false);
     } else {
         rc = create(&rx->config[1], b->n, &o, table, NULL, false);
     }
@@ -500,16 +524,14 @@ static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *
     robust_spin(rx->config[1]);
     rx->config[1]->ranks_by_arrival = b->ranks_by_arrival;
     /* online tuning: the candidate auto's rules set aside, a whole barrier
-     * too (a segment has no room for it: attached barriers do without) */
-    if (!segment && b->auto_candidate[0]) {
+     * too (in a segment, after the robust one's part) */
+    if (segment ? how->candidate_bytes != 0 : b->auto_candidate[0] != '\0') {
         topsync_barrier_options_t co;
-        if (opts)
-            co = *opts;
-        else
-            topsync_barrier_options_init(&co);
-        co.algorithm = b->auto_candidate;
-        co.line_size = b->line;
-        if ((rc = create(&rx->config[2], b->n, &co, table, NULL, false)) < 0)
+        candidate_options(&co, opts, b);
+        rc = segment ? attach(&rx->config[2], b->n, &co, segment + page + how->robust_bytes,
+                              how->candidate_bytes, rank, false, false)
+                     : create(&rx->config[2], b->n, &co, table, NULL, false);
+        if (rc < 0)
             return rc;
         rx->config[2]->ranks_by_arrival = b->ranks_by_arrival;
         rx->nconfigs = 3;
@@ -704,7 +726,16 @@ static int attach(topsync_barrier_t **out, unsigned n, const topsync_barrier_opt
     b->owns_mapping = false;
     set_peers(b);
     b->wait.process_shared = true;
-    b->reacts_as = extra ? (uint64_t)how.mode << 32 | how.every : 0; /* one layout for all */
+    /* one layout for all: the mode, and whether a candidate rides along
+     * (auto's rules might differ between processes given different
+     * TOPSYNC_AUTO or tuning files) */
+    b->reacts_as = extra ? (uint64_t)how.mode << 32 | how.every |
+                               (uint64_t)(how.candidate_bytes != 0) << 40 |
+                               (uint64_t)ts_fnv1a32(TS_FNV1A32_OFFSET, b->auto_candidate,
+                                                    strlen(b->auto_candidate)) %
+                                       4096u
+                                   << 41
+                         : 0;
     rc = check_fingerprint(b, rank);
     if (rc < 0) {
         free_barrier(b);

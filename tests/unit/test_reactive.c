@@ -130,23 +130,24 @@ enum { PROCS = 3, ATTACH_EPISODES = 3000 };
 
 /* Each process: attach, then write its cell of episode e, wait, and check
  * everybody's (cells after the barrier's part, in the same mapping). */
-static int attached_process(unsigned char *seg, size_t size, unsigned rank, const char *reactive)
+static int attached_process(unsigned char *seg, size_t size, unsigned procs, unsigned rank,
+                            unsigned nconfigs)
 {
-    if (reactive)
-        setenv("TOPSYNC_REACTIVE", reactive, 1);
     topsync_barrier_t *b;
-    if (topsync_barrier_attach(&b, PROCS, NULL, seg, size, rank) < 0)
+    if (topsync_barrier_attach(&b, procs, NULL, seg, size, rank) < 0)
         return 2;
+    if (!b->reactive || b->reactive->nconfigs != nconfigs)
+        return 3;
     uint32_t *cells = (uint32_t *)(seg + size);
     /* every process attached before the first wait (barrier.h) */
-    __atomic_fetch_add(&cells[PROCS], 1, __ATOMIC_ACQ_REL);
-    while (__atomic_load_n(&cells[PROCS], __ATOMIC_ACQUIRE) < PROCS)
+    __atomic_fetch_add(&cells[procs], 1, __ATOMIC_ACQ_REL);
+    while (__atomic_load_n(&cells[procs], __ATOMIC_ACQUIRE) < procs)
         ;
     int bad = 0;
     for (uint32_t e = 1; e <= ATTACH_EPISODES; e++) {
         __atomic_store_n(&cells[rank], e, __ATOMIC_RELAXED);
         topsync_barrier_wait(b, rank);
-        for (unsigned r = 0; r < PROCS; r++)
+        for (unsigned r = 0; r < procs; r++)
             bad |= __atomic_load_n(&cells[r], __ATOMIC_RELAXED) < e;
         topsync_barrier_wait(b, rank); /* nobody writes e + 1 before all read e */
     }
@@ -171,7 +172,7 @@ static void test_attached(void)
     pid_t pid[PROCS];
     for (unsigned r = 0; r < PROCS; r++)
         if ((pid[r] = fork()) == 0)
-            _exit(attached_process(seg, size, r, NULL));
+            _exit(attached_process(seg, size, PROCS, r, 2));
     for (unsigned r = 0; r < PROCS; r++) {
         int status = -1;
         waitpid(pid[r], &status, 0);
@@ -189,6 +190,39 @@ static void test_attached(void)
     CHECK_MSG("different ones");
     topsync_barrier_destroy(first);
     munmap(seg, size);
+
+    /* online tuning in a segment: 2 processes on 2 CPUs, unbound, so
+     * auto's rules take dissemination and its candidate rides after the
+     * robust part; all three configurations cycle, every episode checked */
+    setenv("TOPSYNC_REACTIVE", "every:1", 1);
+    setenv("TOPSYNC_AUTO", "rules", 1);
+    size_t with_candidate = 0, without = 0;
+    CHECK_EQ(topsync_barrier_segment_size(2, NULL, &with_candidate), 0);
+    topsync_barrier_options_t given;
+    topsync_barrier_options_init(&given);
+    given.algorithm = "dissemination"; /* reacts under every:N, no candidate */
+    CHECK_EQ(topsync_barrier_segment_size(2, &given, &without), 0);
+    CHECK(with_candidate > without);
+    seg = mmap(NULL, with_candidate + cells, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+               0);
+    CHECK(seg != MAP_FAILED);
+    for (unsigned r = 0; r < 2; r++)
+        if ((pid[r] = fork()) == 0)
+            _exit(attached_process(seg, with_candidate, 2, r, 3));
+    for (unsigned r = 0; r < 2; r++) {
+        int status = -1;
+        waitpid(pid[r], &status, 0);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    munmap(seg, with_candidate + cells);
+    /* a process without the candidate is refused where the others have it */
+    seg = mmap(NULL, with_candidate, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK_EQ(topsync_barrier_attach(&first, 2, NULL, seg, with_candidate, 0), 0);
+    CHECK_EQ(topsync_barrier_attach(&second, 2, &given, seg, with_candidate, 1), -EINVAL);
+    CHECK_MSG("different ones");
+    topsync_barrier_destroy(first);
+    munmap(seg, with_candidate);
+    unsetenv("TOPSYNC_AUTO");
     unsetenv("TOPSYNC_REACTIVE");
 }
 
