@@ -686,6 +686,19 @@ static int mapping_writable(const void *addr, size_t size)
     return at >= end;
 }
 
+/* What every process attached to one segment must agree on when b reacts
+ * (the fingerprint's reacts_as): TOPSYNC_REACTIVE's mode and N, and which
+ * candidate rides along, if any (auto's rules may differ between processes
+ * given another TOPSYNC_AUTO or tuning file). */
+static uint64_t reacts_as(const topsync_barrier_t *b, const struct reaction *how)
+{
+    uint64_t candidate = 0;
+    if (how->candidate_bytes)
+        candidate =
+            1 + ts_fnv1a32(TS_FNV1A32_OFFSET, b->auto_candidate, strlen(b->auto_candidate)) % 4095u;
+    return (uint64_t)how->mode << 32 | how->every | candidate << 40;
+}
+
 /* Attach; check_mapping: read /proc/self/maps to refuse a segment that is
  * not read-write (about 170 us in an MPI process of 400 mappings). */
 static int attach(topsync_barrier_t **out, unsigned n, const topsync_barrier_options_t *opts,
@@ -726,16 +739,7 @@ static int attach(topsync_barrier_t **out, unsigned n, const topsync_barrier_opt
     b->owns_mapping = false;
     set_peers(b);
     b->wait.process_shared = true;
-    /* one layout for all: the mode, and whether a candidate rides along
-     * (auto's rules might differ between processes given different
-     * TOPSYNC_AUTO or tuning files) */
-    b->reacts_as = extra ? (uint64_t)how.mode << 32 | how.every |
-                               (uint64_t)(how.candidate_bytes != 0) << 40 |
-                               (uint64_t)ts_fnv1a32(TS_FNV1A32_OFFSET, b->auto_candidate,
-                                                    strlen(b->auto_candidate)) %
-                                       4096u
-                                   << 41
-                         : 0;
+    b->reacts_as = extra ? reacts_as(b, &how) : 0; /* one layout for all */
     rc = check_fingerprint(b, rank);
     if (rc < 0) {
         free_barrier(b);
