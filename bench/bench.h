@@ -183,6 +183,14 @@ double bench_pthread_process_run(unsigned n, uint64_t warmup, uint64_t iteration
 int bench_c2c_table(topsync_topology_t *topology, uint64_t iterations, unsigned runs,
                     double **table, unsigned *n);
 
+/* A table's disturbed pairs (docs/model.md, "Disturbed pairs": far above
+ * the other pairs of their level on `topology`) measured again with
+ * measure(arg, i, j) (ns, <= 0: failed), each keeping the lower of its two
+ * figures (a disturbance only adds time). Returns how many were measured
+ * again, or -1 after a message. bench_c2c_table does it for its own. */
+int bench_c2c_remeasure(const topsync_topology_t *topology, double *table, unsigned n,
+                        double (*measure)(void *arg, unsigned i, unsigned j), void *arg);
+
 /* The memory-level parallelism of cross-core misses (c2c.c, issue 36): a
  * reader CPU fetching `lines` lines just written by another CPU, as a
  * chain of dependent loads and as independent loads; ns per line, the
