@@ -372,11 +372,14 @@ static double quantile(const ts_ps *sorted, size_t n, double p)
 static int median_far_pairs(topsync_model_t *m, unsigned *replaced)
 {
     unsigned n = m->table_n;
+    size_t npairs = (size_t)n * (n - 1) / 2;
     int *pu_of = malloc(n * sizeof *pu_of);
-    ts_ps *values = malloc(((size_t)n * (n - 1) / 2 + 1) * sizeof *values);
-    if (!pu_of || !values) {
+    ts_ps *values = malloc((npairs + 1) * sizeof *values);
+    signed char *level_of = malloc(npairs + 1); /* pair (i, j < i) at i(i-1)/2 + j */
+    if (!pu_of || !values || !level_of) {
         free(pu_of);
         free(values);
+        free(level_of);
         return ts_fail(ENOMEM, "out of memory building the model");
     }
     for (unsigned k = 0; k < n; k++)
@@ -394,13 +397,19 @@ static int median_far_pairs(topsync_model_t *m, unsigned *replaced)
         }
         pu_of[k] = (int)pu;
     }
+    /* each pair's level class, once (-1: a table CPU that is no PU) */
+    for (unsigned i = 0, at = 0; i < n; i++)
+        for (unsigned j = 0; j < i; j++, at++)
+            level_of[at] =
+                pu_of[i] < 0 || pu_of[j] < 0
+                    ? -1
+                    : (signed char)ts_model_level(m, (unsigned)pu_of[i], (unsigned)pu_of[j]);
     *replaced = 0;
     for (int level = 0; level < TOPSYNC_MODEL_NLEVELS; level++) {
         size_t count = 0;
-        for (unsigned i = 0; i < n; i++)
-            for (unsigned j = 0; j < i; j++)
-                if (pu_of[i] >= 0 && pu_of[j] >= 0 &&
-                    (int)ts_model_level(m, (unsigned)pu_of[i], (unsigned)pu_of[j]) == level)
+        for (unsigned i = 0, at = 0; i < n; i++)
+            for (unsigned j = 0; j < i; j++, at++)
+                if (level_of[at] == level)
                     values[count++] = m->table[(size_t)i * n + j];
         if (count < 4)
             continue;
@@ -408,17 +417,16 @@ static int median_far_pairs(topsync_model_t *m, unsigned *replaced)
         double q1 = quantile(values, count, 0.25), q3 = quantile(values, count, 0.75);
         double fence = q3 + 3 * (q3 - q1);
         ts_ps median = (ts_ps)(quantile(values, count, 0.5) + 0.5);
-        for (unsigned i = 0; i < n; i++)
-            for (unsigned j = 0; j < i; j++)
-                if (pu_of[i] >= 0 && pu_of[j] >= 0 &&
-                    (int)ts_model_level(m, (unsigned)pu_of[i], (unsigned)pu_of[j]) == level &&
-                    (double)m->table[(size_t)i * n + j] > fence) {
+        for (unsigned i = 0, at = 0; i < n; i++)
+            for (unsigned j = 0; j < i; j++, at++)
+                if (level_of[at] == level && (double)m->table[(size_t)i * n + j] > fence) {
                     m->table[(size_t)i * n + j] = m->table[(size_t)j * n + i] = median;
                     ++*replaced;
                 }
     }
     free(pu_of);
     free(values);
+    free(level_of);
     return 0;
 }
 
