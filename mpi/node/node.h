@@ -289,8 +289,9 @@ void ts_mpi_count(enum ts_mpi_call kind);
  * adds the time since start to the kind's. */
 uint64_t ts_mpi_time_start(void);
 void ts_mpi_time_add(enum ts_mpi_call kind, uint64_t start);
-/* A node barrier whose switches this rank counts in the summary (its
- * node's rank 0, at set-up), until it is freed (untrack: before destroy). */
+/* A node barrier (the node's MPI_Barrier or its collectives' barrier)
+ * whose switches this rank counts in the summary (its node's rank 0, at
+ * set-up), until it is freed (untrack: before destroy). */
 void ts_mpi_summary_track(const topsync_barrier_t *barrier);
 void ts_mpi_summary_untrack(const topsync_barrier_t *barrier);
 

@@ -33,6 +33,8 @@ void ts_mpi_node_sync_free(struct ts_node_sync *node)
 {
     if (node->barrier)
         ts_mpi_summary_untrack(node->barrier);
+    if (node->coll)
+        ts_mpi_summary_untrack(topsync_coll_barrier(node->coll));
     topsync_barrier_destroy(node->barrier);
     topsync_coll_destroy(node->coll);
     if (node->segment)

@@ -863,6 +863,8 @@ struct comm_state *ts_mpi_setup(MPI_Comm comm, const char *call)
             snprintf(why, sizeof why, "%s", topsync_error_message());
         } else if (s->node_rank == 0) {
             ts_mpi_summary_track(s->node.barrier);
+            /* the collectives' barrier reacts too (docs/design.md 10.5) */
+            ts_mpi_summary_track(topsync_coll_barrier(s->node.coll));
         }
         ts_mpi_call_log_attach(&s->node.call_log,
                                s->node_size > 1 ? (char *)s->node.segment + log_at : NULL,

@@ -74,6 +74,12 @@ struct topsync_barrier {
     void (*gathered)(const topsync_barrier_t *b, unsigned leader, const unsigned *members,
                      unsigned nmembers, bool last);
     void *gathered_arg;
+    /* The same step when the robust configuration of a reactive
+     * collectives' barrier runs their episode (docs/design.md section
+     * 10.5): sense-reversing calls it in the last arriver, after the
+     * acquire of every arrival (the counter's release sequence), before it
+     * publishes the release; NULL for a plain barrier. */
+    void (*completed)(const topsync_barrier_t *b, unsigned rank);
     bool by_auto;                 /* the algorithm was auto's choice */
     char auto_candidate[96];      /* ts_auto_choice.candidate, "" when none */
     bool wait_given;              /* by the options or TOPSYNC_WAIT (setup.h, struct resolved) */
@@ -224,10 +230,36 @@ int ts_barrier_create_with(topsync_barrier_t **out, unsigned n,
  * arrival completes an episode, before the first wait. 0 or -errno. */
 int ts_barrier_make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *opts);
 
-/* Keep the barrier on its first configuration for good (lifecycle.c): for
- * a caller whose episodes carry more than the barrier (the collectives'
- * combine step runs inside topo's wait), before its first wait. */
-void ts_barrier_fixed(topsync_barrier_t *b);
+/*
+ * The collectives' barrier (src/collectives/): a topo variant they give,
+ * whose episodes carry data. Created, attached and sized as
+ * topsync_barrier_create, ts_barrier_attach_mapped (check_mapping: as
+ * topsync_barrier_attach) and topsync_barrier_segment_size, but it reacts
+ * under TOPSYNC_REACTIVE although its algorithm was given, with the robust
+ * configuration alone (docs/design.md section 10.5). 0 or -errno.
+ */
+int ts_barrier_create_carrier(topsync_barrier_t **out, unsigned n,
+                              const topsync_barrier_options_t *opts);
+int ts_barrier_attach_carrier(topsync_barrier_t **out, unsigned n,
+                              const topsync_barrier_options_t *opts, void *segment, size_t size,
+                              unsigned rank, bool check_mapping);
+int ts_barrier_segment_size_carrier(unsigned n, const topsync_barrier_options_t *opts,
+                                    size_t *size);
+
+/* Give a carrier its combine step, before its first wait (lifecycle.c):
+ * `gathered` to topo's leaders (b itself), `completed` to the last arriver
+ * of each other configuration (the robust one), `arg` to both. */
+void ts_barrier_carry(topsync_barrier_t *b,
+                      void (*gathered)(const topsync_barrier_t *b, unsigned leader,
+                                       const unsigned *members, unsigned nmembers, bool last),
+                      void (*completed)(const topsync_barrier_t *b, unsigned rank), void *arg);
+
+/* topo.c: every gathered call topo's leaders make in one episode of b (a
+ * topo barrier), made by this thread in an order that respects the tree
+ * (each member's subtree before its group): the same combinations on the
+ * same operands, so the same result bit for bit. For the last arriver of
+ * another configuration, after it acquired every arrival. */
+void ts_topo_combine_all(const topsync_barrier_t *b);
 
 /* The algorithm objects, one per file of src/barrier/algorithms/ (the
  * simulator's build renames them: model/sim_atomic.h). */

@@ -303,6 +303,12 @@ static void free_barrier(topsync_barrier_t *b)
     free(b);
 }
 
+/* Which barriers may react: none (the configurations themselves, the
+ * simulator's), those whose algorithm auto chose (reaction_for), or the
+ * collectives' barrier, a topo variant given by them whose episodes carry
+ * data (docs/design.md section 10.5). */
+enum reacts { REACTS_NEVER, REACTS_IF_CHOSEN, REACTS_AS_CARRIER };
+
 /* How a barrier reacts (reactive.h), resolved once per create or attach. */
 struct reaction {
     enum ts_reactive_mode mode;
@@ -311,14 +317,15 @@ struct reaction {
     size_t robust_bytes, candidate_bytes; /* the last two (0: no candidate) */
 };
 static int reaction_for(const topsync_barrier_t *b, const topsync_barrier_options_t *opts,
-                        const ts_algorithm *const *table, bool in_segment, struct reaction *how);
+                        const ts_algorithm *const *table, bool in_segment, enum reacts reacts,
+                        struct reaction *how);
 static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *opts,
                          const ts_algorithm *const table[TS_NALGORITHMS],
                          const struct reaction *how, unsigned char *segment, unsigned rank);
 
 static int create(topsync_barrier_t **out, unsigned n, const topsync_barrier_options_t *opts,
                   const ts_algorithm *const table[TS_NALGORITHMS], const topsync_model_t *model,
-                  bool may_react)
+                  enum reacts reacts)
 {
     topsync_barrier_t *b;
     int rc = prepare(out, n, opts, table, model, false, &b);
@@ -361,8 +368,8 @@ static int create(topsync_barrier_t **out, unsigned n, const topsync_barrier_opt
     rc = b->algo->setup ? b->algo->setup(b) : 0;
     /* the simulator's barriers model one configuration (its idle model) */
     struct reaction how;
-    if (rc == 0 && may_react && !model && table == ts_algorithms &&
-        (rc = reaction_for(b, opts, table, false, &how)) > 0)
+    if (rc == 0 && reacts != REACTS_NEVER && !model && table == ts_algorithms &&
+        (rc = reaction_for(b, opts, table, false, reacts, &how)) > 0)
         rc = make_reactive(b, opts, table, &how, NULL, 0);
     if (rc < 0) {
         free_barrier(b);
@@ -378,7 +385,7 @@ int ts_barrier_create_with(topsync_barrier_t **out, unsigned n,
                            const ts_algorithm *const table[TS_NALGORITHMS],
                            const topsync_model_t *model)
 {
-    return create(out, n, opts, table, model, true);
+    return create(out, n, opts, table, model, REACTS_IF_CHOSEN);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -430,7 +437,8 @@ static void robust_spin(topsync_barrier_t *robust)
  * bytes it takes after b's part of a segment when in_segment: a page for
  * the plan, then the robust configuration's part), 0, or a negative errno. */
 static int reaction_for(const topsync_barrier_t *b, const topsync_barrier_options_t *opts,
-                        const ts_algorithm *const *table, bool in_segment, struct reaction *how)
+                        const ts_algorithm *const *table, bool in_segment, enum reacts reacts,
+                        struct reaction *how)
 {
     how->segment_bytes = 0;
     int rc = ts_reactive_from_env(&how->mode, &how->every);
@@ -438,8 +446,13 @@ static int reaction_for(const topsync_barrier_t *b, const topsync_barrier_option
         return rc;
     if (how->mode == TS_REACTIVE_OFF || b->gathered)
         return 0;
-    if (how->mode == TS_REACTIVE_ON &&
-        (!b->by_auto || b->n == 1 ||
+    if (how->mode == TS_REACTIVE_ON && b->n == 1)
+        return 0;
+    /* The collectives' topo reacts although they gave it, with the robust
+     * configuration alone: by_auto is false, so no candidate (only topo
+     * and the counter's last arriver combine, section 10.5). */
+    if (how->mode == TS_REACTIVE_ON && reacts != REACTS_AS_CARRIER &&
+        (!b->by_auto ||
          (b->algo == from_table(&ts_algo_sense_reversing, table) && b->wait.kind == TS_WAIT_BLOCK)))
         return 0; /* a given algorithm is kept; the robust one is already chosen */
     if (!in_segment)
@@ -465,7 +478,8 @@ static int reaction_for(const topsync_barrier_t *b, const topsync_barrier_option
 }
 
 static int attach(topsync_barrier_t **out, unsigned n, const topsync_barrier_options_t *opts,
-                  void *segment, size_t size, unsigned rank, bool check_mapping, bool may_react);
+                  void *segment, size_t size, unsigned rank, bool check_mapping,
+                  enum reacts reacts);
 
 /* how: reaction_for's answer for b; segment: NULL for a created barrier
  * (the plan gets memory of its own), else the tail of an attached one's
@@ -514,10 +528,10 @@ static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *
     topsync_barrier_options_t o;
     robust_options(&o, opts, b);
     if (segment) {
-        rc =
-            attach(&rx->config[1], b->n, &o, segment + page, how->robust_bytes, rank, false, false);
+        rc = attach(&rx->config[1], b->n, &o, segment + page, how->robust_bytes, rank, false,
+                    REACTS_NEVER);
     } else {
-        rc = create(&rx->config[1], b->n, &o, table, NULL, false);
+        rc = create(&rx->config[1], b->n, &o, table, NULL, REACTS_NEVER);
     }
     if (rc < 0)
         return rc;
@@ -529,8 +543,8 @@ static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *
         topsync_barrier_options_t co;
         candidate_options(&co, opts, b);
         rc = segment ? attach(&rx->config[2], b->n, &co, segment + page + how->robust_bytes,
-                              how->candidate_bytes, rank, false, false)
-                     : create(&rx->config[2], b->n, &co, table, NULL, false);
+                              how->candidate_bytes, rank, false, REACTS_NEVER)
+                     : create(&rx->config[2], b->n, &co, table, NULL, REACTS_NEVER);
         if (rc < 0)
             return rc;
         rx->config[2]->ranks_by_arrival = b->ranks_by_arrival;
@@ -578,7 +592,7 @@ int ts_barrier_make_reactive(topsync_barrier_t *b, const topsync_barrier_options
         return 0;
     b->by_auto = true;
     struct reaction how;
-    int rc = reaction_for(b, opts, ts_algorithms, false, &how);
+    int rc = reaction_for(b, opts, ts_algorithms, false, REACTS_IF_CHOSEN, &how);
     if (rc > 0)
         rc = make_reactive(b, opts, ts_algorithms, &how, NULL, 0);
     if (rc < 0)
@@ -586,9 +600,18 @@ int ts_barrier_make_reactive(topsync_barrier_t *b, const topsync_barrier_options
     return rc < 0 ? rc : 0;
 }
 
-void ts_barrier_fixed(topsync_barrier_t *b)
+void ts_barrier_carry(topsync_barrier_t *b,
+                      void (*gathered)(const topsync_barrier_t *b, unsigned leader,
+                                       const unsigned *members, unsigned nmembers, bool last),
+                      void (*completed)(const topsync_barrier_t *b, unsigned rank), void *arg)
 {
-    reactive_free(b);
+    b->gathered = gathered;
+    b->gathered_arg = arg;
+    ts_reactive *rx = b->reactive;
+    for (unsigned c = 1; rx && c < rx->nconfigs; c++) {
+        rx->config[c]->completed = completed;
+        rx->config[c]->gathered_arg = arg;
+    }
 }
 
 int topsync_barrier_create(topsync_barrier_t **out, unsigned n,
@@ -597,7 +620,8 @@ int topsync_barrier_create(topsync_barrier_t **out, unsigned n,
     return ts_barrier_create_with(out, n, opts, ts_algorithms, NULL);
 }
 
-int topsync_barrier_segment_size(unsigned n, const topsync_barrier_options_t *opts, size_t *size)
+static int segment_size(unsigned n, const topsync_barrier_options_t *opts, enum reacts reacts,
+                        size_t *size)
 {
     topsync_barrier_t *b, *dummy;
     if (!size)
@@ -608,10 +632,15 @@ int topsync_barrier_segment_size(unsigned n, const topsync_barrier_options_t *op
     *size = b->size;
     /* a reactive barrier's plan and robust configuration follow */
     struct reaction how;
-    rc = reaction_for(b, opts, ts_algorithms, true, &how);
+    rc = reaction_for(b, opts, ts_algorithms, true, reacts, &how);
     *size += how.segment_bytes;
     free_barrier(b);
     return rc < 0 ? rc : 0;
+}
+
+int topsync_barrier_segment_size(unsigned n, const topsync_barrier_options_t *opts, size_t *size)
+{
+    return segment_size(n, opts, REACTS_IF_CHOSEN, size);
 }
 
 /* What every participant of one segment must agree on: n, the algorithm
@@ -702,7 +731,7 @@ static uint64_t reacts_as(const topsync_barrier_t *b, const struct reaction *how
 /* Attach; check_mapping: read /proc/self/maps to refuse a segment that is
  * not read-write (about 170 us in an MPI process of 400 mappings). */
 static int attach(topsync_barrier_t **out, unsigned n, const topsync_barrier_options_t *opts,
-                  void *segment, size_t size, unsigned rank, bool check_mapping, bool may_react)
+                  void *segment, size_t size, unsigned rank, bool check_mapping, enum reacts reacts)
 {
     topsync_barrier_t *b;
     int rc = prepare(out, n, opts, ts_algorithms, NULL, true, &b);
@@ -713,7 +742,8 @@ static int attach(topsync_barrier_t **out, unsigned n, const topsync_barrier_opt
         return ts_fail(EINVAL, "barrier: segment %p is NULL or not page aligned", segment);
     }
     struct reaction how = {.segment_bytes = 0};
-    if (may_react && (rc = reaction_for(b, opts, ts_algorithms, true, &how)) < 0) {
+    if (reacts != REACTS_NEVER &&
+        (rc = reaction_for(b, opts, ts_algorithms, true, reacts, &how)) < 0) {
         free_barrier(b);
         return rc;
     }
@@ -766,14 +796,32 @@ int topsync_barrier_attach(topsync_barrier_t **out, unsigned n,
                            const topsync_barrier_options_t *opts, void *segment, size_t size,
                            unsigned rank)
 {
-    return attach(out, n, opts, segment, size, rank, true, true);
+    return attach(out, n, opts, segment, size, rank, true, REACTS_IF_CHOSEN);
 }
 
 int ts_barrier_attach_mapped(topsync_barrier_t **out, unsigned n,
                              const topsync_barrier_options_t *opts, void *segment, size_t size,
                              unsigned rank)
 {
-    return attach(out, n, opts, segment, size, rank, false, true);
+    return attach(out, n, opts, segment, size, rank, false, REACTS_IF_CHOSEN);
+}
+
+int ts_barrier_create_carrier(topsync_barrier_t **out, unsigned n,
+                              const topsync_barrier_options_t *opts)
+{
+    return create(out, n, opts, ts_algorithms, NULL, REACTS_AS_CARRIER);
+}
+
+int ts_barrier_attach_carrier(topsync_barrier_t **out, unsigned n,
+                              const topsync_barrier_options_t *opts, void *segment, size_t size,
+                              unsigned rank, bool check_mapping)
+{
+    return attach(out, n, opts, segment, size, rank, check_mapping, REACTS_AS_CARRIER);
+}
+
+int ts_barrier_segment_size_carrier(unsigned n, const topsync_barrier_options_t *opts, size_t *size)
+{
+    return segment_size(n, opts, REACTS_AS_CARRIER, size);
 }
 
 /* Destroyed handles, kept recognisable (their state freed, the struct kept)

@@ -137,9 +137,9 @@ static int attach_hook(topsync_coll_t *c)
      * settings.c) gain more from a one-way root running ahead several
      * calls than from data on the polled line: see one_way.c. */
     c->deep = c->barrier->wait.yield_iterations > 0;
-    ts_barrier_fixed(c->barrier); /* the combine step runs in this configuration's wait */
-    c->barrier->gathered = ts_coll_gathered;
-    c->barrier->gathered_arg = c;
+    /* topo's leaders combine; when the barrier reacts, the robust
+     * configuration's last arriver makes the same combinations */
+    ts_barrier_carry(c->barrier, ts_coll_gathered, ts_coll_completed, c);
     c->magic = TS_COLL_LIVE;
     return 0;
 }
@@ -156,7 +156,7 @@ int topsync_coll_create(topsync_coll_t **out, unsigned n, const topsync_coll_opt
     if (rc < 0)
         return rc;
     if ((rc = check_size(c, n, &bopts)) < 0 ||
-        (rc = topsync_barrier_create(&c->barrier, n, &bopts)) < 0) {
+        (rc = ts_barrier_create_carrier(&c->barrier, n, &bopts)) < 0) {
         free(c);
         return rc;
     }
@@ -192,7 +192,7 @@ int topsync_coll_segment_size(unsigned n, const topsync_coll_options_t *o, size_
         return rc;
     size_t barrier_bytes = 0;
     if ((rc = check_size(c, n, &bopts)) == 0)
-        rc = topsync_barrier_segment_size(n, &bopts, &barrier_bytes);
+        rc = ts_barrier_segment_size_carrier(n, &bopts, &barrier_bytes);
     if (rc == 0) {
         size_t line = bopts.line_size ? bopts.line_size : ts_barrier_machine_line_size();
         *size = barrier_bytes + layout(c, n, line, true);
@@ -214,7 +214,7 @@ static int attach(topsync_coll_t **out, unsigned n, const topsync_coll_options_t
     if (rc < 0)
         return rc;
     size_t barrier_bytes = 0;
-    if ((rc = topsync_barrier_segment_size(n, &bopts, &barrier_bytes)) < 0) {
+    if ((rc = ts_barrier_segment_size_carrier(n, &bopts, &barrier_bytes)) < 0) {
         free(c);
         return rc;
     }
@@ -224,8 +224,7 @@ static int attach(topsync_coll_t **out, unsigned n, const topsync_coll_options_t
         free(c);
         return ts_fail(EINVAL, "collectives: segment of %zu bytes, %zu needed", size, need);
     }
-    rc = check_mapping ? topsync_barrier_attach(&c->barrier, n, &bopts, segment, size, rank)
-                       : ts_barrier_attach_mapped(&c->barrier, n, &bopts, segment, size, rank);
+    rc = ts_barrier_attach_carrier(&c->barrier, n, &bopts, segment, size, rank, check_mapping);
     if (rc < 0) {
         free(c);
         return rc;

@@ -3,8 +3,9 @@
  * hierarchical barrier's groups. Each call is one episode of a topo
  * barrier whose leaders combine their members' slots (the barrier's
  * gathered hook) on the way up; participant 0 then holds the result, and
- * the release hands it to everybody. tests/genmc/coll.c runs this file
- * as it is. The why: docs/design.md section 9.
+ * the release hands it to everybody; when a reactive barrier runs a call
+ * on its robust configuration, that barrier's last arriver makes the same
+ * combinations. tests/genmc/coll.c runs this file as it is. The why: docs/design.md section 9.
  */
 #include <errno.h>
 #include <string.h>
@@ -89,6 +90,19 @@ void ts_coll_gathered(const topsync_barrier_t *b, unsigned leader, const unsigne
     unsigned char *to = result(c, call->parity, call->bytes);
     if (last && to != acc) /* published by the release that follows */
         memcpy(to, acc, call->bytes);
+}
+
+/* After the acquire of every arrival (sense_reversing.c): every slot of
+ * this episode is complete and visible, and the release that follows
+ * publishes what this writes, as topo's release would. Topo's own order
+ * and operands, so a switch between the two never changes a result's
+ * bits. */
+void ts_coll_completed(const topsync_barrier_t *b, unsigned rank)
+{
+    (void)rank;
+    const topsync_coll_t *c = b->gathered_arg;
+    if (current && current->count)
+        ts_topo_combine_all(c->barrier);
 }
 
 int ts_coll_check_call(const char *fn, const topsync_coll_t *c, unsigned rank, size_t count,

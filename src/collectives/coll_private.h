@@ -56,6 +56,12 @@ static inline bool ts_coll_live(const topsync_coll_t *c)
 void ts_coll_gathered(const topsync_barrier_t *b, unsigned leader, const unsigned *members,
                       unsigned nmembers, bool last);
 
+/* The robust configuration's last arriver (sense-reversing's completed
+ * hook, coll_ops.c), when a reactive collectives' barrier runs the call in
+ * progress on this thread there: every combination topo's leaders would
+ * make, in topo's order (docs/design.md section 10.5). */
+void ts_coll_completed(const topsync_barrier_t *b, unsigned rank);
+
 /* acc[i] = acc[i] op in[i], i < count; type and op checked before
  * (topsync_op_check). */
 void ts_reduce_apply(topsync_datatype_t type, topsync_op_t op, void *acc, const void *in,

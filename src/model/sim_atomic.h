@@ -33,10 +33,13 @@
 #define atomic_compare_exchange_weak_explicit atomic_compare_exchange_strong_explicit
 #define atomic_thread_fence(order) ts_sim_fence(order)
 
-/* The out-of-line halves of wait.h, and the algorithm objects. */
+/* The out-of-line halves of wait.h, the algorithm objects, and what an
+ * algorithm file exports besides (the simulator's barriers never carry
+ * data, but the second copy of topo.c needs a name of its own). */
 #define ts_wait_slow ts_sim_wait_slow
 #define ts_futex_wait ts_sim_futex_wait
 #define ts_futex_wake ts_sim_futex_wake
 #define TS_ALGO(stem) ts_sim_algo_##stem
+#define ts_topo_combine_all ts_sim_topo_combine_all
 
 #endif

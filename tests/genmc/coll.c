@@ -21,6 +21,22 @@
  *   -DTS_COLL_RING=1u the one-way calls' ring of one slot, likewise;
  *  -DWEAKEN_IN=ts_wait_all -DWEAKEN_FENCES_ONLY with OP_REDUCE: the
  *   root's scan of the contributions without its acquire fence.
+ *
+ * -DREACTIVE: the barrier reacts (src/barrier/reactive.c, included as it
+ * is; docs/design.md section 10.5): configuration 1 is sense-reversing
+ * (src/barrier/algorithms/sense_reversing.c, included as it is) whose last
+ * arriver combines as topo would (ts_coll_completed). Call 1 runs on topo,
+ * call 2 on the counter, and participant 0, deciding at call 2, moves call
+ * 3 back to topo while the others enter 2 and 3 (as in reactive.c's
+ * harness): the switch both ways, anyone late across it. -DROBUST_FIRST:
+ * the counter from call 1 on (its futex release, in a harness of one call
+ * under block). Mutants, each caught:
+ *  -DWEAKEN_IN=sr_wait: the counter's fetch_add relaxed (the last arriver
+ *   combines slots it has not acquired: a race);
+ *  -DWEAKEN_IN=ts_publish: the counter's release relaxed (the result read
+ *   before it is visible);
+ *  -DMUTANT_NO_COMBINE: the counter without the combine step (a wrong
+ *   result at call 2).
  */
 #include "genmc_shim.h"
 
@@ -29,6 +45,21 @@
 
 #include "../../src/wait/wait.c"
 #include "../../src/barrier/algorithms/topo.c"
+#ifdef REACTIVE
+/* A second algorithm file in this unit: the names it shares with topo.c
+ * renamed. Function-like, so that its object's `.wait = wait` keeps
+ * naming topo's: that object (ts_algo_sense_reversing) is not used here,
+ * robust_algo below is. */
+#define wait(b, rank, episode) sr_wait(b, rank, episode)
+#define LINE_COUNT SR_LINE_COUNT
+#define LINE_RELEASE SR_LINE_RELEASE
+#include "../../src/barrier/algorithms/sense_reversing.c"
+#undef wait
+#undef LINE_COUNT
+#undef LINE_RELEASE
+#include "../../src/barrier/reactive.h"
+#include "../../src/barrier/reactive.c"
+#endif
 #include "../../src/collectives/reduce_ops.c"
 
 /* GenMC runs no memcpy of a length it does not know: a copy of 4-byte
@@ -73,6 +104,29 @@ static int genmc_snprintf(char *buf, size_t size, const char *fmt, ...)
 
 static topsync_barrier_t barrier;
 static topsync_coll_t coll;
+#ifdef REACTIVE
+static topsync_barrier_t robust;
+static unsigned char robust_segment[(N + 1) * 4 * LINE] __attribute__((aligned(64)));
+static ts_reactive reactive;
+static ts_reactive_shared shared;
+static unsigned char ran[N][LINE] __attribute__((aligned(64)));
+
+static const ts_algorithm robust_algo = {
+    .name = "sense-reversing",
+    .global_lines_fixed = 3,
+    .rank_lines_fixed = 1,
+    .reset_counters = reset_counters,
+    .wait = sr_wait,
+};
+
+/* every:1 (reactive_policy.c's TS_REACTIVE_EVERY): the other configuration */
+unsigned ts_reactive_decide(topsync_barrier_t *b, uint32_t episode, unsigned now)
+{
+    (void)b;
+    (void)episode;
+    return 1 - now;
+}
+#endif
 static unsigned char segment[(N + 1) * 8 * LINE] __attribute__((aligned(64)));
 static unsigned char data[N * (4 + TS_COLL_RING) * LINE] __attribute__((aligned(64)));
 static uint32_t seqs[N * LINE / 4];
@@ -84,7 +138,12 @@ int topsync_barrier_wait_checked(topsync_barrier_t *b, unsigned rank)
     ts_word *local = ts_rank_line(b, rank, 0);
     uint32_t episode = atomic_load_explicit(&local->value, memory_order_relaxed) + 1;
     atomic_store_explicit(&local->value, episode, memory_order_relaxed);
+#ifdef REACTIVE
+    topsync_barrier_t *config = ts_reactive_enter(b, rank, episode, &episode);
+    config->algo->wait(config, rank, episode);
+#else
     b->algo->wait(b, rank, episode);
+#endif
     return 0;
 }
 
@@ -109,16 +168,24 @@ static void *participant(void *arg)
     return NULL;
 }
 
+/* a configuration's fields, as lifecycle.c sets them (no spin, no yield:
+ * block goes straight to the futex) */
+static void configure(topsync_barrier_t *b, const ts_algorithm *algo, unsigned char *base,
+                      size_t block_lines)
+{
+    b->algo = algo;
+    b->n = N;
+    b->wait.kind = POLICY;
+    b->wait.spin_iterations = 0;
+    b->wait.yield_iterations = 0;
+    b->line = LINE;
+    b->base = base;
+    b->block_bytes = block_lines * LINE;
+}
+
 int main(void)
 {
-    barrier.algo = &ts_algo_topo;
-    barrier.n = N;
-    barrier.wait.kind = POLICY;
-    barrier.wait.spin_iterations = 0;
-    barrier.wait.yield_iterations = 0;
-    barrier.line = LINE;
-    barrier.base = segment;
-    barrier.block_bytes = 8 * LINE;
+    configure(&barrier, &ts_algo_topo, segment, 8);
     if (ts_algo_topo.setup(&barrier) != 0)
         return 1;
     /* the object as coll.c's attach_hook makes it, field by field */
@@ -139,6 +206,28 @@ int main(void)
     coll.global_result = true;
     barrier.gathered = ts_coll_gathered;
     barrier.gathered_arg = &coll;
+#ifdef REACTIVE
+    /* as lifecycle.c's make_reactive and ts_barrier_carry make them */
+    configure(&robust, &robust_algo, robust_segment, 4);
+#ifndef MUTANT_NO_COMBINE
+    robust.completed = ts_coll_completed;
+#endif
+    robust.gathered_arg = &coll;
+    reactive.config[0] = &barrier;
+    reactive.config[1] = &robust;
+    reactive.mode = TS_REACTIVE_EVERY;
+    reactive.nconfigs = 2;
+    reactive.check_mask = 1;
+#ifdef ROBUST_FIRST /* the counter from call 1 on (a harness of one call) */
+    atomic_init(&shared.plan, ts_reactive_plan_make(1, 0, 1));
+#else
+    atomic_init(&shared.plan, ts_reactive_plan_make(2, 0, 1));
+#endif
+    reactive.shared = &shared;
+    reactive.ran = &ran[0][0];
+    reactive.ran_stride = LINE;
+    barrier.reactive = &reactive;
+#endif
     genmc_run_participants(participant, N);
     return 0;
 }

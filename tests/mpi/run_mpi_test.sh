@@ -622,6 +622,13 @@ collectives) # MPI_Allreduce, MPI_Reduce, MPI_Bcast: every predefined type and
     out=$(launch $big none LD_PRELOAD=$lib -- "$coll" 1 2>&1); expect_pass "$out" "collectives np $big"
     out=$(launch 4 overload LD_PRELOAD=$lib TOPSYNC_NODE_SPLIT=2 -- "$coll" 1 2>&1)
     expect_pass "$out" "collectives on 2 pseudo-nodes"
+    # the node step reacts (docs/design.md 10.5): forced to switch at every
+    # call, the robust configuration's last arriver combining; the summary
+    # counts the collectives' barrier's switches
+    out=$(launch 4 overload LD_PRELOAD=$lib TOPSYNC_REACTIVE=every:1 TOPSYNC_VERBOSE=1 -- "$coll" 1 2>&1)
+    expect_pass "$out" "collectives switching at every call"
+    grep -qE "node barriers switched configuration [1-9][0-9]* times" <<<"$out" && ok ||
+        ko "collectives every:1: no switch in the summary: $(grep 'summary of' <<<"$out")"
     if [ "$mpi" = debian ]; then
         out=$(launch 6 none LD_PRELOAD=$lib TOPSYNC_NODE_SPLIT=3 TOPSYNC_COLL_MAX_BYTES=64 -- "$coll" 1 2>&1)
         expect_pass "$out" "collectives on 3 pseudo-nodes, 64-byte limit"

@@ -402,21 +402,32 @@ static void test_processes(void)
     topsync_groups_destroy(g);
 }
 
-/* Floating point: the same bits on every participant and in every run,
- * though the sum depends on the order of the additions. */
+/* Floating point: the same bits on every participant, at every call and
+ * in every run, though the sum depends on the order of the additions:
+ * 1e16 + 1 rounds back to 1e16 (the spacing of doubles there is 2), so
+ * ones added one by one to 1e16 vanish where two added first survive. */
 struct order_arg {
     topsync_coll_t *c;
     unsigned rank;
     double out;
+    int changed; /* calls whose result differed from the first */
 };
+
+static double order_value(unsigned rank)
+{
+    return rank % 4 ? 1.0 : 1e16;
+}
 
 static void *order_main(void *p)
 {
     struct order_arg *a = p;
-    /* 1e16 + 1 + ... : the order decides which ones are absorbed */
-    double mine = a->rank % 2 ? 1.0 : 1e16 * (a->rank + 1), out = 0;
-    for (int k = 0; k < 50; k++)
+    double mine = order_value(a->rank), out = 0, first = 0;
+    for (int k = 0; k < 50; k++) {
         topsync_allreduce(a->c, a->rank, &mine, &out, 1, TOPSYNC_TYPE_DOUBLE, TOPSYNC_OP_SUM);
+        if (k == 0)
+            first = out;
+        a->changed += memcmp(&out, &first, sizeof out) != 0;
+    }
     a->out = out;
     return NULL;
 }
@@ -435,26 +446,37 @@ static void test_fixed_order(void)
         struct order_arg args[8];
         pthread_t tid[8];
         for (unsigned r = 0; r < n; r++) {
-            args[r] = (struct order_arg){c, r, 0};
+            args[r] = (struct order_arg){c, r, 0, 0};
             pthread_create(&tid[r], NULL, order_main, &args[r]);
         }
         for (unsigned r = 0; r < n; r++)
             pthread_join(tid[r], NULL);
         if (round == 0)
             first = args[0].out;
-        for (unsigned r = 0; r < n; r++)
+        for (unsigned r = 0; r < n; r++) {
             CHECK(memcmp(&args[r].out, &first, sizeof first) == 0);
+            CHECK_EQ(args[r].changed, 0);
+        }
+        /* under TOPSYNC_REACTIVE=every:N, the calls ran on both
+         * configurations (the robust one's last arriver combined) */
+        const char *reactive = getenv("TOPSYNC_REACTIVE");
+        if (reactive && !strncmp(reactive, "every:", 6))
+            CHECK(topsync_barrier_switches(topsync_coll_barrier(c)) > 0);
         topsync_coll_destroy(c);
     }
-    /* the groups' order: (a0 + a1) + (a2 + a3), then the quads */
-    double a[8], pairs[4], quads[2];
-    for (unsigned r = 0; r < n; r++)
-        a[r] = r % 2 ? 1.0 : 1e16 * (r + 1);
+    /* the groups' order: (a0 + a1) + (a2 + a3), then the quads, which
+     * keeps the ones that rank order (((a0 + a1) + a2) + a3) ... loses */
+    double a[8], pairs[4], quads[2], in_rank_order = 0;
+    for (unsigned r = 0; r < n; r++) {
+        a[r] = order_value(r);
+        in_rank_order += a[r];
+    }
     for (unsigned i = 0; i < 4; i++)
         pairs[i] = a[2 * i] + a[2 * i + 1];
     for (unsigned i = 0; i < 2; i++)
         quads[i] = pairs[2 * i] + pairs[2 * i + 1];
     double want = quads[0] + quads[1];
+    CHECK(memcmp(&want, &in_rank_order, sizeof want) != 0); /* the check can fail */
     CHECK(memcmp(&want, &first, sizeof want) == 0);
     topsync_groups_destroy(g);
 }
@@ -680,6 +702,65 @@ static void test_one_way_timeout(void)
     topsync_coll_destroy(c);
 }
 
+/*
+ * Reactive collectives (docs/design.md section 10.5): their topo reacts
+ * under TOPSYNC_REACTIVE, with the robust configuration beside it, whose
+ * last arriver combines as topo's leaders would. Forced switches
+ * (every:N) run the tests of values, order and processes again: the
+ * results are right at every call and have topo's bits (test_fixed_order
+ * computes them by hand from the groups' order, which a combination in
+ * rank order misses).
+ */
+static bool explains_reactive(unsigned n, const char *mode)
+{
+    setenv("TOPSYNC_REACTIVE", mode, 1);
+    topsync_coll_t *c = NULL;
+    CHECK_EQ(topsync_coll_create(&c, n, NULL), 0);
+    bool reacts = c && strstr(topsync_barrier_explain(topsync_coll_barrier(c)), "reactive");
+    topsync_coll_destroy(c);
+    return reacts;
+}
+
+static void test_reactive(void)
+{
+    CHECK(explains_reactive(2, "on"));
+    CHECK(explains_reactive(8, "on"));
+    CHECK(!explains_reactive(1, "on"));
+    CHECK(!explains_reactive(8, "off"));
+    CHECK(explains_reactive(1, "every:1"));
+
+    /* the plan's page and the robust part follow in a segment */
+    topsync_coll_options_t o;
+    topsync_coll_options_init(&o);
+    size_t fixed = 0, reacting = 0;
+    setenv("TOPSYNC_REACTIVE", "off", 1);
+    CHECK_EQ(topsync_coll_segment_size(4, &o, &fixed), 0);
+    setenv("TOPSYNC_REACTIVE", "every:2", 1);
+    CHECK_EQ(topsync_coll_segment_size(4, &o, &reacting), 0);
+    CHECK(reacting > fixed);
+
+    /* a process that would not switch where the others do is refused */
+    void *seg = mmap(NULL, reacting, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK(seg != MAP_FAILED);
+    topsync_coll_t *first = NULL, *other = NULL;
+    CHECK_EQ(topsync_coll_attach(&first, 4, &o, seg, reacting, 0), 0);
+    setenv("TOPSYNC_REACTIVE", "off", 1);
+    CHECK_EQ(topsync_coll_attach(&other, 4, &o, seg, reacting, 1), -EINVAL);
+    CHECK_MSG("different");
+    topsync_coll_destroy(first);
+    munmap(seg, reacting);
+
+    static const char *const forced[] = {"every:1", "every:4"};
+    for (unsigned i = 0; i < 2; i++) {
+        setenv("TOPSYNC_REACTIVE", forced[i], 1);
+        test_threads();
+        test_fixed_order();
+        test_processes();
+        test_oversubscribed();
+    }
+    unsetenv("TOPSYNC_REACTIVE");
+}
+
 int main(void)
 {
     test_errors();
@@ -690,5 +771,6 @@ int main(void)
     test_oversubscribed();
     test_one_way_stream();
     test_one_way_timeout();
+    test_reactive();
     return check_summary();
 }

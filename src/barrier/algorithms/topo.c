@@ -110,6 +110,26 @@ static void wait(topsync_barrier_t *b, unsigned rank, uint32_t episode)
         ts_publish(role->release_publish, episode, &b->wait); /* pairs with the pollers' wait */
 }
 
+/* rank's groups, lowest first, each after its members' own groups: a
+ * member of my level-g group leads only groups below g, and had combined
+ * them before it arrived (wait above). Depth: the levels. */
+static void combine_subtree(const topsync_barrier_t *b, unsigned rank)
+{
+    const struct role *role = &((const struct role *)b->roles)[rank];
+    for (unsigned g = 0; g < role->nled; g++) {
+        const struct led_group *lg = &role->led[g];
+        for (unsigned m = 0; m < lg->nmembers; m++)
+            combine_subtree(b, lg->members[m]);
+        b->gathered(b, rank, lg->members, lg->nmembers, g + 1 == role->nled && !role->arrival);
+    }
+}
+
+void ts_topo_combine_all(const topsync_barrier_t *b)
+{
+    if (b->gathered && b->roles)
+        combine_subtree(b, 0); /* participant 0 leads the top group */
+}
+
 static int releaser(const topsync_barrier_t *b, unsigned rank)
 {
     return ((const struct role *)b->roles)[rank].released_by;
