@@ -499,7 +499,12 @@ static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *
     rx->nconfigs = 2;
     rx->config[0] = b;
     rx->check_mask = mode == TS_REACTIVE_EVERY ? every - 1 : 63;
-    rx->policy.window_min_ns = ts_reactive_window_ns(ts_barrier_machine_online_cpus());
+    size_t policy_bytes = (sizeof *rx->policy + b->line - 1) / b->line * b->line;
+    rx->policy = aligned_alloc(b->line, policy_bytes);
+    if (!rx->policy)
+        return ts_fail(ENOMEM, "out of memory");
+    memset(rx->policy, 0, policy_bytes);
+    rx->policy->window_min_ns = ts_reactive_window_ns(ts_barrier_machine_online_cpus());
     rx->start = (uint32_t)(opts ? opts->start_episode : 0);
     rx->verbose = ts_env_verbose();
     rx->ran_stride = b->line;
@@ -579,6 +584,7 @@ static void reactive_free(topsync_barrier_t *b)
     for (unsigned c = 1; c < TS_REACTIVE_MAX_CONFIGS; c++)
         topsync_barrier_destroy(rx->config[c]);
     free(rx->ran);
+    free(rx->policy);
     if (rx->shared_memory == TS_REACTIVE_SHARED_MAPPED && rx->shared)
         munmap(rx->shared, (size_t)sysconf(_SC_PAGESIZE));
     else if (rx->shared_memory == TS_REACTIVE_SHARED_ALLOCATED)

@@ -33,11 +33,16 @@ topsync_barrier_t *ts_reactive_enter(topsync_barrier_t *b, unsigned rank, uint32
         uint64_t plan = atomic_load_explicit(&rx->shared->plan, memory_order_relaxed);
         unsigned now = ts_reactive_plan_config(plan, episode);
         unsigned next = ts_reactive_decide(b, episode, now);
-        /* relaxed: ordered for the others by episode `episode` itself (above);
-         * rewritten at every decision, so `from` stays near the episode
-         * counters and the modular comparison never wraps */
-        atomic_store_explicit(&rx->shared->plan, ts_reactive_plan_make(episode + 1, now, next),
-                              memory_order_relaxed);
+        /* relaxed: ordered for the others by episode `episode` itself
+         * (above). Stored only when it says something new: a plan whose
+         * `before` and `next` are both `next` names that configuration on
+         * either side of its `from`, so it may age past the modular
+         * comparison's window, and every participant keeps reading a line
+         * nobody writes (a store at every decision cost each of them a miss
+         * per decision) */
+        if (ts_reactive_plan_make(0, next, next) != (plan & ~(uint64_t)UINT32_MAX))
+            atomic_store_explicit(&rx->shared->plan, ts_reactive_plan_make(episode + 1, now, next),
+                                  memory_order_relaxed);
     }
     /* relaxed: see above */
     uint64_t plan = atomic_load_explicit(&rx->shared->plan, memory_order_relaxed);

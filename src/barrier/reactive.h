@@ -88,7 +88,10 @@ typedef struct ts_reactive {
      * it were alone. Written by the participant only (one line each). */
     unsigned char *ran;
     size_t ran_stride;
-    ts_reactive_policy policy;
+    /* Written by participant 0 at every decision: on lines of its own, so
+     * that the fields above, which every participant reads at every
+     * episode, stay in their caches. */
+    ts_reactive_policy *policy;
 } ts_reactive;
 
 /*

@@ -165,7 +165,7 @@ unsigned ts_reactive_decide(topsync_barrier_t *b, uint32_t episode, unsigned now
     }
     ts_reactive_event ev;
     unsigned next =
-        ts_reactive_policy_step(&rx->policy, rx->nconfigs, now, ts_monotonic_ns(), episode, &ev);
+        ts_reactive_policy_step(rx->policy, rx->nconfigs, now, ts_monotonic_ns(), episode, &ev);
     /* relaxed: counts, as above */
     if (ev.kind == TS_REACTIVE_SWITCH)
         atomic_fetch_add_explicit(&rx->shared->switches, 1, memory_order_relaxed);

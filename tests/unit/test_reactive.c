@@ -333,11 +333,50 @@ static void test_policy(void)
     CHECK(t.now == 1);
 }
 
+/* ---- the plan is stored only when it changes ---------------------------- */
+
+/* Participant 0's decisions on an idle barrier, within its first window
+ * (no window has ended, so none can probe or switch: the decision is to
+ * stay): the plan's line is never written, so the other participants'
+ * copies stay valid (reactive.c). A store at every decision, as the first
+ * version made, leaves `from` at the last decision's episode + 1. Then
+ * every:1: a decision that changes something is stored every time. */
+static void test_plan_stores(void)
+{
+    unsetenv("TOPSYNC_REACTIVE");
+    topsync_barrier_t *b = make("auto", 2);
+    CHECK(b && b->reactive);
+    if (b && b->reactive) {
+        uint32_t config_episode = 0;
+        for (uint32_t episode = 1; episode <= 64 * 10; episode++)
+            CHECK(ts_reactive_enter(b, 0, episode, &config_episode) == b);
+        CHECK_EQ(config_episode, 640u);
+        CHECK_EQ(atomic_load(&b->reactive->shared->plan), 0u);
+    }
+    topsync_barrier_destroy(b);
+
+    setenv("TOPSYNC_REACTIVE", "every:64", 1);
+    b = make("auto", 2);
+    CHECK(b && b->reactive);
+    if (b && b->reactive) {
+        uint32_t config_episode = 0;
+        for (uint32_t episode = 1; episode <= 64 * 3; episode++)
+            ts_reactive_enter(b, 0, episode, &config_episode);
+        /* decisions at 64, 128, 192, each moving to the next configuration:
+         * the last one's plan names the third and fourth in turn */
+        unsigned n = b->reactive->nconfigs;
+        CHECK_EQ(atomic_load(&b->reactive->shared->plan), ts_reactive_plan_make(193, 2 % n, 3 % n));
+    }
+    topsync_barrier_destroy(b);
+    unsetenv("TOPSYNC_REACTIVE");
+}
+
 int main(void)
 {
     test_variable();
     test_which_react();
     test_attached();
     test_policy();
+    test_plan_stores();
     return check_summary();
 }
