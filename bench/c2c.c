@@ -14,7 +14,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
-#include <stdbool.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdalign.h>
@@ -278,31 +277,20 @@ int bench_c2c_remeasure(const topsync_topology_t *t, double *table, unsigned n,
         fprintf(stderr, "topsync-bench: c2c: %s\n", topsync_error_message());
         return -1;
     }
-    /* the model keeps a pair to the picosecond, or takes its level's median */
-    bool *disturbed = calloc((size_t)n * n, sizeof *disturbed);
-    if (!disturbed) {
-        topsync_model_destroy(m);
-        fprintf(stderr, "topsync-bench: out of memory\n");
-        return -1;
-    }
-    for (unsigned i = 1; i < n; i++)
-        for (unsigned j = 0; j < i; j++) {
-            double kept = topsync_model_latency_ns(m, i, j);
-            disturbed[(size_t)i * n + j] =
-                kept >= 0 && fabs(kept - table[(size_t)i * n + j]) > 0.01;
-        }
-    topsync_model_destroy(m);
+    /* the model copied the table: it keeps a pair to the picosecond, or
+     * takes its level's median, whatever is measured again meanwhile */
     int again = 0;
     for (unsigned i = 1; i < n; i++)
         for (unsigned j = 0; j < i; j++) {
-            if (!disturbed[(size_t)i * n + j])
+            double kept = topsync_model_latency_ns(m, i, j);
+            if (kept < 0 || fabs(kept - table[(size_t)i * n + j]) <= 0.01)
                 continue;
             double v = measure(arg, i, j);
             again++;
             if (v > 0 && v < table[(size_t)i * n + j])
                 table[(size_t)i * n + j] = table[(size_t)j * n + i] = v;
         }
-    free(disturbed);
+    topsync_model_destroy(m);
     return again;
 }
 
