@@ -2,7 +2,7 @@
 """Check the scheduler model (docs/model.md section 9) against this machine.
 
 usage: sched_validate.py BUILD_DIR [--np LIST] [--bind core|none] [--reps R]
-                         [--run-ms MS] [--episodes E]
+                         [--run-ms MS] [--episodes E] [--measured FILE]
 
 For each P of LIST (default 2,4,8): R times (default 3), measure every
 algorithm and glibc's barrier with P threads beside P busy processes
@@ -13,6 +13,10 @@ switch), and predict the same with topsync-sim on this machine's topology
 table and scheduler costs: nothing here is fitted). Per algorithm the
 ratio predicted / measured (median measurement), per P the Spearman rank
 correlation of predicted and measured. A Markdown report on stdout.
+
+--measured FILE keeps the measurements: read from FILE when it holds those
+of every P asked (same binding), else measured and written there, so that
+two versions of the model can be checked against the same runs.
 """
 import json
 import math
@@ -30,7 +34,8 @@ ALGORITHMS = ["sense-reversing", "sense-reversing-counter", "sense-reversing-gr"
 
 
 def parse(argv):
-    opts = {"np": [2, 4, 8], "bind": "none", "reps": 3, "run_ms": 250, "episodes": 50000}
+    opts = {"np": [2, 4, 8], "bind": "none", "reps": 3, "run_ms": 250, "episodes": 50000,
+            "measured": None}
     if len(argv) < 2 or argv[1].startswith("-"):
         sys.exit(__doc__)
     build, i = argv[1], 2
@@ -48,13 +53,15 @@ def parse(argv):
                 if value not in ("core", "none"):
                     raise ValueError
                 opts["bind"] = value
+            elif key == "--measured":
+                opts["measured"] = value
             elif key in ("--reps", "--run-ms", "--episodes"):
                 opts[key[2:].replace("-", "_")] = int(value)
                 if int(value) < 1:
                     raise ValueError
             else:
                 sys.exit(f"sched_validate.py: unknown option {key}; valid: --np, --bind, --reps, "
-                         "--run-ms, --episodes")
+                         "--run-ms, --episodes, --measured")
         except ValueError:
             sys.exit(f"sched_validate.py: {key} '{value}' is not valid")
         i += 2
@@ -79,6 +86,23 @@ def measure(build, p, opts):
     return runs
 
 
+def kept(opts):
+    """the measurements kept in --measured FILE: {"bind": B, "np": {P: runs}}"""
+    if not opts["measured"] or not os.path.exists(opts["measured"]):
+        return {"bind": opts["bind"], "np": {}}
+    try:
+        with open(opts["measured"]) as f:
+            data = json.load(f)
+        if not isinstance(data, dict) or not isinstance(data.get("np"), dict):
+            raise ValueError("no runs per P")
+    except (OSError, ValueError) as e:
+        sys.exit(f"sched_validate.py: {opts['measured']} is not a file of kept runs: {e}")
+    if data.get("bind") != opts["bind"]:
+        sys.exit(f"sched_validate.py: {opts['measured']} holds runs bound '{data.get('bind')}', "
+                 f"not '{opts['bind']}'")
+    return data
+
+
 def predict(build, p, opts):
     cmd = [os.path.join(build, "tools", "topsync-sim"), "barrier", "--np", str(p), "--noise",
            str(p), "--bind", opts["bind"], "--wait", "block", "--episodes",
@@ -96,8 +120,14 @@ def main(argv):
           f"processes, wait block, TOPSYNC_REACTIVE=off; measured: median of {opts['reps']} "
           f"commands (topsync-bench, runs of {opts['run_ms']} ms); predicted: topsync-sim, "
           f"{opts['episodes']} episodes, defaults (docs/model.md section 9).\n")
+    store = kept(opts)
     for p in opts["np"]:
-        measured = measure(build, p, opts)
+        measured = store["np"].get(str(p))
+        if measured is None:
+            measured = store["np"][str(p)] = measure(build, p, opts)
+            if opts["measured"]:
+                with open(opts["measured"], "w") as f:
+                    json.dump(store, f, indent=1)
         predicted = predict(build, p, opts)
         names = [n for n in ALGORITHMS + ["peer:glibc"] if n in measured and n in predicted]
         print(f"## P = {p}\n")

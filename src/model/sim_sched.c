@@ -155,18 +155,6 @@ static void charge(struct ts_sched *s, struct scpu *cpu, ts_ps at)
     *holder_vruntime(s, cpu) += at - cpu->since;
 }
 
-/* The holder hands the CPU to participant p, who runs from `from` for a
- * slice (charged until `at`, when it stops). */
-static void hand_over(struct ts_sched *s, struct scpu *cpu, unsigned p, ts_ps at, ts_ps from)
-{
-    charge(s, cpu, at);
-    cpu->kind = PROC;
-    cpu->holder = p;
-    cpu->since = from;
-    cpu->slice_end = from + s->c.slice;
-    s->stats.switches++;
-}
-
 /* A waiter whose spin ends (in sleep or yields), and when it ends: its
  * spin's rest counted from when it holds the CPU. */
 static bool spin_bounded(const struct sproc *q)
@@ -177,6 +165,36 @@ static bool spin_bounded(const struct sproc *q)
 static ts_ps spin_end(const struct sproc *q, const struct scpu *cpu)
 {
     return max_ps(q->spin_from, cpu->since) + q->spin_left;
+}
+
+/* The holder's CPU time is counted until `at`, from where it goes on: its
+ * virtual time grows, and a spinning holder's spin has that much less
+ * left (else the spin would start again from `at`). */
+static void account(struct ts_sched *s, struct scpu *cpu, ts_ps at)
+{
+    if (cpu->kind == IDLE || at <= cpu->since)
+        return;
+    charge(s, cpu, at);
+    if (cpu->kind == PROC && spin_bounded(&s->procs[cpu->holder])) {
+        struct sproc *q = &s->procs[cpu->holder];
+        ts_ps from = max_ps(q->spin_from, cpu->since);
+        if (at > from)
+            q->spin_left = q->spin_left > at - from ? q->spin_left - (at - from) : 0;
+        q->spin_from = at;
+    }
+    cpu->since = at;
+}
+
+/* The holder hands the CPU to participant p, who runs from `from` for a
+ * slice (the holder counted until `at`, when it stops). */
+static void hand_over(struct ts_sched *s, struct scpu *cpu, unsigned p, ts_ps at, ts_ps from)
+{
+    account(s, cpu, at);
+    cpu->kind = PROC;
+    cpu->holder = p;
+    cpu->since = from;
+    cpu->slice_end = from + s->c.slice;
+    s->stats.switches++;
 }
 
 static bool candidate(const struct sproc *q, ts_ps at)
@@ -415,12 +433,19 @@ ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, ts_ps *ready)
         s->stats.migrations++;
     }
     struct scpu *cpu = &s->cpus[k];
-    /* placed with the lag it slept with (EEVDF's place_entity): at the
-     * CPU's mean virtual time less its lag */
+    /* the running task's virtual time as of now, before the mean is taken
+     * (Linux's enqueue_entity: update_curr, then place_entity) */
+    account(s, cpu, t);
+    /* Placed with the lag it slept with (EEVDF's place_entity): at the
+     * CPU's mean virtual time V of the n others less its lag, the lag
+     * inflated by (n + 1) / n, so that the mean it then joins, pulled
+     * back by its own arrival, leaves it exactly that lag behind. Without
+     * the inflation every sleep would forgive a share of its lag: a task
+     * that ran past its share and sleeps often would keep the CPU. */
     unsigned n;
     ts_ps v = mean_vruntime(s, k, (int)p, &n);
     if (n)
-        q->vruntime = v - q->lag;
+        q->vruntime = v - (ts_ps)((__int128)q->lag * (n + 1) / n);
     q->state = RUN;
     q->ready_at = *ready;
     /* The running task is preempted at once when it is no longer eligible
@@ -428,8 +453,6 @@ ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, ts_ps *ready)
      * slice protection (RUN_TO_PARITY) covers an eligible one only. A
      * yielder gives way in any case. */
     if (cpu->kind != IDLE) {
-        charge(s, cpu, t); /* its virtual time as of now */
-        cpu->since = max_ps(cpu->since, t);
         ts_ps running = *holder_vruntime(s, cpu);
         ts_ps mean = mean_vruntime(s, k, -1, &n);
         bool yielder = cpu->kind == PROC && s->procs[cpu->holder].state == YIELDER;
@@ -437,6 +460,11 @@ ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, ts_ps *ready)
             hand_over(s, cpu, p, *ready, *ready + s->c.switch_cost);
     }
     return s->c.wake_call;
+}
+
+ts_ps ts_sched_vruntime(const struct ts_sched *s, unsigned p)
+{
+    return s->procs[p].vruntime;
 }
 
 unsigned ts_sched_cpu(const struct ts_sched *s, unsigned p)

@@ -65,6 +65,10 @@ bool ts_sched_asleep(struct ts_sched *s, unsigned p, ts_ps t);
 /* p's body returned at t: it leaves its CPU. */
 void ts_sched_done(struct ts_sched *s, unsigned p, ts_ps t);
 
+/* p's virtual time (the CPU time it received, as EEVDF counts it, placed
+ * anew at each wake-up): for tests of the scheduler's rules. */
+ts_ps ts_sched_vruntime(const struct ts_sched *s, unsigned p);
+
 struct ts_sched_stats {
     uint64_t sleeps, wakeups, switches, migrations;
 };

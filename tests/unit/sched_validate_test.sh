@@ -1,6 +1,7 @@
 #!/bin/sh
-# scripts/sched_validate.py refuses bad options with a message (its runs
-# take minutes: scripts/main.sh runs it; docs/model.md section 9).
+# scripts/sched_validate.py refuses bad options with a message, and a file
+# of kept runs that is not one or was measured with another binding (its
+# runs take minutes: scripts/main.sh runs it; docs/model.md section 9).
 #   sched_validate_test.sh SOURCE_DIR
 set -u
 src=$1
@@ -23,5 +24,13 @@ check "--bind 'numa' is not valid" build --bind numa
 check "--reps '-1' is not valid" build --reps -1
 check "unknown option --bogus" build --bogus 1
 check "--episodes needs a value" build --episodes
+tmp=$(mktemp)
+echo '{"bind": "core", "np": {}}' > "$tmp"
+check "holds runs bound 'core', not 'none'" build --measured "$tmp"
+echo 'not json' > "$tmp"
+check "is not a file of kept runs" build --measured "$tmp"
+echo '[1, 2]' > "$tmp"
+check "is not a file of kept runs: no runs per P" build --measured "$tmp"
+rm -f "$tmp"
 echo "$passed passed, $fail failed"
 exit $fail
