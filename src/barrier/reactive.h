@@ -51,8 +51,9 @@ typedef struct ts_reactive_shared {
     _Atomic uint64_t switches, probes;
 } ts_reactive_shared;
 
-/* The windows of a configuration the policy remembers. */
-#define TS_REACTIVE_HISTORY 3
+/* The windows of a configuration the policy remembers (reactive_policy.c
+ * says why five). */
+#define TS_REACTIVE_HISTORY 5
 
 /* What participant 0 alone keeps to decide (reactive_policy.c). */
 typedef struct ts_reactive_policy {
@@ -61,7 +62,7 @@ typedef struct ts_reactive_policy {
     uint32_t window_episode; /* the episode it started at */
     bool measured_once;      /* the first window (cold start) was dropped */
     unsigned home;           /* the configuration kept between probes */
-    bool probing;            /* the current window tries another */
+    unsigned probing;        /* windows the current probe has run; 0: none */
     unsigned gap, since;     /* windows between probes, and since the last */
     unsigned jumps;          /* consecutive windows far above the home's cost */
     unsigned probe_next;     /* the next probe tries this one, or the one after */
