@@ -398,17 +398,31 @@ void ts_sched_wait_begin(struct ts_sched *s, unsigned p, ts_ps t, ts_ps spin,
     advance(s, q->cpu, t); /* a spin of 0 ends now */
 }
 
+/* CPU k runs nothing and nothing waits for it: not even a participant
+ * woken a moment ago and not yet running there (Linux's idle_cpu: no task
+ * running or queued, no wake-up pending), so that the sleepers of one
+ * broadcast go to different idle CPUs. */
+static bool idle_cpu(const struct ts_sched *s, unsigned k)
+{
+    if (s->cpus[k].kind != IDLE)
+        return false;
+    for (int p = s->cpus[k].first; p >= 0; p = s->procs[p].next)
+        if (s->procs[p].state != SLEEP && s->procs[p].state != DONE)
+            return false;
+    return true;
+}
+
 /* Unbound: an idle CPU for a participant woken at t, else its own. */
 static unsigned wake_cpu(struct ts_sched *s, unsigned p, ts_ps t)
 {
     unsigned own = s->procs[p].cpu;
-    if (!s->c.unbound || s->cpus[own].kind == IDLE)
+    if (!s->c.unbound || idle_cpu(s, own))
         return own;
     for (unsigned k = 0; k < s->c.ncpus; k++) {
         if (k == own)
             continue;
         advance(s, k, t);
-        if (s->cpus[k].kind == IDLE)
+        if (idle_cpu(s, k))
             return k;
     }
     return own;

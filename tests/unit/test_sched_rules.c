@@ -4,10 +4,13 @@
  * hand in the comments: two tasks of one CPU take turns by slice; a sleeper
  * comes back with exactly the lag it left with (EEVDF's place_entity, the
  * lag inflated by (n + 1) / n, the running task's time counted first); a
- * spin keeps its end when the CPU's accounts are brought up to date; and
- * so a task that sleeps briefly and often gets its fair share beside a busy
+ * spin keeps its end when the CPU's accounts are brought up to date; a
+ * woken task preempts the running one only when that one is past the
+ * mean; a broadcast wakes its sleepers onto as many idle CPUs; and so a
+ * task that sleeps briefly and often gets its fair share beside a busy
  * neighbour, not more.
  */
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "check.h"
@@ -16,15 +19,16 @@
 #define US ((ts_ps)1000000) /* a microsecond in ps */
 #define SLICE (1000 * US)
 
-static struct ts_sched *make(unsigned nprocs, const unsigned *noise, ts_ps switch_cost,
-                             ts_ps wake_latency)
+static struct ts_sched *make_on(unsigned ncpus, bool unbound, unsigned nprocs,
+                                const unsigned *noise, ts_ps switch_cost, ts_ps wake_latency)
 {
     static const unsigned on_cpu0[4] = {0, 0, 0, 0};
     struct ts_sched_config c = {
-        .ncpus = 1,
+        .ncpus = ncpus,
         .noise = noise,
         .cpu = on_cpu0,
         .nprocs = nprocs,
+        .unbound = unbound,
         .slice = SLICE,
         .switch_cost = switch_cost,
         .wake_latency = wake_latency,
@@ -35,6 +39,13 @@ static struct ts_sched *make(unsigned nprocs, const unsigned *noise, ts_ps switc
     struct ts_sched *s = NULL;
     CHECK_EQ(ts_sched_create(&s, &c), 0);
     return s;
+}
+
+/* nprocs participants on one CPU */
+static struct ts_sched *make(unsigned nprocs, const unsigned *noise, ts_ps switch_cost,
+                             ts_ps wake_latency)
+{
+    return make_on(1, false, nprocs, noise, switch_cost, wake_latency);
 }
 
 /* Two participants on one CPU, nothing else: p0 (considered first on the
@@ -108,6 +119,72 @@ static void test_spin_keeps_its_end(void)
     ts_sched_destroy(s);
 }
 
+/* A woken task preempts the running one when that one is past the mean
+ * (no longer eligible), after the wake-up latency and a switch; else it
+ * waits for the running one's slice to end.
+ * Positive lag: as in test_lag_kept_across_sleep, p1 sleeps at S with lag
+ * S/2 and is woken at 1.5 S; p0, past the mean, is preempted: p1 runs
+ * from 1.5 S + the wake-up latency (16 us) + the switch (2 us).
+ * Negative lag: p0 runs [0, S), p1 [S, 2S) (both at virtual time S), p0
+ * wins the tie at 2S, runs to 2.5 S and sleeps, S/4 ahead (lag -S/4:
+ * the mean 1.25 S less its 1.5 S). p1 runs from 2.5 S. p0 is woken at
+ * 2.75 S: placed at p1's 1.25 S plus S/4 inflated twice, 1.75 S, behind
+ * the mean (1.5 S) p1 is not past: p1 keeps the CPU to its slice's end,
+ * 3.5 S, when p0 (1.75 S against p1's 2 S) takes it. */
+static void test_wakeup_preempts(void)
+{
+    const ts_ps sw = 2 * US, wake = 16 * US;
+    struct ts_sched *s = make(2, NULL, sw, wake);
+    CHECK_EQ(ts_sched_gate(s, 0, 0), 0);
+    CHECK_EQ(ts_sched_gate(s, 1, SLICE), SLICE + sw);
+    ts_sched_wait_begin(s, 1, SLICE + sw, 0, TS_SCHED_SLEEP);
+    CHECK_EQ(ts_sched_gate(s, 0, SLICE + sw), SLICE + 2 * sw);
+    ts_ps ready;
+    ts_sched_wake(s, 1, SLICE + SLICE / 2, &ready);
+    CHECK_EQ(ready, SLICE + SLICE / 2 + wake);
+    CHECK_EQ(ts_sched_gate(s, 1, ready), ready + sw);
+    ts_sched_destroy(s);
+
+    s = make(2, NULL, 0, 0);
+    CHECK_EQ(ts_sched_gate(s, 0, 0), 0);
+    CHECK_EQ(ts_sched_gate(s, 1, 0), SLICE);
+    CHECK_EQ(ts_sched_gate(s, 1, SLICE), SLICE);
+    CHECK_EQ(ts_sched_gate(s, 0, SLICE), 2 * SLICE);
+    CHECK_EQ(ts_sched_gate(s, 0, 2 * SLICE), 2 * SLICE);
+    ts_sched_wait_begin(s, 0, 2 * SLICE + SLICE / 2, 0, TS_SCHED_SLEEP);
+    CHECK_EQ(ts_sched_gate(s, 1, 2 * SLICE + SLICE / 2), 2 * SLICE + SLICE / 2);
+    ts_sched_wake(s, 0, 2 * SLICE + 3 * SLICE / 4, &ready);
+    CHECK_EQ(ts_sched_vruntime(s, 0), SLICE + 3 * SLICE / 4);
+    CHECK_EQ(ts_sched_gate(s, 0, ready), 3 * SLICE + SLICE / 2);
+    ts_sched_destroy(s);
+}
+
+/* A futex broadcast wakes N sleepers onto N idle CPUs in one step: four
+ * unbound participants of CPU 0 of 4 fall asleep there in turn; one
+ * broadcast at 10 us wakes them all. The first stays on its own CPU, idle;
+ * each next one finds that CPU taken by a wake-up pending there and goes
+ * to the next idle CPU: all four run at 10 us + the wake-up latency. */
+static void test_broadcast_to_idle_cpus(void)
+{
+    const ts_ps wake = 16 * US;
+    struct ts_sched *s = make_on(4, true, 4, NULL, 0, wake);
+    for (unsigned p = 0; p < 4; p++) {
+        CHECK_EQ(ts_sched_gate(s, p, 0), 0);
+        ts_sched_wait_begin(s, p, 0, 0, TS_SCHED_SLEEP);
+    }
+    ts_ps ready[4];
+    for (unsigned p = 0; p < 4; p++)
+        ts_sched_wake(s, p, 10 * US, &ready[p]);
+    unsigned used = 0;
+    for (unsigned p = 0; p < 4; p++) {
+        CHECK_EQ(ready[p], 10 * US + wake);
+        CHECK_EQ(ts_sched_gate(s, p, ready[p]), ready[p]);
+        used |= 1u << ts_sched_cpu(s, p);
+    }
+    CHECK_EQ(used, 0xf);
+    ts_sched_destroy(s);
+}
+
 /* One participant beside one busy neighbour on one CPU. It wants the CPU
  * all the time but sleeps briefly and often: it runs a quarter slice of
  * CPU time, sleeps, and a timer wakes it 10 us later. The CPU is shared
@@ -154,6 +231,8 @@ int main(void)
     test_alternate_by_slice();
     test_lag_kept_across_sleep();
     test_spin_keeps_its_end();
+    test_wakeup_preempts();
+    test_broadcast_to_idle_cpus();
     test_brief_sleeper_gets_its_share();
     printf("%d passed, %d failed\n", check_passed, check_failed);
     return check_failed != 0;
