@@ -463,7 +463,7 @@ static ts_ps wake_line(struct sim *s, size_t index, ts_ps when, const _Atomic ui
                 q = next;
                 continue;
             }
-            cost += ts_sched_wake(s->sched, q->rank, when, &ready);
+            cost += ts_sched_wake(s->sched, q->rank, when, s->cur ? (int)s->cur->rank : -1, &ready);
         }
         q->clock = max_ps(q->clock, ready);
         q->tiebreak = next_random(s);

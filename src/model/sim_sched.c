@@ -12,11 +12,21 @@
 #include "model/sim_sched.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "base/error.h"
 
 #define NEVER INT64_MAX
+
+/* Linux's per-entity load tracking (PELT, kernel/sched/pelt.c): a task's
+ * load is its runnable share of the recent past, each millisecond's
+ * weight halving every LOAD_AVG_PERIOD, 32 ms. */
+#define PELT_HALF_LIFE_PS (32.0 * 1e9)
+/* wake_affine_weight's bias towards the wakee's previous CPU: its load
+ * counts 100 + (imbalance_pct - 100) / 2 percent, imbalance_pct 117 in
+ * every domain above SMT (kernel/sched/topology.c, sd_init). */
+#define AFFINE_PREV_BIAS 1.08
 
 enum state {
     RUN,     /* runnable, acting */
@@ -38,6 +48,8 @@ struct sproc {
     ts_ps spin_from; /* SPIN and holding: since when the hold counts */
     ts_ps ready_at;  /* woken: runnable from then */
     ts_ps lag;       /* asleep: the CPU's mean virtual time minus its own */
+    double load;     /* its PELT load (0..1, a nice-0 task's weight as 1) */
+    ts_ps load_at;   /* as of then */
 };
 
 struct scpu {
@@ -59,6 +71,28 @@ struct ts_sched {
 static ts_ps max_ps(ts_ps a, ts_ps b)
 {
     return a > b ? a : b;
+}
+
+/* On its CPU's run queue (running, or able to): what PELT counts. */
+static bool runnable(const struct sproc *q)
+{
+    return q->state == RUN || q->state == SPIN || q->state == YIELDER;
+}
+
+/* q's load at t >= its load_at, its state unchanged since then. */
+static double load_at(const struct sproc *q, ts_ps t)
+{
+    if (t <= q->load_at)
+        return q->load;
+    double y = exp2(-(double)(t - q->load_at) / PELT_HALF_LIFE_PS);
+    return q->load * y + (runnable(q) ? 1 - y : 0);
+}
+
+/* Bring q's load to t: before each change of whether it is runnable. */
+static void load_update(struct sproc *q, ts_ps t)
+{
+    q->load = load_at(q, t);
+    q->load_at = t > q->load_at ? t : q->load_at;
 }
 
 static void link_proc(struct ts_sched *s, unsigned p, unsigned cpu)
@@ -113,6 +147,7 @@ int ts_sched_create(struct ts_sched **out, const struct ts_sched_config *c)
         }
     }
     for (unsigned p = c->nprocs; p-- > 0;) {
+        s->procs[p].load = 1.0; /* a new task's (init_entity_runnable_average) */
         if (c->cpu[p] >= c->ncpus) {
             ts_sched_destroy(s);
             return ts_fail(EINVAL, "simulation: participant %u on CPU %u of %u", p, c->cpu[p],
@@ -323,6 +358,7 @@ static void advance(struct ts_sched *s, unsigned k, ts_ps t)
                     q->spin_left = 0;
                     if (q->then == TS_SCHED_SLEEP) {
                         keep_lag(s, k, cpu->holder);
+                        load_update(q, spent);
                         q->state = SLEEP;
                         s->stats.sleeps++;
                         pick(s, k, spent);
@@ -412,23 +448,65 @@ static bool idle_cpu(const struct ts_sched *s, unsigned k)
     return true;
 }
 
-/* Unbound: an idle CPU for a participant woken at t, else its own. */
-static unsigned wake_cpu(struct ts_sched *s, unsigned p, ts_ps t)
+/* CPU k's load at t (cpu_load: the PELT loads of the tasks queued there
+ * and of those that last ran there and sleep, their blocked load). */
+static double cpu_load(const struct ts_sched *s, unsigned k, ts_ps t)
+{
+    double load = s->cpus[k].nnoise; /* busy since long before: full load */
+    for (int p = s->cpus[k].first; p >= 0; p = s->procs[p].next)
+        load += load_at(&s->procs[p], t);
+    return load;
+}
+
+/* Linux's wake_affine (WA_IDLE, then WA_WEIGHT; a futex wake-up is not
+ * synchronous): the waker's CPU `waker` or the wakee's own, `prev`. The
+ * waker's CPU when it is idle and the wakee's is not; else its own when
+ * idle; else the waker's when its load with the wakee's is below the
+ * wakee's CPU's load without it, that load biased by AFFINE_PREV_BIAS. */
+static unsigned wake_affine(struct ts_sched *s, unsigned p, unsigned waker, unsigned prev, ts_ps t)
+{
+    if (idle_cpu(s, waker))
+        return idle_cpu(s, prev) ? prev : waker;
+    if (idle_cpu(s, prev))
+        return prev;
+    double task = load_at(&s->procs[p], t);
+    double this_load = cpu_load(s, waker, t) + task;
+    double prev_load = (cpu_load(s, prev, t) - task) * AFFINE_PREV_BIAS;
+    return this_load < prev_load ? waker : prev;
+}
+
+/* Unbound: where a participant woken at t by participant `waker` (-1:
+ * none) runs, as select_task_rq_fair chooses for a wake-up: a target by
+ * wake_affine, then the first idle one of the target, its own CPU and
+ * the others (select_idle_sibling, the whole machine as one cache
+ * domain), else the target. Not modelled: wake_wide (a waker of many
+ * distinct wakees loses the affine choice when its wakees do too), the
+ * scan's limits, and the periodic balancing between CPUs. */
+static unsigned wake_cpu(struct ts_sched *s, unsigned p, ts_ps t, int waker)
 {
     unsigned own = s->procs[p].cpu;
-    if (!s->c.unbound || idle_cpu(s, own))
+    if (!s->c.unbound)
+        return own;
+    unsigned target = own;
+    if (waker >= 0 && s->procs[waker].cpu != own) {
+        advance(s, s->procs[waker].cpu, t);
+        target = wake_affine(s, p, s->procs[waker].cpu, own, t);
+    }
+    if (idle_cpu(s, target))
+        return target;
+    if (idle_cpu(s, own))
         return own;
     for (unsigned k = 0; k < s->c.ncpus; k++) {
-        if (k == own)
+        if (k == own || k == target)
             continue;
         advance(s, k, t);
         if (idle_cpu(s, k))
             return k;
     }
-    return own;
+    return target;
 }
 
-ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, ts_ps *ready)
+ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, int waker, ts_ps *ready)
 {
     struct sproc *q = &s->procs[p];
     advance(s, q->cpu, t);
@@ -439,7 +517,8 @@ ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, ts_ps *ready)
         return 0;
     }
     s->stats.wakeups++;
-    unsigned k = wake_cpu(s, p, t);
+    load_update(q, t); /* its blocked load, as it wakes */
+    unsigned k = wake_cpu(s, p, t, waker);
     *ready = t + (s->cpus[k].kind == IDLE ? s->c.wake_latency : s->c.wake_latency_busy);
     if (k != q->cpu) {
         unlink_proc(s, p);
@@ -497,6 +576,7 @@ void ts_sched_done(struct ts_sched *s, unsigned p, ts_ps t)
     struct sproc *q = &s->procs[p];
     struct scpu *cpu = &s->cpus[q->cpu];
     advance(s, q->cpu, t);
+    load_update(q, t);
     q->state = DONE;
     if (cpu->kind == PROC && cpu->holder == p) {
         charge(s, cpu, t);

@@ -54,9 +54,11 @@ ts_ps ts_sched_gate(struct ts_sched *s, unsigned p, ts_ps t);
  * wait that goes on after a write that did not end it), then does `then`. */
 void ts_sched_wait_begin(struct ts_sched *s, unsigned p, ts_ps t, ts_ps spin,
                          enum ts_sched_then then);
-/* The word p waits on was written at t: p is runnable again from *ready.
- * Returns what the write costs the writer (a FUTEX_WAKE when p slept). */
-ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, ts_ps *ready);
+/* The word p waits on was written at t by participant `waker` (-1: none
+ * of them): p is runnable again from *ready (woken onto a CPU chosen as
+ * Linux chooses for a wake-up, when unbound). Returns what the write
+ * costs the writer (a FUTEX_WAKE when p slept). */
+ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, int waker, ts_ps *ready);
 /* The CPU (PU OS index) p runs on now. */
 unsigned ts_sched_cpu(const struct ts_sched *s, unsigned p);
 /* p sleeps in the kernel at t (a write to another word of its line leaves it

@@ -6,8 +6,8 @@
  * lag inflated by (n + 1) / n, the running task's time counted first); a
  * spin keeps its end when the CPU's accounts are brought up to date; a
  * woken task preempts the running one only when that one is past the
- * mean; a broadcast wakes its sleepers onto as many idle CPUs; and so a
- * task that sleeps briefly and often gets its fair share beside a busy
+ * mean; a broadcast wakes its sleepers onto as many idle CPUs; a wakee
+ * goes to its waker's CPU when wake_affine's loads say so; and so a task that sleeps briefly and often gets its fair share beside a busy
  * neighbour, not more.
  */
 #include <stdbool.h>
@@ -83,7 +83,7 @@ static void test_lag_kept_across_sleep(void)
     CHECK(ts_sched_asleep(s, 1, SLICE));
     CHECK_EQ(ts_sched_gate(s, 0, SLICE), SLICE);
     ts_ps ready = -1;
-    ts_sched_wake(s, 1, SLICE + SLICE / 2, &ready);
+    ts_sched_wake(s, 1, SLICE + SLICE / 2, -1, &ready);
     CHECK_EQ(ready, SLICE + SLICE / 2);
     CHECK_EQ(ts_sched_vruntime(s, 0), SLICE + SLICE / 2);
     CHECK_EQ(ts_sched_vruntime(s, 1), SLICE / 2);
@@ -110,7 +110,7 @@ static void test_spin_keeps_its_end(void)
     CHECK_EQ(ts_sched_gate(s, 1, 0), 0);
     ts_sched_wait_begin(s, 1, 10 * US, 100 * US, TS_SCHED_SLEEP);
     ts_ps ready;
-    ts_sched_wake(s, 0, 50 * US, &ready);
+    ts_sched_wake(s, 0, 50 * US, -1, &ready);
     CHECK_EQ(ts_sched_vruntime(s, 0), 50 * US);
     CHECK_EQ(ts_sched_gate(s, 0, 50 * US), 110 * US);
     CHECK(!ts_sched_asleep(s, 1, 109 * US));
@@ -140,7 +140,7 @@ static void test_wakeup_preempts(void)
     ts_sched_wait_begin(s, 1, SLICE + sw, 0, TS_SCHED_SLEEP);
     CHECK_EQ(ts_sched_gate(s, 0, SLICE + sw), SLICE + 2 * sw);
     ts_ps ready;
-    ts_sched_wake(s, 1, SLICE + SLICE / 2, &ready);
+    ts_sched_wake(s, 1, SLICE + SLICE / 2, -1, &ready);
     CHECK_EQ(ready, SLICE + SLICE / 2 + wake);
     CHECK_EQ(ts_sched_gate(s, 1, ready), ready + sw);
     ts_sched_destroy(s);
@@ -153,7 +153,7 @@ static void test_wakeup_preempts(void)
     CHECK_EQ(ts_sched_gate(s, 0, 2 * SLICE), 2 * SLICE);
     ts_sched_wait_begin(s, 0, 2 * SLICE + SLICE / 2, 0, TS_SCHED_SLEEP);
     CHECK_EQ(ts_sched_gate(s, 1, 2 * SLICE + SLICE / 2), 2 * SLICE + SLICE / 2);
-    ts_sched_wake(s, 0, 2 * SLICE + 3 * SLICE / 4, &ready);
+    ts_sched_wake(s, 0, 2 * SLICE + 3 * SLICE / 4, -1, &ready);
     CHECK_EQ(ts_sched_vruntime(s, 0), SLICE + 3 * SLICE / 4);
     CHECK_EQ(ts_sched_gate(s, 0, ready), 3 * SLICE + SLICE / 2);
     ts_sched_destroy(s);
@@ -174,7 +174,7 @@ static void test_broadcast_to_idle_cpus(void)
     }
     ts_ps ready[4];
     for (unsigned p = 0; p < 4; p++)
-        ts_sched_wake(s, p, 10 * US, &ready[p]);
+        ts_sched_wake(s, p, 10 * US, -1, &ready[p]);
     unsigned used = 0;
     for (unsigned p = 0; p < 4; p++) {
         CHECK_EQ(ready[p], 10 * US + wake);
@@ -183,6 +183,53 @@ static void test_broadcast_to_idle_cpus(void)
     }
     CHECK_EQ(used, 0xf);
     ts_sched_destroy(s);
+}
+
+/* Where an unbound wakee goes (wake_affine): two CPUs, each with one
+ * busy neighbour, p0 on CPU 0 and p1 on CPU 1. Both fall asleep at once
+ * (at their CPU's first choice) and sleep until `late`; p1 is woken then
+ * (by no participant: it stays on its CPU) and, once running, wakes p0.
+ * No CPU is idle, so wake_affine_weight decides: CPU 1's load with p0's
+ * (1 + l1 + l0) against CPU 0's without it (1), biased by 1.08. After
+ * 200 ms asleep (6 half-lives of PELT) both loads are about 0.015:
+ * 1.03 < 1.08, and p0 moves to CPU 1. After 2 ms asleep they are near
+ * 1: p0 stays on CPU 0. */
+static unsigned affine_wakee_cpu(ts_ps late)
+{
+    static const unsigned one_busy_each[2] = {1, 1};
+    static const unsigned split[2] = {0, 1};
+    struct ts_sched_config c = {
+        .ncpus = 2,
+        .noise = one_busy_each,
+        .cpu = split,
+        .nprocs = 2,
+        .unbound = true,
+        .slice = SLICE,
+        .wake_latency = 16 * US,
+        .wake_latency_busy = 16 * US,
+        .tick = 4000 * US,
+        .seed = 1,
+    };
+    struct ts_sched *s = NULL;
+    CHECK_EQ(ts_sched_create(&s, &c), 0);
+    ts_sched_wait_begin(s, 0, 0, 0, TS_SCHED_SLEEP);
+    ts_sched_wait_begin(s, 1, 0, 0, TS_SCHED_SLEEP);
+    CHECK(ts_sched_asleep(s, 0, late) && ts_sched_asleep(s, 1, late));
+    ts_ps ready;
+    ts_sched_wake(s, 1, late, -1, &ready);
+    CHECK_EQ(ts_sched_cpu(s, 1), 1);
+    ts_ps runs = ts_sched_gate(s, 1, ready);
+    CHECK_EQ(ts_sched_gate(s, 1, runs), runs);
+    ts_sched_wake(s, 0, runs, 1, &ready);
+    unsigned cpu = ts_sched_cpu(s, 0);
+    ts_sched_destroy(s);
+    return cpu;
+}
+
+static void test_wake_affine(void)
+{
+    CHECK_EQ(affine_wakee_cpu(200000 * US), 1);
+    CHECK_EQ(affine_wakee_cpu(2000 * US), 0);
 }
 
 /* One participant beside one busy neighbour on one CPU. It wants the CPU
@@ -215,7 +262,7 @@ static void test_brief_sleeper_gets_its_share(void)
         ts_sched_wait_begin(s, 0, t, 0, TS_SCHED_SLEEP);
         sleeps++;
         ts_ps ready;
-        ts_sched_wake(s, 0, t + 10 * US, &ready);
+        ts_sched_wake(s, 0, t + 10 * US, -1, &ready);
         t = ready;
     }
     double share = (double)ran / (double)end;
@@ -233,6 +280,7 @@ int main(void)
     test_spin_keeps_its_end();
     test_wakeup_preempts();
     test_broadcast_to_idle_cpus();
+    test_wake_affine();
     test_brief_sleeper_gets_its_share();
     printf("%d passed, %d failed\n", check_passed, check_failed);
     return check_failed != 0;
