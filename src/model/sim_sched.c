@@ -48,15 +48,18 @@ struct sproc {
     ts_ps spin_from; /* SPIN and holding: since when the hold counts */
     ts_ps ready_at;  /* woken: runnable from then */
     ts_ps lag;       /* asleep: the CPU's mean virtual time minus its own */
+    bool pending;    /* woken: its arrival not yet weighed against the running task */
     double load;     /* its PELT load (0..1, a nice-0 task's weight as 1) */
     ts_ps load_at;   /* as of then */
 };
 
 struct scpu {
     enum holder kind;
-    unsigned holder;        /* a participant, or a noise task of this CPU */
-    ts_ps since, slice_end; /* the holder runs from since until slice_end */
-    int first;              /* its participants (sproc.next), -1: none */
+    unsigned holder;   /* a participant, or a noise task of this CPU */
+    ts_ps since;       /* the holder's time is counted from then */
+    ts_ps protect_end; /* its slice is spent then (its deadline) */
+    ts_ps slice_end;   /* the tick that then takes the CPU from it */
+    int first;         /* its participants (sproc.next), -1: none */
     unsigned nnoise;
     ts_ps *noise_vruntime;
 };
@@ -71,6 +74,18 @@ struct ts_sched {
 static ts_ps max_ps(ts_ps a, ts_ps b)
 {
     return a > b ? a : b;
+}
+
+/* A slice starting at `from`: protected until it is spent, and ended by
+ * the first timer tick after that. Linux checks a running task's slice
+ * only when its time is counted (update_curr: at each tick, and when a
+ * task of its CPU sleeps or wakes), and the ticks of all CPUs fall
+ * together (no sched_skew_tick), every `tick` from 0. */
+static void start_slice(const struct ts_sched *s, struct scpu *cpu, ts_ps from)
+{
+    cpu->protect_end = from + s->c.slice;
+    ts_ps tick = s->c.tick > 0 ? s->c.tick : 1;
+    cpu->slice_end = (cpu->protect_end + tick - 1) / tick * tick;
 }
 
 /* On its CPU's run queue (running, or able to): what PELT counts. */
@@ -143,7 +158,7 @@ int ts_sched_create(struct ts_sched **out, const struct ts_sched_config *c)
             cpu->kind = NOISE;
             cpu->holder = 0;
             cpu->since = 0;
-            cpu->slice_end = 1 + (ts_ps)(z % (uint64_t)c->slice);
+            start_slice(s, cpu, 1 + (ts_ps)(z % (uint64_t)c->slice) - c->slice);
         }
     }
     for (unsigned p = c->nprocs; p-- > 0;) {
@@ -228,7 +243,7 @@ static void hand_over(struct ts_sched *s, struct scpu *cpu, unsigned p, ts_ps at
     cpu->kind = PROC;
     cpu->holder = p;
     cpu->since = from;
-    cpu->slice_end = from + s->c.slice;
+    start_slice(s, cpu, from);
     s->stats.switches++;
 }
 
@@ -282,7 +297,9 @@ static void pick(struct ts_sched *s, unsigned k, ts_ps at)
     if (changed && was_kind != IDLE)
         s->stats.switches++;
     cpu->since = at + (changed && was_kind != IDLE ? s->c.switch_cost : 0);
-    cpu->slice_end = cpu->since + s->c.slice;
+    start_slice(s, cpu, cpu->since);
+    if (kind == PROC)
+        s->procs[who].pending = false;
     if (kind == PROC && s->procs[who].state == SPIN)
         s->procs[who].spin_from = cpu->since;
     if (kind == PROC && s->procs[who].state == RUN && s->c.chosen)
@@ -332,7 +349,45 @@ static bool others_runnable(const struct ts_sched *s, unsigned k, ts_ps at)
     return false;
 }
 
-/* Replay CPU k's own decisions up to t: slices ending, spins running out. */
+/* The earliest time a participant woken onto busy CPU k arrives on its
+ * run queue (its wake-up latency past), *who it is; NEVER: none. */
+static ts_ps next_arrival(const struct ts_sched *s, unsigned k, int *who)
+{
+    ts_ps soonest = NEVER;
+    *who = -1;
+    for (int p = s->cpus[k].first; p >= 0; p = s->procs[p].next)
+        if (s->procs[p].pending && s->procs[p].state == RUN && s->procs[p].ready_at < soonest) {
+            soonest = s->procs[p].ready_at;
+            *who = p;
+        }
+    return soonest;
+}
+
+/* Woken participant p arrives on busy CPU k's run queue at `at`, and is
+ * weighed against the running task there and then (Linux's
+ * check_preempt_wakeup_fair, when the wake-up is enqueued: not at the
+ * waker's call, for the CPU may have changed task in between). The CPU
+ * chooses again at once when the running task is no longer eligible (its
+ * virtual time past the mean, the woken one counted: the slice
+ * protection, RUN_TO_PARITY, covers an eligible one only), or has spent
+ * its slice (the wake-up counts its time, and update_deadline then asks
+ * for a choice). A yielder gives way to it in any case. */
+static void arrive(struct ts_sched *s, unsigned k, unsigned p, ts_ps at)
+{
+    struct scpu *cpu = &s->cpus[k];
+    s->procs[p].pending = false;
+    account(s, cpu, at);
+    unsigned n;
+    ts_ps running = *holder_vruntime(s, cpu);
+    ts_ps mean = mean_vruntime(s, k, -1, &n);
+    if (cpu->kind == PROC && s->procs[cpu->holder].state == YIELDER)
+        hand_over(s, cpu, p, at, at + s->c.switch_cost);
+    else if (running > mean || at >= cpu->protect_end)
+        pick(s, k, at);
+}
+
+/* Replay CPU k's own decisions up to t: slices ending, spins running out,
+ * woken participants arriving. */
 static void advance(struct ts_sched *s, unsigned k, ts_ps t)
 {
     struct scpu *cpu = &s->cpus[k];
@@ -348,28 +403,35 @@ static void advance(struct ts_sched *s, unsigned k, ts_ps t)
             pick(s, k, soonest);
             continue;
         }
-        if (cpu->kind == PROC) {
+        ts_ps spent = NEVER;
+        if (cpu->kind == PROC && spin_bounded(&s->procs[cpu->holder]) &&
+            spin_end(&s->procs[cpu->holder], cpu) <= cpu->slice_end)
+            spent = spin_end(&s->procs[cpu->holder], cpu);
+        int woken;
+        ts_ps arrives = next_arrival(s, k, &woken);
+        if (arrives <= spent && arrives <= cpu->slice_end) {
+            if (arrives > t)
+                return;
+            arrive(s, k, (unsigned)woken, arrives);
+            continue;
+        }
+        if (spent <= t) {
             struct sproc *q = &s->procs[cpu->holder];
-            if (spin_bounded(q)) {
-                ts_ps spent = spin_end(q, cpu);
-                if (spent <= cpu->slice_end && spent <= t) {
-                    charge(s, cpu, spent);
-                    cpu->since = spent;
-                    q->spin_left = 0;
-                    if (q->then == TS_SCHED_SLEEP) {
-                        keep_lag(s, k, cpu->holder);
-                        load_update(q, spent);
-                        q->state = SLEEP;
-                        s->stats.sleeps++;
-                        pick(s, k, spent);
-                    } else {
-                        q->state = YIELDER;
-                        if (others_runnable(s, k, spent))
-                            pick(s, k, spent + s->c.yield_cost);
-                    }
-                    continue;
-                }
+            charge(s, cpu, spent);
+            cpu->since = spent;
+            q->spin_left = 0;
+            if (q->then == TS_SCHED_SLEEP) {
+                keep_lag(s, k, cpu->holder);
+                load_update(q, spent);
+                q->state = SLEEP;
+                s->stats.sleeps++;
+                pick(s, k, spent);
+            } else {
+                q->state = YIELDER;
+                if (others_runnable(s, k, spent))
+                    pick(s, k, spent + s->c.yield_cost);
             }
+            continue;
         }
         if (cpu->slice_end > t)
             return;
@@ -385,16 +447,19 @@ static void advance(struct ts_sched *s, unsigned k, ts_ps t)
 }
 
 /* When CPU k next chooses: its slice's end, or sooner when the spinning
- * holder's spin runs out first. */
+ * holder's spin runs out or a woken participant arrives first. */
 static ts_ps next_choice(const struct ts_sched *s, unsigned k)
 {
     const struct scpu *cpu = &s->cpus[k];
+    ts_ps next = cpu->slice_end;
     if (cpu->kind == PROC) {
         const struct sproc *q = &s->procs[cpu->holder];
-        if (spin_bounded(q) && spin_end(q, cpu) < cpu->slice_end)
-            return spin_end(q, cpu);
+        if (spin_bounded(q) && spin_end(q, cpu) < next)
+            next = spin_end(q, cpu);
     }
-    return cpu->slice_end;
+    int woken;
+    ts_ps arrives = next_arrival(s, k, &woken);
+    return arrives < next ? arrives : next;
 }
 
 ts_ps ts_sched_gate(struct ts_sched *s, unsigned p, ts_ps t)
@@ -541,17 +606,7 @@ ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, int waker, ts_ps *r
         q->vruntime = v - (ts_ps)((__int128)q->lag * (n + 1) / n);
     q->state = RUN;
     q->ready_at = *ready;
-    /* The running task is preempted at once when it is no longer eligible
-     * (its virtual time past the mean, the woken one counted): Linux's
-     * slice protection (RUN_TO_PARITY) covers an eligible one only. A
-     * yielder gives way in any case. */
-    if (cpu->kind != IDLE) {
-        ts_ps running = *holder_vruntime(s, cpu);
-        ts_ps mean = mean_vruntime(s, k, -1, &n);
-        bool yielder = cpu->kind == PROC && s->procs[cpu->holder].state == YIELDER;
-        if (yielder || running > mean)
-            hand_over(s, cpu, p, *ready, *ready + s->c.switch_cost);
-    }
+    q->pending = true; /* weighed against the running task when it arrives */
     return s->c.wake_call;
 }
 

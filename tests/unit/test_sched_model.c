@@ -4,8 +4,8 @@
  * (predictions recorded before the scheduler existed); under one, every
  * algorithm stays correct with participants sharing PUs and with busy
  * neighbours, in each wait policy; and its mechanisms act as documented:
- * a spinning waiter holds its PU for its slice where a yielding one hands
- * it over, glibc's barrier costs a wake-up per episode, each measured cost
+ * a spinning waiter holds its PU to the tick after its slice where a
+ * yielding one hands it over, glibc's barrier costs a wake-up per episode, each measured cost
  * moves the prediction by what it costs, a busy neighbour slows a
  * spinning barrier, the same seed gives the same result, and bad costs are
  * refused.
@@ -261,13 +261,20 @@ static void test_mechanisms(void)
     double yield = latency(&shared, "sense-reversing", o);
     fprintf(stderr, "2 per PU, sense-reversing: spin %.0f ns, yield %.0f ns\n", spin, yield);
     CHECK(yield * 10 < spin);
-    /* and the slice is what a spinning waiter costs: halved, about halved */
+    /* and a spinning waiter holds its PU to the first tick (4 ms) after
+     * its slice (1.5 ms here): a slice of 0.75 ms costs the same; one of
+     * 6 ms, ended by the second tick, twice as much */
     o.wait = TOPSYNC_WAIT_SPIN;
-    topsync_sim_options_t half = o;
-    half.slice_ns = 750000;
-    double spin_half = latency(&shared, "sense-reversing", half);
-    fprintf(stderr, "2 per PU, spin, slice 0.75 ms: %.0f ns\n", spin_half);
-    CHECK(spin_half < 0.7 * spin && spin_half > 0.3 * spin);
+    CHECK(spin > 3.5e6 && spin < 4.5e6);
+    topsync_sim_options_t shorter = o, longer = o;
+    shorter.slice_ns = 750000;
+    longer.slice_ns = 6000000;
+    double spin_shorter = latency(&shared, "sense-reversing", shorter);
+    double spin_longer = latency(&shared, "sense-reversing", longer);
+    fprintf(stderr, "2 per PU, spin, slice 0.75 ms: %.0f ns, 6 ms: %.0f ns\n", spin_shorter,
+            spin_longer);
+    CHECK(spin_shorter > 0.95 * spin && spin_shorter < 1.05 * spin);
+    CHECK(spin_longer > 1.7 * spin && spin_longer < 2.3 * spin);
 
     /* a busy neighbour on each PU slows a spinning barrier: its
      * participants run only part of the time, not in step */

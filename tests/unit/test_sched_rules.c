@@ -6,12 +6,14 @@
  * lag inflated by (n + 1) / n, the running task's time counted first); a
  * spin keeps its end when the CPU's accounts are brought up to date; a
  * woken task preempts the running one only when that one is past the
- * mean; a broadcast wakes its sleepers onto as many idle CPUs; a wakee
- * goes to its waker's CPU when wake_affine's loads say so; and so a task that sleeps briefly and often gets its fair share beside a busy
+ * mean, weighed when it arrives; a broadcast wakes its sleepers onto as many idle CPUs; a wakee
+ * goes to its waker's CPU when wake_affine's loads say so; a slice ends
+ * at a timer tick, and a wake-up past it chooses again; and so a task that sleeps briefly and often gets its fair share beside a busy
  * neighbour, not more.
  */
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "check.h"
 #include "model/sim_sched.h"
@@ -20,7 +22,8 @@
 #define SLICE (1000 * US)
 
 static struct ts_sched *make_on(unsigned ncpus, bool unbound, unsigned nprocs,
-                                const unsigned *noise, ts_ps switch_cost, ts_ps wake_latency)
+                                const unsigned *noise, ts_ps switch_cost, ts_ps wake_latency,
+                                ts_ps tick)
 {
     static const unsigned on_cpu0[4] = {0, 0, 0, 0};
     struct ts_sched_config c = {
@@ -33,7 +36,7 @@ static struct ts_sched *make_on(unsigned ncpus, bool unbound, unsigned nprocs,
         .switch_cost = switch_cost,
         .wake_latency = wake_latency,
         .wake_latency_busy = wake_latency,
-        .tick = 4000 * US, /* lag bounded at 4 ms: never reached below */
+        .tick = tick,
         .seed = 1,
     };
     struct ts_sched *s = NULL;
@@ -41,11 +44,13 @@ static struct ts_sched *make_on(unsigned ncpus, bool unbound, unsigned nprocs,
     return s;
 }
 
-/* nprocs participants on one CPU */
+/* nprocs participants on one CPU; a tick of 1 ps, so that a slice ends
+ * when it is spent (test_tick has Linux's 4 ms), and lags are bounded at
+ * two slices, more than any below */
 static struct ts_sched *make(unsigned nprocs, const unsigned *noise, ts_ps switch_cost,
                              ts_ps wake_latency)
 {
-    return make_on(1, false, nprocs, noise, switch_cost, wake_latency);
+    return make_on(1, false, nprocs, noise, switch_cost, wake_latency, 1);
 }
 
 /* Two participants on one CPU, nothing else: p0 (considered first on the
@@ -159,6 +164,36 @@ static void test_wakeup_preempts(void)
     ts_sched_destroy(s);
 }
 
+/* A woken task is weighed against the task running when it arrives on
+ * the run queue (its wake-up latency past), not the one running at the
+ * waker's call. Three participants on one CPU, no switch cost, a wake-up
+ * latency of 50 us: p0 (busy, never sleeps) runs [0, S). At S p1 (virtual
+ * time 0) takes the CPU and sleeps at once, with lag S/3 (the mean of S,
+ * 0, 0). p2 runs from S; at S + 100 us it wakes p1, who is placed at the
+ * others' mean, (S + 100 us) / 2, less S/3 inflated by 3/2: 50 us. p2
+ * sleeps at S + 120 us, before p1 arrives: the CPU takes p0, the only one
+ * there. At S + 150 us p1 arrives; p0 (S + 30 us) is past the mean of the
+ * two, and p1 runs at once. (Weighed at the waker's call, against p2,
+ * eligible then, p1 would not preempt, would miss the choice at
+ * S + 120 us and would wait for p0's slice to end, 2S + 120 us.) */
+static void test_weighed_on_arrival(void)
+{
+    struct ts_sched *s = make(3, NULL, 0, 50 * US);
+    CHECK_EQ(ts_sched_gate(s, 0, 0), 0);
+    CHECK_EQ(ts_sched_gate(s, 1, 0), SLICE);
+    CHECK_EQ(ts_sched_gate(s, 1, SLICE), SLICE);
+    ts_sched_wait_begin(s, 1, SLICE, 0, TS_SCHED_SLEEP);
+    CHECK_EQ(ts_sched_gate(s, 2, SLICE), SLICE);
+    ts_ps ready;
+    ts_sched_wake(s, 1, SLICE + 100 * US, 2, &ready);
+    CHECK_EQ(ready, SLICE + 150 * US);
+    CHECK(llabs(ts_sched_vruntime(s, 1) - 50 * US) <= 2); /* S/3 rounded down, in ps */
+    ts_sched_wait_begin(s, 2, SLICE + 120 * US, 0, TS_SCHED_SLEEP);
+    CHECK(ts_sched_asleep(s, 2, SLICE + 120 * US));
+    CHECK_EQ(ts_sched_gate(s, 1, ready), SLICE + 150 * US);
+    ts_sched_destroy(s);
+}
+
 /* A futex broadcast wakes N sleepers onto N idle CPUs in one step: four
  * unbound participants of CPU 0 of 4 fall asleep there in turn; one
  * broadcast at 10 us wakes them all. The first stays on its own CPU, idle;
@@ -167,7 +202,7 @@ static void test_wakeup_preempts(void)
 static void test_broadcast_to_idle_cpus(void)
 {
     const ts_ps wake = 16 * US;
-    struct ts_sched *s = make_on(4, true, 4, NULL, 0, wake);
+    struct ts_sched *s = make_on(4, true, 4, NULL, 0, wake, 1);
     for (unsigned p = 0; p < 4; p++) {
         CHECK_EQ(ts_sched_gate(s, p, 0), 0);
         ts_sched_wait_begin(s, p, 0, 0, TS_SCHED_SLEEP);
@@ -187,7 +222,8 @@ static void test_broadcast_to_idle_cpus(void)
 
 /* Where an unbound wakee goes (wake_affine): two CPUs, each with one
  * busy neighbour, p0 on CPU 0 and p1 on CPU 1. Both fall asleep at once
- * (at their CPU's first choice) and sleep until `late`; p1 is woken then
+ * (at their CPU's first choice, the first tick, 4 ms) and sleep until
+ * `late`; p1 is woken then
  * (by no participant: it stays on its CPU) and, once running, wakes p0.
  * No CPU is idle, so wake_affine_weight decides: CPU 1's load with p0's
  * (1 + l1 + l0) against CPU 0's without it (1), biased by 1.08. After
@@ -229,7 +265,40 @@ static unsigned affine_wakee_cpu(ts_ps late)
 static void test_wake_affine(void)
 {
     CHECK_EQ(affine_wakee_cpu(200000 * US), 1);
-    CHECK_EQ(affine_wakee_cpu(2000 * US), 0);
+    CHECK_EQ(affine_wakee_cpu(6000 * US), 0);
+}
+
+/* The timer tick (4 ms, a slice 1 ms): a slice ends at the first tick
+ * after it is spent, and a wake-up after it is spent has the CPU choose
+ * again even while the running task is eligible.
+ * Two participants on one CPU: p0 runs [0, 4 ms), p1 then [4, 8 ms); at
+ * 8 ms p0 takes the CPU and sleeps at once, level with p1 (both 4 ms of
+ * CPU time: lag 0). p1 runs from 8 ms, its slice spent at 9 ms. Woken at
+ * 8.5 ms, p0 is placed level with p1 (no lag); p1 is not past the mean
+ * and its slice not spent: it keeps the CPU to the tick, 12 ms. Woken at
+ * 10 ms instead, past p1's slice, the CPU chooses at once: both at 6 ms
+ * of virtual time, the one not running, p0. */
+static unsigned tick_woken_runs_at(ts_ps woken)
+{
+    struct ts_sched *s = make_on(1, false, 2, NULL, 0, 0, 4000 * US);
+    CHECK_EQ(ts_sched_gate(s, 0, 0), 0);
+    CHECK_EQ(ts_sched_gate(s, 1, 0), 4000 * US);
+    CHECK_EQ(ts_sched_gate(s, 1, 4000 * US), 4000 * US);
+    CHECK_EQ(ts_sched_gate(s, 0, 4000 * US), 8000 * US);
+    CHECK_EQ(ts_sched_gate(s, 0, 8000 * US), 8000 * US);
+    ts_sched_wait_begin(s, 0, 8000 * US, 0, TS_SCHED_SLEEP);
+    CHECK_EQ(ts_sched_gate(s, 1, 8000 * US), 8000 * US);
+    ts_ps ready;
+    ts_sched_wake(s, 0, woken, -1, &ready);
+    ts_ps runs = ts_sched_gate(s, 0, ready);
+    ts_sched_destroy(s);
+    return (unsigned)(runs / US);
+}
+
+static void test_tick(void)
+{
+    CHECK_EQ(tick_woken_runs_at(8500 * US), 12000);
+    CHECK_EQ(tick_woken_runs_at(10000 * US), 10000);
 }
 
 /* One participant beside one busy neighbour on one CPU. It wants the CPU
@@ -279,8 +348,10 @@ int main(void)
     test_lag_kept_across_sleep();
     test_spin_keeps_its_end();
     test_wakeup_preempts();
+    test_weighed_on_arrival();
     test_broadcast_to_idle_cpus();
     test_wake_affine();
+    test_tick();
     test_brief_sleeper_gets_its_share();
     printf("%d passed, %d failed\n", check_passed, check_failed);
     return check_failed != 0;
