@@ -29,8 +29,9 @@ echo "| MPI | op | bytes | np, binding | native ns | preloaded ns | preloaded / 
 echo "|---|---|---:|---|---:|---:|---:|"
 for mpi in $mpis; do
     mpi_usable coll_compare "$mpi" || continue
+    # the sources and paths of bench/CMakeLists.txt's topsync-bench-coll-mpi
     I_MPI_ROOT=$prefix "$cc" -O2 -o "$tmp/coll-$mpi" bench/coll_mpi.c bench/bench_common.c \
-        -Iinclude -Ibench -Itools -L"$build/src" -L"$build" -ltopsync -ldl \
+        tools/exe_dir.c -Iinclude -Isrc -Ibench -Itools -L"$build/src" -L"$build" -ltopsync -lm -ldl \
         -Wl,-rpath,"$build" -Wl,-rpath,"$build/src"
     for op in $ops; do
         : >"$tmp/native.json" && : >"$tmp/preloaded.json"
