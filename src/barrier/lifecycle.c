@@ -498,7 +498,9 @@ static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *
     rx->mode = mode;
     rx->nconfigs = 2;
     rx->config[0] = b;
-    rx->check_mask = mode == TS_REACTIVE_EVERY ? every - 1 : 63;
+    /* until the first window says what an episode costs, decide every 8
+     * (reactive_policy.c, ts_reactive_check_mask) */
+    rx->check_mask = mode == TS_REACTIVE_EVERY ? every - 1 : TS_REACTIVE_FIRST_MASK;
     size_t policy_bytes = (sizeof *rx->policy + b->line - 1) / b->line * b->line;
     rx->policy = aligned_alloc(b->line, policy_bytes);
     if (!rx->policy)

@@ -60,6 +60,7 @@ typedef struct ts_reactive_policy {
     uint64_t window_min_ns;  /* a window lasts at least this (set at creation) */
     uint64_t window_ns;      /* when the current window started; 0: none yet */
     uint32_t window_episode; /* the episode it started at */
+    double last_ns;          /* the last window's cost per episode; 0: none yet */
     bool measured_once;      /* the first window (cold start) was dropped */
     unsigned home;           /* the configuration kept between probes */
     unsigned probing;        /* windows the current probe has run; 0: none */
@@ -75,7 +76,9 @@ typedef struct ts_reactive {
     enum ts_reactive_mode mode;
     unsigned nconfigs;
     topsync_barrier_t *config[TS_REACTIVE_MAX_CONFIGS]; /* [0] is the handle itself */
-    uint32_t check_mask; /* participant 0 decides when episode & mask == 0 */
+    uint32_t check_mask; /* participant 0 decides when episode & mask == 0 (and
+                          * alone reads and sets it: the drop-in's next holder
+                          * of its rank is ordered after this one by its gate) */
     uint32_t start;      /* every configuration's first episode */
     int verbose;         /* TOPSYNC_VERBOSE: say switches (1), and probes (2) */
     ts_reactive_shared *shared;
@@ -123,6 +126,13 @@ typedef struct ts_reactive_event {
  * episode on. No clock, no output: tests/unit/test_reactive.c drives it. */
 unsigned ts_reactive_policy_step(ts_reactive_policy *p, unsigned nconfigs, unsigned now, uint64_t t,
                                  uint32_t episode, ts_reactive_event *event);
+
+/* How often participant 0 decides, episodes of per_ns each: a mask for
+ * episode numbers (reactive_policy.c says why); before the first window
+ * has ended, every 8 episodes: a clock read per 8 episodes of 100 ns, for
+ * one window, against 16 ms to see that episodes last 2 ms. */
+#define TS_REACTIVE_FIRST_MASK 7u
+uint32_t ts_reactive_check_mask(double per_ns);
 
 /* The least length of a window on a machine of online_cpus CPUs. */
 uint64_t ts_reactive_window_ns(unsigned online_cpus);

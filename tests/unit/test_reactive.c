@@ -415,6 +415,45 @@ static void test_noisy(void)
     CHECK(slow <= 0.035); /* its probes: about one window in 33 */
 }
 
+/* ---- how often participant 0 decides ----------------------------------- */
+
+/* Every 64 episodes of 1 us or less; as soon as 64 us of episodes have
+ * passed when they are slower, down to every episode. A barrier whose
+ * chosen configuration costs 2 ms an episode (yields beside other work)
+ * beside a robust one of 20 us then leaves it within about 7 windows of
+ * 6 ms, not 7 windows of 64 episodes (0.9 s): decisions at the episodes
+ * the mask allows, the mask recomputed from each window's cost, as
+ * ts_reactive_decide does. */
+static void test_check_mask(void)
+{
+    CHECK_EQ(ts_reactive_check_mask(100), 63);
+    CHECK_EQ(ts_reactive_check_mask(1000), 63);
+    CHECK_EQ(ts_reactive_check_mask(2000), 31);
+    CHECK_EQ(ts_reactive_check_mask(16000), 3);
+    CHECK_EQ(ts_reactive_check_mask(2e6), 0);
+
+    ts_reactive_policy p = {.window_min_ns = ts_reactive_window_ns(2)};
+    const double cost[2] = {2e6, 2e4};
+    unsigned now = 0, switches = 0;
+    uint32_t mask = TS_REACTIVE_FIRST_MASK, episode = 0;
+    uint64_t t = 0;
+    while (!switches && t < 2000000000u) {
+        do {
+            t += (uint64_t)cost[now];
+            episode++;
+        } while (episode & mask);
+        ts_reactive_event ev;
+        now = ts_reactive_policy_step(&p, 2, now, t, episode, &ev);
+        switches += ev.kind == TS_REACTIVE_SWITCH;
+        if (p.last_ns > 0)
+            mask = ts_reactive_check_mask(p.last_ns);
+    }
+    fprintf(stderr, "2 ms episodes: switched after %.0f ms\n", (double)t / 1e6);
+    CHECK(switches == 1 && now == 1);
+    CHECK(t < 100000000u); /* 100 ms: the first decisions 8 episodes apart,
+                            * then 7 windows of 6-8 ms */
+}
+
 /* ---- the plan is stored only when it changes ---------------------------- */
 
 /* Participant 0's decisions on an idle barrier, within its first window
@@ -460,6 +499,7 @@ int main(void)
     test_attached();
     test_policy();
     test_noisy();
+    test_check_mask();
     test_plan_stores();
     return check_summary();
 }
