@@ -12,7 +12,6 @@
 #include "model/sim_sched.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 
 #include "base/error.h"
@@ -21,8 +20,11 @@
 
 /* Linux's per-entity load tracking (PELT, kernel/sched/pelt.c): a task's
  * load is its runnable share of the recent past, each millisecond's
- * weight halving every LOAD_AVG_PERIOD, 32 ms. */
-#define PELT_HALF_LIFE_PS (32.0 * 1e9)
+ * weight halving every LOAD_AVG_PERIOD, 32 ms: per microsecond, a decay
+ * of 2^(-1/32000). Counted in whole microseconds, without libm (the
+ * library links nothing but hwloc and pthreads). */
+#define PELT_DECAY_PER_US 0.999978339385202
+#define US_PS ((ts_ps)1000000)
 /* wake_affine_weight's bias towards the wakee's previous CPU: its load
  * counts 100 + (imbalance_pct - 100) / 2 percent, imbalance_pct 117 in
  * every domain above SMT (kernel/sched/topology.c, sd_init). */
@@ -94,20 +96,33 @@ static bool runnable(const struct sproc *q)
     return q->state == RUN || q->state == SPIN || q->state == YIELDER;
 }
 
-/* q's load at t >= its load_at, its state unchanged since then. */
+/* PELT_DECAY_PER_US to the power us, by squaring. */
+static double pelt_decay(uint64_t us)
+{
+    double y = 1.0, base = PELT_DECAY_PER_US;
+    for (; us; us >>= 1, base *= base)
+        if (us & 1)
+            y *= base;
+    return y;
+}
+
+/* q's load at t (the whole microseconds since its load_at), its state
+ * unchanged since then. */
 static double load_at(const struct sproc *q, ts_ps t)
 {
     if (t <= q->load_at)
         return q->load;
-    double y = exp2(-(double)(t - q->load_at) / PELT_HALF_LIFE_PS);
+    double y = pelt_decay((uint64_t)((t - q->load_at) / US_PS));
     return q->load * y + (runnable(q) ? 1 - y : 0);
 }
 
-/* Bring q's load to t: before each change of whether it is runnable. */
+/* Bring q's load to t: before each change of whether it is runnable. Its
+ * load_at moves by whole microseconds, so that no fraction is lost. */
 static void load_update(struct sproc *q, ts_ps t)
 {
     q->load = load_at(q, t);
-    q->load_at = t > q->load_at ? t : q->load_at;
+    if (t > q->load_at)
+        q->load_at += (t - q->load_at) / US_PS * US_PS;
 }
 
 static void link_proc(struct ts_sched *s, unsigned p, unsigned cpu)
