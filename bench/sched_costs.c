@@ -6,9 +6,11 @@
  * the sleeper runs on a CPU of its own, idle or running a busy neighbour
  * (then the sleeper preempts it: it slept, so it is owed time), a
  * sched_yield with nothing
- * else to run, and a switch between two threads of one CPU (half a futex
- * ping-pong on it, a wake-up and a switch each way). Medians of ROUNDS
- * rounds; one JSON object on stdout.
+ * else to run, a switch between two threads of one CPU (half a futex
+ * ping-pong on it, a wake-up and a switch each way), and how long a busy
+ * thread runs before another busy thread of its CPU takes it (the timer
+ * tick, where it is longer than the slice). Medians of ROUNDS rounds (the
+ * busy runs: of 0.4 s of them); one JSON object on stdout.
  *
  *   usage: topsync-bench-sched-costs [--rounds N]   (default 2000)
  */
@@ -179,6 +181,60 @@ static int same_cpu_switch(unsigned rounds, uint64_t *half_trip)
     return 0;
 }
 
+/* How long a busy task runs before the other busy task of its CPU takes
+ * the CPU: where the kernel's slice is shorter than its timer tick (no
+ * high-resolution tick), the tick, which ends a slice. Two busy threads
+ * on CPU 0 for BUSY_RUN_NS; each notes when its clock jumps by more than
+ * BUSY_GAP_NS (it was off the CPU) and how long it ran before. */
+#define BUSY_RUN_NS 400000000u
+#define BUSY_GAP_NS 50000u
+#define BUSY_RUNS_MOST 1024u
+
+struct busy_runs {
+    uint64_t until;
+    uint64_t runs[BUSY_RUNS_MOST];
+    unsigned n;
+};
+
+static void *busy_runner(void *arg)
+{
+    struct busy_runs *r = arg;
+    bind_to(0);
+    uint64_t last = now_ns(), from = 0; /* the first run started before the other */
+    while (last < r->until) {
+        uint64_t t = now_ns();
+        if (t - last > BUSY_GAP_NS) {
+            if (from && r->n < BUSY_RUNS_MOST)
+                r->runs[r->n++] = last - from;
+            from = t;
+        }
+        last = t;
+    }
+    return NULL;
+}
+
+static int busy_run(uint64_t *median_ns)
+{
+    static struct busy_runs r[2];
+    pthread_t t[2];
+    uint64_t until = now_ns() + BUSY_RUN_NS;
+    for (unsigned i = 0; i < 2; i++) {
+        r[i].until = until;
+        r[i].n = 0;
+        if (pthread_create(&t[i], NULL, busy_runner, &r[i]))
+            return -1;
+    }
+    for (unsigned i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    uint64_t all[2 * BUSY_RUNS_MOST];
+    unsigned n = 0;
+    for (unsigned i = 0; i < 2; i++)
+        for (unsigned k = 0; k < r[i].n; k++)
+            all[n++] = r[i].runs[k];
+    *median_ns = n ? (uint64_t)median(all, n) : 0;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     unsigned rounds = 2000;
@@ -233,6 +289,9 @@ int main(int argc, char **argv)
     if (same_cpu_switch(rounds, a) < 0)
         return 1;
     double switch_ns = median(a, rounds);
+    uint64_t busy_run_ns;
+    if (busy_run(&busy_run_ns) < 0)
+        return 1;
     uint64_t c0 = now_ns();
     for (unsigned r = 0; r < rounds; r++)
         a[r] = now_ns();
@@ -240,9 +299,10 @@ int main(int argc, char **argv)
     printf("{\"futex_wake_nobody_ns\": %.0f, \"futex_wake_one_ns\": %.0f, "
            "\"wakeup_latency_ns\": %.0f, \"futex_wake_one_busy_ns\": %.0f, "
            "\"wakeup_latency_busy_ns\": %.0f, \"sched_yield_ns\": %.0f, "
-           "\"same_cpu_switch_ns\": %.0f, \"clock_read_ns\": %.1f, \"rounds\": %u}\n",
+           "\"same_cpu_switch_ns\": %.0f, \"busy_run_ns\": %llu, \"clock_read_ns\": %.1f, "
+           "\"rounds\": %u}\n",
            wake_none, wake_one, wake_latency, wake_busy, wake_latency_busy, yield, switch_ns,
-           clock_ns, rounds);
+           (unsigned long long)busy_run_ns, clock_ns, rounds);
     free(a);
     free(b);
     return 0;
