@@ -9,8 +9,12 @@
  * else to run, a switch between two threads of one CPU (half a futex
  * ping-pong on it, a wake-up and a switch each way), and how long a busy
  * thread runs before another busy thread of its CPU takes it (the timer
- * tick, where it is longer than the slice). Medians of ROUNDS rounds (the
- * busy runs: of 0.4 s of them); one JSON object on stdout.
+ * tick, where it is longer than the slice), the wake-up latency beside 1
+ * to 3 busy neighbours and how often it waits for a tick, how far apart
+ * the ticks of two CPUs fall, and how often the kernel moves unbound
+ * threads of a barrier beside busy ones. Medians of ROUNDS rounds (the
+ * busy runs, ticks and barrier: of 0.4 s of them); one JSON object on
+ * stdout.
  *
  *   usage: topsync-bench-sched-costs [--rounds N]   (default 2000)
  */
@@ -94,8 +98,11 @@ static void *sleeper(void *arg)
     return NULL;
 }
 
-/* A busy neighbour on CPU 1 while the sleeper sleeps there: its CPU is
+/* Busy neighbours on CPU 1 while the sleeper sleeps there: its CPU is
  * not idle when it is woken. */
+#define BURNERS_MOST 3u
+/* a wake-up this late waited for the tick (docs/model.md section 9) */
+#define WAKE_SLOW_NS 500000u
 static atomic_bool burning;
 static void *burn(void *arg)
 {
@@ -106,16 +113,18 @@ static void *burn(void *arg)
     return NULL;
 }
 
-/* One sleeper on another CPU, idle or running a busy neighbour: the
- * waker's FUTEX_WAKE, and until the sleeper's first clock read. */
-static int wake_other_cpu(unsigned rounds, bool busy, uint64_t *call, uint64_t *latency)
+/* One sleeper on another CPU, idle or running `busy` busy neighbours:
+ * the waker's FUTEX_WAKE, and until the sleeper's first clock read. */
+static int wake_other_cpu(unsigned rounds, unsigned busy, uint64_t *call, uint64_t *latency)
 {
     struct pair p = {.rounds = rounds, .cpu = 1};
-    pthread_t t, burner;
+    pthread_t t, burner[BURNERS_MOST];
     bind_to(0);
-    atomic_store(&burning, busy);
-    if (busy && pthread_create(&burner, NULL, burn, NULL))
-        return -1;
+    atomic_store_explicit(&burning, true,
+                          memory_order_relaxed); /* a stop flag: publishes nothing */
+    for (unsigned i = 0; i < busy; i++)
+        if (pthread_create(&burner[i], NULL, burn, NULL))
+            return -1;
     if (pthread_create(&t, NULL, sleeper, &p))
         return -1;
     for (unsigned r = 0; r < rounds; r++) {
@@ -135,10 +144,9 @@ static int wake_other_cpu(unsigned rounds, bool busy, uint64_t *call, uint64_t *
         latency[r] = atomic_load_explicit(&p.woke_at, memory_order_acquire) - t0;
     }
     pthread_join(t, NULL);
-    if (busy) {
-        atomic_store(&burning, false);
-        pthread_join(burner, NULL);
-    }
+    atomic_store_explicit(&burning, false, memory_order_relaxed);
+    for (unsigned i = 0; i < busy; i++)
+        pthread_join(burner[i], NULL);
     return 0;
 }
 
@@ -235,6 +243,207 @@ static int busy_run(uint64_t *median_ns)
     return 0;
 }
 
+/* Where the timer ticks of CPU 0 and CPU 1 fall, one against the other
+ * (the model takes them together: Linux aligns every CPU's tick to the
+ * same jiffy unless booted with skew_tick=1). A thread on each CPU reads
+ * the clock for TICK_WATCH_NS and notes each jump over TICK_GAP_NS (an
+ * interrupt); the tick is the most frequent phase of those jumps modulo
+ * the tick period, the period among the kernel's HZ choices the one whose
+ * phases gather most. The skew: CPU 1's phase less CPU 0's, in
+ * (-period/2, period/2]. */
+#define TICK_WATCH_NS 400000000u
+#define TICK_GAP_NS 1000u
+#define TICK_GAPS_MOST 8192u
+#define TICK_BINS 256u
+
+struct tick_watch {
+    int cpu;
+    uint64_t until;
+    uint64_t at[TICK_GAPS_MOST];
+    unsigned n;
+};
+
+static void *tick_watcher(void *arg)
+{
+    struct tick_watch *w = arg;
+    bind_to(w->cpu);
+    uint64_t last = now_ns();
+    while (last < w->until) {
+        uint64_t t = now_ns();
+        if (t - last > TICK_GAP_NS && w->n < TICK_GAPS_MOST)
+            w->at[w->n++] = last;
+        last = t;
+    }
+    return NULL;
+}
+
+/* The busiest bin of the jumps' phases modulo `period` (three bins
+ * summed, around), *count in it; the phase at the bin's middle. */
+static uint64_t tick_phase(const struct tick_watch *w, uint64_t period, unsigned *count)
+{
+    unsigned bins[TICK_BINS] = {0};
+    for (unsigned i = 0; i < w->n; i++)
+        bins[w->at[i] % period * TICK_BINS / period]++;
+    unsigned best = 0, most = 0;
+    for (unsigned b = 0; b < TICK_BINS; b++) {
+        unsigned c = bins[(b + TICK_BINS - 1) % TICK_BINS] + bins[b] + bins[(b + 1) % TICK_BINS];
+        if (c > most)
+            most = c, best = b;
+    }
+    *count = most;
+    return (2 * best + 1) * period / (2 * TICK_BINS);
+}
+
+static int tick_skew(int64_t *skew_ns, unsigned *hz_out)
+{
+    static struct tick_watch w[2];
+    pthread_t t[2];
+    uint64_t until = now_ns() + TICK_WATCH_NS;
+    for (unsigned i = 0; i < 2; i++) {
+        w[i].cpu = (int)i;
+        w[i].until = until;
+        w[i].n = 0;
+        if (pthread_create(&t[i], NULL, tick_watcher, &w[i]))
+            return -1;
+    }
+    for (unsigned i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    /* kernel/Kconfig.hz's choices, longest period first. The ticks
+     * gather in one phase modulo their own period and modulo any divisor
+     * of it (1000 Hz's 1 ms divides 250 Hz's 4 ms): the period is the
+     * longest in which nearly as many jumps gather as in the best. */
+    static const unsigned hz_choices[] = {100, 250, 300, 1000};
+    enum { NHZ = sizeof hz_choices / sizeof *hz_choices };
+    unsigned gathered[NHZ], most = 0, hz = 0;
+    for (unsigned i = 0; i < NHZ; i++) {
+        tick_phase(&w[0], 1000000000u / hz_choices[i], &gathered[i]);
+        most = gathered[i] > most ? gathered[i] : most;
+    }
+    for (unsigned i = 0; i < NHZ && !hz; i++)
+        if (most && 5 * gathered[i] >= 4 * most)
+            hz = hz_choices[i];
+    if (!hz)
+        return -1;
+    uint64_t period = 1000000000u / hz;
+    unsigned c;
+    int64_t d = (int64_t)tick_phase(&w[1], period, &c) - (int64_t)tick_phase(&w[0], period, &c);
+    if (d > (int64_t)period / 2)
+        d -= (int64_t)period;
+    if (d <= -(int64_t)period / 2)
+        d += (int64_t)period;
+    *skew_ns = d;
+    *hz_out = hz;
+    return 0;
+}
+
+/* How often the kernel moves an unbound participant of a barrier beside
+ * busy work: BARRIER_THREADS unbound threads in glibc's pthread_barrier
+ * beside as many unbound busy threads for BARRIER_RUN_NS; their
+ * migrations (se.nr_migrations) and sleeps (voluntary switches) from
+ * /proc/thread-self/sched, per episode. -1 when the kernel has no such
+ * file (CONFIG_SCHED_DEBUG). */
+#define BARRIER_THREADS 4u
+#define BARRIER_RUN_NS 400000000u
+
+static long sched_field(const char *name)
+{
+    FILE *f = fopen("/proc/thread-self/sched", "r");
+    if (!f)
+        return -1;
+    char line[256];
+    long v = -1;
+    size_t len = strlen(name);
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, name, len) && line[len] == ' ') {
+            char *colon = strchr(line, ':');
+            if (colon)
+                v = atol(colon + 1);
+        }
+    fclose(f);
+    return v;
+}
+
+struct barrier_run {
+    pthread_barrier_t *barrier;
+    _Atomic uint64_t *stop_after; /* the episode after which all stop */
+    uint64_t until;
+    bool leader;
+    uint64_t episodes;
+    long migrations, sleeps;
+};
+
+static void *barrier_runner(void *arg)
+{
+    struct barrier_run *r = arg;
+    long m0 = sched_field("se.nr_migrations"), s0 = sched_field("nr_voluntary_switches");
+    uint64_t e = 0;
+    for (;;) {
+        pthread_barrier_wait(r->barrier);
+        e++;
+        /* the leader names an episode two ahead: every thread reads the
+         * name after episode e or e + 1, so all stop after the same one */
+        uint64_t stop = atomic_load_explicit(r->stop_after, memory_order_relaxed);
+        if (e == stop)
+            break;
+        if (r->leader && stop == UINT64_MAX && (e & 63) == 0 && now_ns() > r->until)
+            atomic_store_explicit(r->stop_after, e + 2, memory_order_relaxed);
+    }
+    long m1 = sched_field("se.nr_migrations"), s1 = sched_field("nr_voluntary_switches");
+    r->episodes = e;
+    r->migrations = m0 < 0 || m1 < 0 ? -1 : m1 - m0;
+    r->sleeps = s0 < 0 || s1 < 0 ? -1 : s1 - s0;
+    return NULL;
+}
+
+static void *burn_anywhere(void *arg)
+{
+    (void)arg;
+    while (atomic_load_explicit(&burning, memory_order_relaxed))
+        ;
+    return NULL;
+}
+
+static int barrier_moves(double *migrations, double *sleeps)
+{
+    pthread_barrier_t barrier;
+    _Atomic uint64_t stop_after = UINT64_MAX;
+    struct barrier_run r[BARRIER_THREADS];
+    pthread_t t[BARRIER_THREADS], burner[BARRIER_THREADS];
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        CPU_SET(c, &all);
+    pthread_setaffinity_np(pthread_self(), sizeof all, &all); /* unbound, as are its threads */
+    if (pthread_barrier_init(&barrier, NULL, BARRIER_THREADS))
+        return -1;
+    atomic_store_explicit(&burning, true,
+                          memory_order_relaxed); /* a stop flag: publishes nothing */
+    for (unsigned i = 0; i < BARRIER_THREADS; i++)
+        if (pthread_create(&burner[i], NULL, burn_anywhere, NULL))
+            return -1;
+    uint64_t until = now_ns() + BARRIER_RUN_NS;
+    for (unsigned i = 0; i < BARRIER_THREADS; i++) {
+        r[i] = (struct barrier_run){
+            .barrier = &barrier, .stop_after = &stop_after, .until = until, .leader = i == 0};
+        if (pthread_create(&t[i], NULL, barrier_runner, &r[i]))
+            return -1;
+    }
+    long m = 0, s = 0;
+    for (unsigned i = 0; i < BARRIER_THREADS; i++) {
+        pthread_join(t[i], NULL);
+        m = m < 0 || r[i].migrations < 0 ? -1 : m + r[i].migrations;
+        s = s < 0 || r[i].sleeps < 0 ? -1 : s + r[i].sleeps;
+    }
+    atomic_store_explicit(&burning, false, memory_order_relaxed);
+    for (unsigned i = 0; i < BARRIER_THREADS; i++)
+        pthread_join(burner[i], NULL);
+    pthread_barrier_destroy(&barrier);
+    double e = (double)r[0].episodes;
+    *migrations = m < 0 ? -1 : (double)m / e;
+    *sleeps = s < 0 ? -1 : (double)s / e;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     unsigned rounds = 2000;
@@ -280,10 +489,10 @@ int main(int argc, char **argv)
     }
     double yield = median(a, rounds);
     unsigned wake_rounds = rounds < 500 ? rounds : 500; /* 200 us each */
-    if (wake_other_cpu(wake_rounds, false, a, b) < 0)
+    if (wake_other_cpu(wake_rounds, 0, a, b) < 0)
         return 1;
     double wake_one = median(a, wake_rounds), wake_latency = median(b, wake_rounds);
-    if (wake_other_cpu(wake_rounds, true, a, b) < 0)
+    if (wake_other_cpu(wake_rounds, 1, a, b) < 0)
         return 1;
     double wake_busy = median(a, wake_rounds), wake_latency_busy = median(b, wake_rounds);
     if (same_cpu_switch(rounds, a) < 0)
@@ -292,6 +501,25 @@ int main(int argc, char **argv)
     uint64_t busy_run_ns;
     if (busy_run(&busy_run_ns) < 0)
         return 1;
+    /* beside 1 to BURNERS_MOST busy neighbours, every round: the slow
+     * wake-ups are the rare ones (docs/model.md section 9) */
+    double beside_median[BURNERS_MOST], beside_slow[BURNERS_MOST];
+    for (unsigned k = 1; k <= BURNERS_MOST; k++) {
+        if (wake_other_cpu(rounds, k, a, b) < 0)
+            return 1;
+        unsigned slow = 0;
+        for (unsigned r = 0; r < rounds; r++)
+            slow += b[r] > WAKE_SLOW_NS;
+        beside_median[k - 1] = median(b, rounds);
+        beside_slow[k - 1] = (double)slow / rounds;
+    }
+    int64_t skew_ns;
+    unsigned hz;
+    if (tick_skew(&skew_ns, &hz) < 0)
+        return 1;
+    double migrations, sleeps;
+    if (barrier_moves(&migrations, &sleeps) < 0)
+        return 1;
     uint64_t c0 = now_ns();
     for (unsigned r = 0; r < rounds; r++)
         a[r] = now_ns();
@@ -299,10 +527,19 @@ int main(int argc, char **argv)
     printf("{\"futex_wake_nobody_ns\": %.0f, \"futex_wake_one_ns\": %.0f, "
            "\"wakeup_latency_ns\": %.0f, \"futex_wake_one_busy_ns\": %.0f, "
            "\"wakeup_latency_busy_ns\": %.0f, \"sched_yield_ns\": %.0f, "
-           "\"same_cpu_switch_ns\": %.0f, \"busy_run_ns\": %llu, \"clock_read_ns\": %.1f, "
-           "\"rounds\": %u}\n",
+           "\"same_cpu_switch_ns\": %.0f, \"busy_run_ns\": %llu, "
+           "\"wakeup_latency_beside_busy_ns\": [%.0f, %.0f, %.0f], "
+           "\"wakeup_over_500us_beside_busy\": [%.4f, %.4f, %.4f], "
+           "\"tick_hz\": %u, \"tick_skew_ns\": %lld, ",
            wake_none, wake_one, wake_latency, wake_busy, wake_latency_busy, yield, switch_ns,
-           (unsigned long long)busy_run_ns, clock_ns, rounds);
+           (unsigned long long)busy_run_ns, beside_median[0], beside_median[1], beside_median[2],
+           beside_slow[0], beside_slow[1], beside_slow[2], hz, (long long)skew_ns);
+    if (migrations < 0)
+        printf("\"barrier_migrations_per_episode\": null, \"barrier_sleeps_per_episode\": null, ");
+    else
+        printf("\"barrier_migrations_per_episode\": %.4f, \"barrier_sleeps_per_episode\": %.3f, ",
+               migrations, sleeps);
+    printf("\"clock_read_ns\": %.1f, \"rounds\": %u}\n", clock_ns, rounds);
     free(a);
     free(b);
     return 0;

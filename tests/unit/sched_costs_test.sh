@@ -15,6 +15,14 @@ keys = ["futex_wake_nobody_ns", "futex_wake_one_ns", "wakeup_latency_ns", "futex
         "clock_read_ns"]
 assert all(r[k] > 0 for k in keys), r
 assert r["rounds"] == 50
+beside = r["wakeup_latency_beside_busy_ns"]
+assert len(beside) == 3 and all(v > 0 for v in beside), r
+slow = r["wakeup_over_500us_beside_busy"]
+assert len(slow) == 3 and all(0 <= v <= 1 for v in slow), r
+assert r["tick_hz"] in (100, 250, 300, 1000), r
+assert abs(r["tick_skew_ns"]) <= 1e9 / r["tick_hz"] / 2, r
+for k in ("barrier_migrations_per_episode", "barrier_sleeps_per_episode"):
+    assert r[k] is None or r[k] >= 0, r
 ' "$out"; then
     passed=$((passed + 1))
 else
