@@ -11,6 +11,9 @@
 
 #include "model/sim_events.h"
 
+/* wait.h: the code as it runs on hardware, not ThreadSanitizer's variant */
+#define TS_SIMULATED_COPY 1
+
 #undef atomic_load_explicit
 #undef atomic_store_explicit
 #undef atomic_exchange_explicit

@@ -15,11 +15,16 @@
 
 #include <topsync/wait.h>
 
+/* ThreadSanitizer's build swaps a fence for re-loads (ts_wait_all). Not in
+ * the simulator's copy of the algorithms (model/sim_atomic.h): it predicts
+ * the code that runs on hardware, the same in every build. */
+#ifndef TS_SIMULATED_COPY
 #if defined(__SANITIZE_THREAD__)
 #define TS_TSAN 1
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer)
 #define TS_TSAN 1
+#endif
 #endif
 #endif
 
