@@ -103,6 +103,19 @@ def kept(opts):
     return data
 
 
+def against_itself(measured, names):
+    """(Spearman, geometric mean of max/min) between the medians of the odd
+    and the even commands of each name: how far the measurement reproduces
+    its own ranking and scale; None with fewer than two commands"""
+    names = [n for n in names if len(measured[n]) >= 2]
+    if len(names) < 2:
+        return None
+    odd = [statistics.median(measured[n][0::2]) for n in names]
+    even = [statistics.median(measured[n][1::2]) for n in names]
+    spread = math.exp(statistics.mean(abs(math.log(a / b)) for a, b in zip(odd, even)))
+    return spearman(odd, even), spread
+
+
 def predict(build, p, opts):
     cmd = [os.path.join(build, "tools", "topsync-sim"), "barrier", "--np", str(p), "--noise",
            str(p), "--bind", opts["bind"], "--wait", "block", "--episodes",
@@ -145,6 +158,12 @@ def main(argv):
         geo = math.exp(statistics.mean(math.log(r) for r in ratios)) if ratios else float("nan")
         print(f"\nSpearman (predicted, measured) over {len(names)}: {rho:.2f}; "
               f"geometric mean of predicted / measured: {geo:.2f}\n")
+        self_check = against_itself(measured, names)
+        if self_check:
+            print(f"The measurement against itself (the median of its odd commands against "
+                  f"that of its even ones): Spearman {self_check[0]:.2f}; geometric mean of "
+                  f"their ratio, the larger over the smaller: {self_check[1]:.2f}. No model "
+                  f"can be checked to finer than that.\n")
 
 
 if __name__ == "__main__":

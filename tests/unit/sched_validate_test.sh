@@ -32,5 +32,21 @@ check "is not a file of kept runs" build --measured "$tmp"
 echo '[1, 2]' > "$tmp"
 check "is not a file of kept runs: no runs per P" build --measured "$tmp"
 rm -f "$tmp"
+# the measurement against itself: hand-computed cases
+if python3 - "$src/scripts" <<'PY'
+import math, sys
+sys.path.insert(0, sys.argv[1])
+from sched_validate import against_itself
+rho, spread = against_itself({"a": [1, 2, 1, 2], "b": [4, 8, 4, 8], "c": [10, 10]}, ["a", "b", "c"])
+assert abs(rho - 1) < 1e-9 and abs(spread - 2 ** (2 / 3)) < 1e-9, (rho, spread)
+rho, spread = against_itself({"a": [1, 3], "b": [3, 1], "c": [2, 2]}, ["a", "b", "c"])
+assert abs(rho + 1) < 1e-9 and abs(spread - 3 ** (2 / 3)) < 1e-9, (rho, spread)
+assert against_itself({"a": [1], "b": [2]}, ["a", "b"]) is None
+PY
+then
+    passed=$((passed + 1))
+else
+    echo "FAIL: against_itself"; fail=1
+fi
 echo "$passed passed, $fail failed"
 exit $fail
