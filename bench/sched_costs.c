@@ -340,8 +340,14 @@ static int tick_skew(int64_t *skew_ns, unsigned *hz_out)
  * busy work: BARRIER_THREADS unbound threads in glibc's pthread_barrier
  * beside as many unbound busy threads for BARRIER_RUN_NS; their
  * migrations (se.nr_migrations) and sleeps (voluntary switches) from
- * /proc/thread-self/sched, per episode. -1 when the kernel has no such
- * file (CONFIG_SCHED_DEBUG). */
+ * /proc/thread-self/sched, per episode (-1 when the kernel has no such
+ * file: CONFIG_SCHED_DEBUG). And where the kernel keeps them: the share
+ * of episodes that every participant ended on one CPU, and the share in
+ * which the busy threads were not spread evenly over the CPUs (each
+ * notes its CPU every BURN_CPU_CHECK turns of its loop; participant 0
+ * reads them at every episode). docs/model.md section 9: the load
+ * balancer piles the busy threads unevenly and the participants follow
+ * the lighter CPU at their wake-ups. */
 #define BARRIER_THREADS 4u
 #define BARRIER_RUN_NS 400000000u
 
@@ -363,14 +369,40 @@ static long sched_field(const char *name)
     return v;
 }
 
+#define BURN_CPU_CHECK 4096u
+/* each busy thread's CPU as it last noted it, + 1 (0: not yet) */
+static _Atomic uint32_t burner_cpu[BARRIER_THREADS];
+/* each participant's CPU at the end of its last episode */
+static _Atomic uint32_t runner_cpu[BARRIER_THREADS];
+
 struct barrier_run {
     pthread_barrier_t *barrier;
     _Atomic uint64_t *stop_after; /* the episode after which all stop */
     uint64_t until;
-    bool leader;
+    unsigned rank;
     uint64_t episodes;
     long migrations, sleeps;
+    uint64_t packed, uneven; /* rank 0: episodes so seen */
 };
+
+/* Whether the busy threads are spread as evenly as the CPUs allow (the
+ * counts per CPU differ by at most one), as they last noted. */
+static bool burners_even(void)
+{
+    unsigned on[CPU_SETSIZE] = {0}, most = 0, least = UINT32_MAX;
+    int ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    for (unsigned i = 0; i < BARRIER_THREADS; i++) {
+        /* relaxed: a sample; a stale CPU is a sample a moment old */
+        uint32_t c = atomic_load_explicit(&burner_cpu[i], memory_order_relaxed);
+        if (c > 0 && c <= CPU_SETSIZE)
+            on[c - 1]++;
+    }
+    for (int c = 0; c < ncpus && c < CPU_SETSIZE; c++) {
+        most = on[c] > most ? on[c] : most;
+        least = on[c] < least ? on[c] : least;
+    }
+    return most - least <= 1;
+}
 
 static void *barrier_runner(void *arg)
 {
@@ -380,12 +412,25 @@ static void *barrier_runner(void *arg)
     for (;;) {
         pthread_barrier_wait(r->barrier);
         e++;
+        /* relaxed: a sample, read by rank 0 after the next episode */
+        atomic_store_explicit(&runner_cpu[r->rank], (uint32_t)sched_getcpu() + 1,
+                              memory_order_relaxed);
+        if (r->rank == 0 && e > 1) {
+            /* the others' CPUs at their last episode's end (the barrier
+             * orders their stores before this read) */
+            bool packed = true;
+            for (unsigned i = 1; i < BARRIER_THREADS; i++)
+                packed &= atomic_load_explicit(&runner_cpu[i], memory_order_relaxed) ==
+                          atomic_load_explicit(&runner_cpu[0], memory_order_relaxed);
+            r->packed += packed;
+            r->uneven += !burners_even();
+        }
         /* the leader names an episode two ahead: every thread reads the
          * name after episode e or e + 1, so all stop after the same one */
         uint64_t stop = atomic_load_explicit(r->stop_after, memory_order_relaxed);
         if (e == stop)
             break;
-        if (r->leader && stop == UINT64_MAX && (e & 63) == 0 && now_ns() > r->until)
+        if (r->rank == 0 && stop == UINT64_MAX && (e & 63) == 0 && now_ns() > r->until)
             atomic_store_explicit(r->stop_after, e + 2, memory_order_relaxed);
     }
     long m1 = sched_field("se.nr_migrations"), s1 = sched_field("nr_voluntary_switches");
@@ -397,13 +442,14 @@ static void *barrier_runner(void *arg)
 
 static void *burn_anywhere(void *arg)
 {
-    (void)arg;
-    while (atomic_load_explicit(&burning, memory_order_relaxed))
-        ;
+    _Atomic uint32_t *cpu = arg;
+    for (unsigned turn = 0; atomic_load_explicit(&burning, memory_order_relaxed); turn++)
+        if (turn % BURN_CPU_CHECK == 0) /* relaxed: a sample (burners_even) */
+            atomic_store_explicit(cpu, (uint32_t)sched_getcpu() + 1, memory_order_relaxed);
     return NULL;
 }
 
-static int barrier_moves(double *migrations, double *sleeps)
+static int barrier_moves(double *migrations, double *sleeps, double *packed, double *uneven)
 {
     pthread_barrier_t barrier;
     _Atomic uint64_t stop_after = UINT64_MAX;
@@ -419,12 +465,12 @@ static int barrier_moves(double *migrations, double *sleeps)
     atomic_store_explicit(&burning, true,
                           memory_order_relaxed); /* a stop flag: publishes nothing */
     for (unsigned i = 0; i < BARRIER_THREADS; i++)
-        if (pthread_create(&burner[i], NULL, burn_anywhere, NULL))
+        if (pthread_create(&burner[i], NULL, burn_anywhere, &burner_cpu[i]))
             return -1;
     uint64_t until = now_ns() + BARRIER_RUN_NS;
     for (unsigned i = 0; i < BARRIER_THREADS; i++) {
         r[i] = (struct barrier_run){
-            .barrier = &barrier, .stop_after = &stop_after, .until = until, .leader = i == 0};
+            .barrier = &barrier, .stop_after = &stop_after, .until = until, .rank = i};
         if (pthread_create(&t[i], NULL, barrier_runner, &r[i]))
             return -1;
     }
@@ -441,6 +487,8 @@ static int barrier_moves(double *migrations, double *sleeps)
     double e = (double)r[0].episodes;
     *migrations = m < 0 ? -1 : (double)m / e;
     *sleeps = s < 0 ? -1 : (double)s / e;
+    *packed = (double)r[0].packed / (e - 1);
+    *uneven = (double)r[0].uneven / (e - 1);
     return 0;
 }
 
@@ -517,8 +565,8 @@ int main(int argc, char **argv)
     unsigned hz;
     if (tick_skew(&skew_ns, &hz) < 0)
         return 1;
-    double migrations, sleeps;
-    if (barrier_moves(&migrations, &sleeps) < 0)
+    double migrations, sleeps, packed, uneven;
+    if (barrier_moves(&migrations, &sleeps, &packed, &uneven) < 0)
         return 1;
     uint64_t c0 = now_ns();
     for (unsigned r = 0; r < rounds; r++)
@@ -539,6 +587,7 @@ int main(int argc, char **argv)
     else
         printf("\"barrier_migrations_per_episode\": %.4f, \"barrier_sleeps_per_episode\": %.3f, ",
                migrations, sleeps);
+    printf("\"barrier_packed_share\": %.3f, \"barrier_busy_uneven_share\": %.3f, ", packed, uneven);
     printf("\"clock_read_ns\": %.1f, \"rounds\": %u}\n", clock_ns, rounds);
     free(a);
     free(b);

@@ -23,6 +23,8 @@ assert r["tick_hz"] in (100, 250, 300, 1000), r
 assert abs(r["tick_skew_ns"]) <= 1e9 / r["tick_hz"] / 2, r
 for k in ("barrier_migrations_per_episode", "barrier_sleeps_per_episode"):
     assert r[k] is None or r[k] >= 0, r
+for k in ("barrier_packed_share", "barrier_busy_uneven_share"):
+    assert 0 <= r[k] <= 1, r
 ' "$out"; then
     passed=$((passed + 1))
 else
