@@ -294,6 +294,7 @@ static int plan_scheduler(const topsync_model_t *m, unsigned n, const topsync_si
         .wake_latency_busy = cost_ps(o->wake_latency_busy_ns, SCHED_WAKE_LATENCY_BUSY_NS),
         .yield_cost = cost_ps(o->yield_ns, SCHED_YIELD_NS),
         .tick = cost_ps(0, SCHED_TICK_NS),
+        .balance = true,
         .seed = o->seed,
     };
     return 0;

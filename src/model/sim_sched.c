@@ -6,7 +6,9 @@
  * engine asks about t, which is then the earliest time of the whole
  * simulation, so every wake-up and wait before t is known. Between two
  * questions nothing about the CPU changes but what its own slices and
- * spins decide, which advance() replays in order.
+ * spins decide, which advance() replays in order. The periodic balancer
+ * (balance()) moves tasks between CPUs at its turns; catch_up() takes
+ * every turn due before a question, with every CPU brought to its time.
  * The why: docs/design.md section 8.15 and docs/model.md section 9.
  */
 #include "model/sim_sched.h"
@@ -53,6 +55,7 @@ struct sproc {
     bool pending;    /* woken: its arrival not yet weighed against the running task */
     double load;     /* its PELT load (0..1, a nice-0 task's weight as 1) */
     ts_ps load_at;   /* as of then */
+    ts_ps last_ran;  /* when it last left its CPU (the balancer's cache heat) */
 };
 
 struct scpu {
@@ -63,7 +66,12 @@ struct scpu {
     ts_ps slice_end;   /* the tick that then takes the CPU from it */
     int first;         /* its participants (sproc.next), -1: none */
     unsigned nnoise;
-    ts_ps *noise_vruntime;
+    ts_ps *noise_vruntime; /* [nnoise]; room for every noise task (they move) */
+    ts_ps *noise_last_ran; /* when each last left the CPU */
+    /* the periodic balancer (balance()): its next turn, its interval in
+     * milliseconds (sd->balance_interval) and the failed turns in a row */
+    ts_ps next_balance;
+    unsigned interval_ms, failed;
 };
 
 struct ts_sched {
@@ -71,6 +79,7 @@ struct ts_sched {
     struct sproc *procs;
     struct scpu *cpus;
     struct ts_sched_stats stats;
+    ts_ps next_balance; /* the earliest of the CPUs' next_balance */
 };
 
 static ts_ps max_ps(ts_ps a, ts_ps b)
@@ -141,6 +150,22 @@ static void unlink_proc(struct ts_sched *s, unsigned p)
         }
 }
 
+/* The periodic balancer's interval on a CPU (get_sd_balance_interval):
+ * its balance_interval, in milliseconds, times busy_factor when the CPU
+ * runs something, in jiffies (rounded up, msecs_to_jiffies), one jiffy
+ * less when busy (so that domains do not balance in step), at least one
+ * and at most max_load_balance_interval, HZ x CPUs / 10 jiffies. */
+#define BALANCE_BUSY_FACTOR 16 /* sd_init */
+static ts_ps balance_interval(const struct ts_sched *s, const struct scpu *cpu, bool busy)
+{
+    ts_ps tick = s->c.tick > 0 ? s->c.tick : 1;
+    int64_t ms = (int64_t)cpu->interval_ms * (busy ? BALANCE_BUSY_FACTOR : 1);
+    int64_t jiffies = (ms * 1000000000 + tick - 1) / tick - (busy ? 1 : 0);
+    int64_t most = (int64_t)1000000000000 / tick * s->c.ncpus / 10;
+    jiffies = jiffies < 1 ? 1 : jiffies > most ? most : jiffies;
+    return jiffies * tick;
+}
+
 int ts_sched_create(struct ts_sched **out, const struct ts_sched_config *c)
 {
     *out = NULL;
@@ -156,12 +181,18 @@ int ts_sched_create(struct ts_sched **out, const struct ts_sched_config *c)
         ts_sched_destroy(s);
         return ts_fail(ENOMEM, "out of memory");
     }
+    unsigned all_noise = 0;
+    for (unsigned k = 0; c->noise && k < c->ncpus; k++)
+        all_noise += c->noise[k];
     for (unsigned k = 0; k < c->ncpus; k++) {
         struct scpu *cpu = &s->cpus[k];
         cpu->first = -1;
         cpu->slice_end = NEVER;
         cpu->nnoise = c->noise ? c->noise[k] : 0;
-        if (cpu->nnoise && !(cpu->noise_vruntime = calloc(cpu->nnoise, sizeof(ts_ps)))) {
+        cpu->interval_ms = c->ncpus; /* sd_init: balance_interval = sd_weight */
+        cpu->next_balance = c->balance ? balance_interval(s, cpu, cpu->nnoise > 0) : NEVER;
+        if (all_noise && (!(cpu->noise_vruntime = calloc(all_noise, sizeof(ts_ps))) ||
+                          !(cpu->noise_last_ran = calloc(all_noise, sizeof(ts_ps))))) {
             ts_sched_destroy(s);
             return ts_fail(ENOMEM, "out of memory");
         }
@@ -185,6 +216,10 @@ int ts_sched_create(struct ts_sched **out, const struct ts_sched_config *c)
         }
         link_proc(s, p, c->cpu[p]);
     }
+    s->next_balance = NEVER;
+    for (unsigned k = 0; k < c->ncpus; k++)
+        if (s->cpus[k].next_balance < s->next_balance)
+            s->next_balance = s->cpus[k].next_balance;
     *out = s;
     return 0;
 }
@@ -194,8 +229,10 @@ void ts_sched_destroy(struct ts_sched *s)
     if (!s)
         return;
     if (s->cpus)
-        for (unsigned k = 0; k < s->c.ncpus; k++)
+        for (unsigned k = 0; k < s->c.ncpus; k++) {
             free(s->cpus[k].noise_vruntime);
+            free(s->cpus[k].noise_last_ran);
+        }
     free(s->cpus);
     free(s->procs);
     free(s);
@@ -205,6 +242,8 @@ void ts_sched_stats(const struct ts_sched *s, struct ts_sched_stats *out)
 {
     *out = s->stats;
 }
+
+static void catch_up(struct ts_sched *s, ts_ps t);
 
 /* The virtual time of CPU k's running task (not IDLE). */
 static ts_ps *holder_vruntime(struct ts_sched *s, struct scpu *cpu)
@@ -250,11 +289,23 @@ static void account(struct ts_sched *s, struct scpu *cpu, ts_ps at)
     cpu->since = at;
 }
 
+/* The task of kind `kind`, `who`, leaves the CPU at `at`: the balancer
+ * counts its cache as cold from then (task_hot). */
+static void mark_left(struct ts_sched *s, struct scpu *cpu, enum holder kind, unsigned who,
+                      ts_ps at)
+{
+    if (kind == PROC)
+        s->procs[who].last_ran = at;
+    else if (kind == NOISE)
+        cpu->noise_last_ran[who] = at;
+}
+
 /* The holder hands the CPU to participant p, who runs from `from` for a
  * slice (the holder counted until `at`, when it stops). */
 static void hand_over(struct ts_sched *s, struct scpu *cpu, unsigned p, ts_ps at, ts_ps from)
 {
     account(s, cpu, at);
+    mark_left(s, cpu, cpu->kind, cpu->holder, at);
     cpu->kind = PROC;
     cpu->holder = p;
     cpu->since = from;
@@ -302,6 +353,8 @@ static void pick(struct ts_sched *s, unsigned k, ts_ps at)
             if (s->procs[p].state == YIELDER && s->procs[p].ready_at <= at)
                 CONSIDER(s->procs[p].vruntime, PROC, (unsigned)p);
 #undef CONSIDER
+    if (was_kind != IDLE && (kind != was_kind || who != was))
+        mark_left(s, cpu, was_kind, was, at);
     cpu->kind = kind;
     cpu->holder = who;
     if (kind == IDLE) {
@@ -343,13 +396,16 @@ static ts_ps mean_vruntime(const struct ts_sched *s, unsigned k, int except, uns
 
 /* A task going to sleep keeps its lag, bounded as Linux bounds it
  * (update_entity_lag: two slices or a tick, the larger). */
+static ts_ps clamp_lag(const struct ts_sched *s, ts_ps lag)
+{
+    ts_ps limit = 2 * s->c.slice > s->c.tick ? 2 * s->c.slice : s->c.tick;
+    return lag > limit ? limit : lag < -limit ? -limit : lag;
+}
+
 static void keep_lag(struct ts_sched *s, unsigned k, unsigned p)
 {
     unsigned n;
-    ts_ps v = mean_vruntime(s, k, -1, &n);
-    ts_ps limit = 2 * s->c.slice > s->c.tick ? 2 * s->c.slice : s->c.tick;
-    ts_ps lag = v - s->procs[p].vruntime;
-    s->procs[p].lag = lag > limit ? limit : lag < -limit ? -limit : lag;
+    s->procs[p].lag = clamp_lag(s, mean_vruntime(s, k, -1, &n) - s->procs[p].vruntime);
 }
 
 /* Another task than the holder could run on the CPU at `at`. */
@@ -479,6 +535,7 @@ static ts_ps next_choice(const struct ts_sched *s, unsigned k)
 
 ts_ps ts_sched_gate(struct ts_sched *s, unsigned p, ts_ps t)
 {
+    catch_up(s, t);
     struct sproc *q = &s->procs[p];
     unsigned k = q->cpu;
     struct scpu *cpu = &s->cpus[k];
@@ -501,6 +558,7 @@ ts_ps ts_sched_gate(struct ts_sched *s, unsigned p, ts_ps t)
 void ts_sched_wait_begin(struct ts_sched *s, unsigned p, ts_ps t, ts_ps spin,
                          enum ts_sched_then then)
 {
+    catch_up(s, t);
     struct sproc *q = &s->procs[p];
     struct scpu *cpu = &s->cpus[q->cpu];
     advance(s, q->cpu, t);
@@ -555,6 +613,238 @@ static unsigned wake_affine(struct ts_sched *s, unsigned p, unsigned waker, unsi
     return this_load < prev_load ? waker : prev;
 }
 
+/* ---------------------------------------------------------------------- */
+/* The periodic balancer (Linux's sched_balance_rq; docs/model.md section  */
+/* 9): every CPU, each interval, pulls queued tasks from the most loaded   */
+/* other CPU, the whole machine as one domain of single-CPU groups.        */
+
+/* A task that left its CPU less than this ago is cache hot: it stays
+ * unless the balancer failed more than CACHE_NICE_TRIES turns in a row
+ * (sysctl_sched_migration_cost; cache_nice_tries of sd_init). */
+#define MIGRATION_COST ((ts_ps)500000000)
+#define CACHE_NICE_TRIES 1u
+/* The busiest CPU must carry more than this percentage of the local one's
+ * load when both are overloaded (imbalance_pct, sd_init, above SMT). */
+#define IMBALANCE_PCT 117
+/* detach_tasks looks at this many tasks at most (sysctl_sched_nr_migrate) */
+#define NR_MIGRATE 32u
+/* LB_MIN: a task of less load stays while no turn has failed (16 of 1024) */
+#define LB_MIN_LOAD (16.0 / 1024.0)
+
+/* CPU k's runnable tasks at t: its busy neighbours and the participants
+ * on its run queue (a woken one from its arrival). */
+static unsigned nr_running(const struct ts_sched *s, unsigned k, ts_ps t)
+{
+    unsigned n = s->cpus[k].nnoise;
+    for (int p = s->cpus[k].first; p >= 0; p = s->procs[p].next)
+        n += runnable(&s->procs[p]) && !s->procs[p].pending && s->procs[p].ready_at <= t;
+    return n;
+}
+
+/* A task arrived on CPU k at t (moved there): weighed against the running
+ * one as a woken task is (arrive()), or run when the CPU is idle. */
+static void weigh_newcomer(struct ts_sched *s, unsigned k, ts_ps t)
+{
+    struct scpu *cpu = &s->cpus[k];
+    if (cpu->kind == IDLE) {
+        pick(s, k, t);
+        return;
+    }
+    account(s, cpu, t);
+    unsigned n;
+    ts_ps running = *holder_vruntime(s, cpu), mean = mean_vruntime(s, k, -1, &n);
+    if (running > mean || t >= cpu->protect_end ||
+        (cpu->kind == PROC && s->procs[cpu->holder].state == YIELDER))
+        pick(s, k, t);
+}
+
+/* Move queued busy neighbour j of CPU src to CPU dst at t, with its lag
+ * (EEVDF keeps it across a migration: dequeue, then place_entity). */
+static void move_noise(struct ts_sched *s, unsigned src, unsigned j, unsigned dst, ts_ps t)
+{
+    struct scpu *from = &s->cpus[src], *to = &s->cpus[dst];
+    unsigned n;
+    ts_ps lag = clamp_lag(s, mean_vruntime(s, src, -1, &n) - from->noise_vruntime[j]);
+    ts_ps last_ran = from->noise_last_ran[j];
+    unsigned last = --from->nnoise; /* the last one takes j's place */
+    from->noise_vruntime[j] = from->noise_vruntime[last];
+    from->noise_last_ran[j] = from->noise_last_ran[last];
+    if (from->kind == NOISE && from->holder == last)
+        from->holder = j;
+    account(s, to, t);
+    ts_ps v = mean_vruntime(s, dst, -1, &n);
+    to->noise_vruntime[to->nnoise] = n ? v - (ts_ps)((__int128)lag * (n + 1) / n) : 0;
+    to->noise_last_ran[to->nnoise] = last_ran;
+    to->nnoise++;
+    s->stats.noise_moves++;
+}
+
+/* Move queued participant p to CPU dst at t, with its lag. */
+static void move_proc(struct ts_sched *s, unsigned p, unsigned dst, ts_ps t)
+{
+    struct sproc *q = &s->procs[p];
+    unsigned n;
+    load_update(q, t);
+    ts_ps lag = clamp_lag(s, mean_vruntime(s, q->cpu, -1, &n) - q->vruntime);
+    unlink_proc(s, p);
+    link_proc(s, p, dst);
+    account(s, &s->cpus[dst], t);
+    ts_ps v = mean_vruntime(s, dst, (int)p, &n);
+    if (n)
+        q->vruntime = v - (ts_ps)((__int128)lag * (n + 1) / n);
+    s->stats.migrations++;
+}
+
+/* The queued tasks of CPU k the balancer may move, least recently run
+ * first (detach_tasks takes cfs_tasks from its tail): busy neighbours,
+ * and participants when unbound. *kinds, *who, up to NR_MIGRATE. */
+static unsigned movable(const struct ts_sched *s, unsigned k, ts_ps t, enum holder *kinds,
+                        unsigned *who, ts_ps *last)
+{
+    const struct scpu *cpu = &s->cpus[k];
+    unsigned n = 0;
+    for (unsigned j = 0; j < cpu->nnoise && n < NR_MIGRATE; j++)
+        if (!(cpu->kind == NOISE && cpu->holder == j))
+            kinds[n] = NOISE, who[n] = j, last[n++] = cpu->noise_last_ran[j];
+    for (int p = cpu->first; s->c.unbound && p >= 0 && n < NR_MIGRATE; p = s->procs[p].next) {
+        const struct sproc *q = &s->procs[p];
+        if (runnable(q) && !q->pending && q->ready_at <= t &&
+            !(cpu->kind == PROC && cpu->holder == (unsigned)p))
+            kinds[n] = PROC, who[n] = (unsigned)p, last[n++] = q->last_ran;
+    }
+    for (unsigned i = 1; i < n; i++) /* insertion sort by last_ran, stable */
+        for (unsigned m = i; m > 0 && last[m - 1] > last[m]; m--) {
+            enum holder tk = kinds[m];
+            unsigned tw = who[m];
+            ts_ps tl = last[m];
+            kinds[m] = kinds[m - 1], who[m] = who[m - 1], last[m] = last[m - 1];
+            kinds[m - 1] = tk, who[m - 1] = tw, last[m - 1] = tl;
+        }
+    return n;
+}
+
+/* CPU k's turn at t: whether it pulls, what, and its next turn. */
+static void balance(struct ts_sched *s, unsigned k, ts_ps t)
+{
+    struct scpu *local = &s->cpus[k];
+    double total = 0, local_load = cpu_load(s, k, t), busiest_load = 0;
+    unsigned local_nr = nr_running(s, k, t), busiest_nr = 0;
+    int busiest = -1;
+    for (unsigned c = 0; c < s->c.ncpus; c++) {
+        double load = cpu_load(s, c, t);
+        total += load;
+        unsigned nr = c == k ? 0 : nr_running(s, c, t);
+        /* only an overloaded CPU gives tasks away (more than it can run) */
+        if (c != k && nr >= 2 && (busiest < 0 || load > busiest_load))
+            busiest = (int)c, busiest_load = load, busiest_nr = nr;
+    }
+    double avg = total / s->c.ncpus, imbalance = 0;
+    bool by_count = local_nr == 0; /* an idle CPU evens out the tasks */
+    if (busiest < 0)
+        goto balanced;
+    if (by_count) {
+        imbalance = busiest_nr / 2; /* sibling_imbalance, then halved */
+    } else {
+        if (local_load >= busiest_load || local_load >= avg)
+            goto balanced;
+        /* both overloaded: the busiest must be heavier by imbalance_pct */
+        if (local_nr >= 2 && 100 * busiest_load <= IMBALANCE_PCT * local_load)
+            goto balanced;
+        double over = busiest_load - avg, under = avg - local_load;
+        imbalance = over < under ? over : under; /* migrate_load */
+    }
+    if (imbalance <= 0)
+        goto balanced;
+    enum holder kinds[NR_MIGRATE];
+    unsigned who[NR_MIGRATE], moved = 0, src = (unsigned)busiest;
+    ts_ps last[NR_MIGRATE];
+    advance(s, src, t);
+    account(s, &s->cpus[src], t);
+    unsigned n = movable(s, src, t, kinds, who, last);
+    for (unsigned i = 0; i < n && imbalance > 0; i++) {
+        bool hot = t - last[i] < MIGRATION_COST;
+        if (hot && local->failed <= CACHE_NICE_TRIES)
+            continue;
+        if (!by_count) {
+            double load = kinds[i] == NOISE ? 1.0 : load_at(&s->procs[who[i]], t);
+            if (load < LB_MIN_LOAD && local->failed == 0)
+                continue;
+            /* shr_bound: a failed turn halves what must fit the imbalance */
+            double bound = load / (double)(1u << (local->failed < 31 ? local->failed : 31));
+            if (bound > imbalance)
+                continue;
+            imbalance -= load;
+        } else {
+            imbalance -= 1;
+        }
+        if (kinds[i] == NOISE) {
+            /* the index of a later busy neighbour of src may change: the
+             * moved one's place goes to src's last, which is not in the
+             * list after it only if it was the holder or already moved */
+            unsigned last_index = s->cpus[src].nnoise - 1;
+            move_noise(s, src, who[i], k, t);
+            for (unsigned m = i + 1; m < n; m++)
+                if (kinds[m] == NOISE && who[m] == last_index)
+                    who[m] = who[i];
+        } else {
+            move_proc(s, who[i], k, t);
+        }
+        moved++;
+    }
+    if (moved) {
+        local->failed = 0;
+        weigh_newcomer(s, k, t);
+    } else if (++local->failed > CACHE_NICE_TRIES + 2) {
+        /* active balance: the busiest's stopper takes its running task
+         * off, and the least recently run task there comes over, hot or
+         * not, whatever its load (detach_one_task) */
+        struct scpu *from = &s->cpus[src];
+        if (from->kind == NOISE || (from->kind == PROC && s->c.unbound)) {
+            n = movable(s, src, t, kinds, who, last);
+            if (n == 0) { /* nothing queued: the preempted one itself */
+                kinds[0] = from->kind, who[0] = from->holder;
+                mark_left(s, from, from->kind, from->holder, t);
+                from->kind = IDLE;
+            }
+            if (kinds[0] == NOISE)
+                move_noise(s, src, who[0], k, t);
+            else
+                move_proc(s, who[0], k, t);
+            if (from->kind == IDLE)
+                pick(s, src, t);
+            weigh_newcomer(s, k, t);
+            s->stats.active_balances++;
+            local->failed = CACHE_NICE_TRIES + 1; /* "force task migration" */
+        }
+    }
+    local->interval_ms = s->c.ncpus; /* unbalanced: back to the least interval */
+    local->next_balance = t + balance_interval(s, local, nr_running(s, k, t) > 0);
+    return;
+balanced:
+    local->failed = 0;
+    if (local->interval_ms < 2 * s->c.ncpus) /* up to max_interval, twice sd_weight */
+        local->interval_ms *= 2;
+    local->next_balance = t + balance_interval(s, local, local_nr > 0);
+}
+
+/* Every balancer turn due up to t, in time order (CPUs in turn when at
+ * the same tick), each with every CPU brought to its time. */
+static void catch_up(struct ts_sched *s, ts_ps t)
+{
+    while (s->next_balance <= t) {
+        ts_ps at = s->next_balance;
+        for (unsigned k = 0; k < s->c.ncpus; k++)
+            advance(s, k, at);
+        for (unsigned k = 0; k < s->c.ncpus; k++)
+            if (s->cpus[k].next_balance == at)
+                balance(s, k, at);
+        s->next_balance = NEVER;
+        for (unsigned k = 0; k < s->c.ncpus; k++)
+            if (s->cpus[k].next_balance < s->next_balance)
+                s->next_balance = s->cpus[k].next_balance;
+    }
+}
+
 /* Unbound: where a participant woken at t by participant `waker` (-1:
  * none) runs, as select_task_rq_fair chooses for a wake-up: a target by
  * wake_affine, then the first idle one of the target, its own CPU and
@@ -588,6 +878,7 @@ static unsigned wake_cpu(struct ts_sched *s, unsigned p, ts_ps t, int waker)
 
 ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, int waker, ts_ps *ready)
 {
+    catch_up(s, t);
     struct sproc *q = &s->procs[p];
     advance(s, q->cpu, t);
     *ready = t;
@@ -625,6 +916,11 @@ ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, int waker, ts_ps *r
     return s->c.wake_call;
 }
 
+unsigned ts_sched_noise_on(const struct ts_sched *s, unsigned k)
+{
+    return s->cpus[k].nnoise;
+}
+
 ts_ps ts_sched_vruntime(const struct ts_sched *s, unsigned p)
 {
     return s->procs[p].vruntime;
@@ -637,12 +933,14 @@ unsigned ts_sched_cpu(const struct ts_sched *s, unsigned p)
 
 bool ts_sched_asleep(struct ts_sched *s, unsigned p, ts_ps t)
 {
+    catch_up(s, t);
     advance(s, s->procs[p].cpu, t);
     return s->procs[p].state == SLEEP;
 }
 
 void ts_sched_done(struct ts_sched *s, unsigned p, ts_ps t)
 {
+    catch_up(s, t);
     struct sproc *q = &s->procs[p];
     struct scpu *cpu = &s->cpus[q->cpu];
     advance(s, q->cpu, t);

@@ -32,6 +32,7 @@ struct ts_sched_config {
     ts_ps wake_latency_busy; /* the same, its CPU running another task */
     ts_ps yield_cost;        /* a sched_yield that finds nothing else to run */
     ts_ps tick;              /* the timer tick (bounds a sleeper's lag) */
+    bool balance;            /* the periodic balancer moves tasks between CPUs */
     uint64_t seed;           /* the CPUs' slices start at phases drawn from it */
     /* told when a runnable participant is given its CPU at `at` (it may be
      * waiting for it with a later time to ask again) */
@@ -72,8 +73,11 @@ void ts_sched_done(struct ts_sched *s, unsigned p, ts_ps t);
 ts_ps ts_sched_vruntime(const struct ts_sched *s, unsigned p);
 
 struct ts_sched_stats {
-    uint64_t sleeps, wakeups, switches, migrations;
+    uint64_t sleeps, wakeups, switches, migrations; /* migrations: participants' */
+    uint64_t noise_moves, active_balances;          /* by the periodic balancer */
 };
+/* The busy neighbour tasks on CPU k now (the balancer moves them). */
+unsigned ts_sched_noise_on(const struct ts_sched *s, unsigned k);
 void ts_sched_stats(const struct ts_sched *s, struct ts_sched_stats *out);
 
 #endif

@@ -9,7 +9,10 @@
  * mean, weighed when it arrives; a broadcast wakes its sleepers onto as many idle CPUs; a wakee
  * goes to its waker's CPU when wake_affine's loads say so; a slice ends
  * at a timer tick, and a wake-up past it chooses again; and so a task that sleeps briefly and often gets its fair share beside a busy
- * neighbour, not more.
+ * neighbour, not more. And the periodic balancer: an idle CPU pulls a
+ * task when cache heat and failed turns allow; an overloaded one pulls
+ * by load, a task's load halved per failed turn; CPUs within 117% of each
+ * other's load are left alone.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -342,6 +345,97 @@ static void test_brief_sleeper_gets_its_share(void)
     ts_sched_destroy(s);
 }
 
+/* The periodic balancer, on 2 CPUs with Linux's 4 ms tick: a busy CPU's
+ * turn every 2 ms x busy_factor 16, in jiffies less one: 7 ticks, 28 ms
+ * (60 ms once a turn found balance: the interval doubles to 4 ms); an
+ * idle CPU's every 2 ms, one tick. One participant, bound to CPU 0 and
+ * done at 0: it counts in CPU 0's load only as its blocked load, 1.0 (a
+ * new task's) halving every 32 ms. */
+static struct ts_sched *make_balanced(const unsigned noise[2])
+{
+    static const unsigned on_cpu0[1] = {0};
+    struct ts_sched_config c = {
+        .ncpus = 2,
+        .noise = noise,
+        .cpu = on_cpu0,
+        .nprocs = 1,
+        .slice = SLICE,
+        .tick = 4000 * US,
+        .seed = 1,
+        .balance = true,
+    };
+    struct ts_sched *s = NULL;
+    CHECK_EQ(ts_sched_create(&s, &c), 0);
+    ts_sched_done(s, 0, 0);
+    return s;
+}
+
+/* Bring the scheduler to t (every balancer turn up to t is taken). */
+static void run_to(struct ts_sched *s, ts_ps t)
+{
+    CHECK(!ts_sched_asleep(s, 0, t));
+}
+
+/* Two busy neighbours on CPU 0, none on CPU 1, which idles. CPU 1's
+ * turns, at 4, 8, 12 ms, even out the tasks (sibling_imbalance: one to
+ * move). CPU 0 changes task at every tick, so at 4 and 8 ms its queued
+ * neighbour left it that instant: cache hot, it stays while the failed
+ * turns are at most cache_nice_tries (1). At 12 ms two turns have failed,
+ * and it moves. (Without the heat rule it moves at 4 ms; without the
+ * idle CPU's pull, never.) */
+static void test_idle_cpu_pulls(void)
+{
+    const unsigned noise[2] = {2, 0};
+    struct ts_sched *s = make_balanced(noise);
+    run_to(s, 4000 * US);
+    CHECK_EQ(ts_sched_noise_on(s, 1), 0);
+    run_to(s, 12000 * US - 1);
+    CHECK_EQ(ts_sched_noise_on(s, 1), 0);
+    run_to(s, 12000 * US);
+    CHECK_EQ(ts_sched_noise_on(s, 1), 1);
+    CHECK_EQ(ts_sched_noise_on(s, 0), 1);
+    ts_sched_destroy(s);
+}
+
+/* Three busy neighbours (and the sleeper) on CPU 0, two on CPU 1; both
+ * CPUs take their turn at 28 ms, CPU 0 first. CPU 0 is the heavier (3 +
+ * 2^(-28/32) = 3.545): balanced. CPU 1 (2.0): the busiest carries more
+ * than 117% of it, the mean is 2.773, and half the difference, 0.773, is
+ * less than a neighbour's load, 1.0: nothing moves, a failed turn. At 56
+ * ms (the least interval again): CPU 0 carries 3 + 2^(-56/32) = 3.297,
+ * the imbalance is 0.649, and after one failed turn a load counts halved
+ * (shr_bound): 0.5 fits, and a neighbour moves. (Without the halving
+ * nothing moves then.) */
+static void test_busiest_gives_by_load(void)
+{
+    const unsigned noise[2] = {3, 2};
+    struct ts_sched *s = make_balanced(noise);
+    run_to(s, 56000 * US - 1);
+    CHECK_EQ(ts_sched_noise_on(s, 1), 2);
+    run_to(s, 56000 * US);
+    CHECK_EQ(ts_sched_noise_on(s, 1), 3);
+    CHECK_EQ(ts_sched_noise_on(s, 0), 2);
+    ts_sched_destroy(s);
+}
+
+/* Six busy neighbours (and the sleeper's fading load) on CPU 0, seven on
+ * CPU 1: 7 is at most 117% of 6 (7.02), so neither CPU pulls: none moves
+ * in a second. (Without the check the lighter pulls once a failed turn
+ * has halved a neighbour's load to the imbalance, 0.5, and they move to
+ * and fro.) */
+static void test_within_imbalance_pct(void)
+{
+    const unsigned noise[2] = {6, 7};
+    struct ts_sched *s = make_balanced(noise);
+    run_to(s, 1000000 * US);
+    struct ts_sched_stats st;
+    ts_sched_stats(s, &st);
+    CHECK_EQ(st.noise_moves, 0);
+    CHECK_EQ(st.active_balances, 0);
+    CHECK_EQ(ts_sched_noise_on(s, 0), 6);
+    ts_sched_destroy(s);
+}
+
 int main(void)
 {
     test_alternate_by_slice();
@@ -353,6 +447,9 @@ int main(void)
     test_wake_affine();
     test_tick();
     test_brief_sleeper_gets_its_share();
+    test_idle_cpu_pulls();
+    test_busiest_gives_by_load();
+    test_within_imbalance_pct();
     printf("%d passed, %d failed\n", check_passed, check_failed);
     return check_failed != 0;
 }
