@@ -249,8 +249,13 @@ static void event_begin(struct sim *s, struct proc *p)
                 return; /* resumed as the earliest: nothing else to ask */
             continue;
         }
-        if (!moved)
+        if (!moved) {
+            /* p is the earliest now: the balancer's turns up to its time
+             * are due, and may have moved a task onto or off its CPU */
+            if (s->sched && ts_sched_settle(s->sched, p->clock))
+                continue;
             return;
+        }
     }
 }
 

@@ -7,8 +7,8 @@
  * simulation, so every wake-up and wait before t is known. Between two
  * questions nothing about the CPU changes but what its own slices and
  * spins decide, which advance() replays in order. The periodic balancer
- * (balance()) moves tasks between CPUs at its turns; catch_up() takes
- * every turn due before a question, with every CPU brought to its time.
+ * (balance()) moves tasks between CPUs at its turns, which
+ * ts_sched_settle() takes when the engine knows t is the earliest.
  * The why: docs/design.md section 8.15 and docs/model.md section 9.
  */
 #include "model/sim_sched.h"
@@ -242,8 +242,6 @@ void ts_sched_stats(const struct ts_sched *s, struct ts_sched_stats *out)
 {
     *out = s->stats;
 }
-
-static void catch_up(struct ts_sched *s, ts_ps t);
 
 /* The virtual time of CPU k's running task (not IDLE). */
 static ts_ps *holder_vruntime(struct ts_sched *s, struct scpu *cpu)
@@ -535,7 +533,6 @@ static ts_ps next_choice(const struct ts_sched *s, unsigned k)
 
 ts_ps ts_sched_gate(struct ts_sched *s, unsigned p, ts_ps t)
 {
-    catch_up(s, t);
     struct sproc *q = &s->procs[p];
     unsigned k = q->cpu;
     struct scpu *cpu = &s->cpus[k];
@@ -558,7 +555,6 @@ ts_ps ts_sched_gate(struct ts_sched *s, unsigned p, ts_ps t)
 void ts_sched_wait_begin(struct ts_sched *s, unsigned p, ts_ps t, ts_ps spin,
                          enum ts_sched_then then)
 {
-    catch_up(s, t);
     struct sproc *q = &s->procs[p];
     struct scpu *cpu = &s->cpus[q->cpu];
     advance(s, q->cpu, t);
@@ -827,10 +823,9 @@ balanced:
     local->next_balance = t + balance_interval(s, local, local_nr > 0);
 }
 
-/* Every balancer turn due up to t, in time order (CPUs in turn when at
- * the same tick), each with every CPU brought to its time. */
-static void catch_up(struct ts_sched *s, ts_ps t)
+bool ts_sched_settle(struct ts_sched *s, ts_ps t)
 {
+    bool turns = s->next_balance <= t;
     while (s->next_balance <= t) {
         ts_ps at = s->next_balance;
         for (unsigned k = 0; k < s->c.ncpus; k++)
@@ -843,6 +838,7 @@ static void catch_up(struct ts_sched *s, ts_ps t)
             if (s->cpus[k].next_balance < s->next_balance)
                 s->next_balance = s->cpus[k].next_balance;
     }
+    return turns;
 }
 
 /* Unbound: where a participant woken at t by participant `waker` (-1:
@@ -878,7 +874,6 @@ static unsigned wake_cpu(struct ts_sched *s, unsigned p, ts_ps t, int waker)
 
 ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, int waker, ts_ps *ready)
 {
-    catch_up(s, t);
     struct sproc *q = &s->procs[p];
     advance(s, q->cpu, t);
     *ready = t;
@@ -933,14 +928,12 @@ unsigned ts_sched_cpu(const struct ts_sched *s, unsigned p)
 
 bool ts_sched_asleep(struct ts_sched *s, unsigned p, ts_ps t)
 {
-    catch_up(s, t);
     advance(s, s->procs[p].cpu, t);
     return s->procs[p].state == SLEEP;
 }
 
 void ts_sched_done(struct ts_sched *s, unsigned p, ts_ps t)
 {
-    catch_up(s, t);
     struct sproc *q = &s->procs[p];
     struct scpu *cpu = &s->cpus[q->cpu];
     advance(s, q->cpu, t);

@@ -50,6 +50,11 @@ void ts_sched_destroy(struct ts_sched *s);
  * its CPU then, else a later time to ask again (the next point where its
  * CPU chooses). */
 ts_ps ts_sched_gate(struct ts_sched *s, unsigned p, ts_ps t);
+/* Every periodic balancer turn due up to t, t being the earliest time of
+ * the whole simulation (each CPU is brought to a turn's time, then the
+ * CPUs whose turn it is balance, in order): whether there was any, so
+ * that the caller asks its questions about t again. */
+bool ts_sched_settle(struct ts_sched *s, ts_ps t);
 /* p starts waiting at t: it spins for `spin` of its CPU time (holding the
  * CPU while it is chosen; negative: what its wait's spin has left, for a
  * wait that goes on after a write that did not end it), then does `then`. */

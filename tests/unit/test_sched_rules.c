@@ -373,6 +373,7 @@ static struct ts_sched *make_balanced(const unsigned noise[2])
 /* Bring the scheduler to t (every balancer turn up to t is taken). */
 static void run_to(struct ts_sched *s, ts_ps t)
 {
+    ts_sched_settle(s, t);
     CHECK(!ts_sched_asleep(s, 0, t));
 }
 
