@@ -774,9 +774,8 @@ static void balance(struct ts_sched *s, unsigned k, ts_ps t)
             imbalance -= 1;
         }
         if (kinds[i] == NOISE) {
-            /* the index of a later busy neighbour of src may change: the
-             * moved one's place goes to src's last, which is not in the
-             * list after it only if it was the holder or already moved */
+            /* the moved one's place goes to src's last busy neighbour: a
+             * later entry naming that one names this place now */
             unsigned last_index = s->cpus[src].nnoise - 1;
             move_noise(s, src, who[i], k, t);
             for (unsigned m = i + 1; m < n; m++)
