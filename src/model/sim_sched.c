@@ -691,30 +691,36 @@ static void move_proc(struct ts_sched *s, unsigned p, unsigned dst, ts_ps t)
     s->stats.migrations++;
 }
 
+/* A task the balancer may move: a busy neighbour's index on its CPU or a
+ * participant, and when it last ran. */
+struct movable_task {
+    enum holder kind;
+    unsigned who;
+    ts_ps last_ran;
+};
+
 /* The queued tasks of CPU k the balancer may move, least recently run
  * first (detach_tasks takes cfs_tasks from its tail): busy neighbours,
- * and participants when unbound. *kinds, *who, up to NR_MIGRATE. */
-static unsigned movable(const struct ts_sched *s, unsigned k, ts_ps t, enum holder *kinds,
-                        unsigned *who, ts_ps *last)
+ * and participants when unbound; into tasks[], up to NR_MIGRATE. */
+static unsigned movable(const struct ts_sched *s, unsigned k, ts_ps t,
+                        struct movable_task tasks[NR_MIGRATE])
 {
     const struct scpu *cpu = &s->cpus[k];
     unsigned n = 0;
     for (unsigned j = 0; j < cpu->nnoise && n < NR_MIGRATE; j++)
         if (!(cpu->kind == NOISE && cpu->holder == j))
-            kinds[n] = NOISE, who[n] = j, last[n++] = cpu->noise_last_ran[j];
+            tasks[n++] = (struct movable_task){NOISE, j, cpu->noise_last_ran[j]};
     for (int p = cpu->first; s->c.unbound && p >= 0 && n < NR_MIGRATE; p = s->procs[p].next) {
         const struct sproc *q = &s->procs[p];
         if (runnable(q) && !q->pending && q->ready_at <= t &&
             !(cpu->kind == PROC && cpu->holder == (unsigned)p))
-            kinds[n] = PROC, who[n] = (unsigned)p, last[n++] = q->last_ran;
+            tasks[n++] = (struct movable_task){PROC, (unsigned)p, q->last_ran};
     }
     for (unsigned i = 1; i < n; i++) /* insertion sort by last_ran, stable */
-        for (unsigned m = i; m > 0 && last[m - 1] > last[m]; m--) {
-            enum holder tk = kinds[m];
-            unsigned tw = who[m];
-            ts_ps tl = last[m];
-            kinds[m] = kinds[m - 1], who[m] = who[m - 1], last[m] = last[m - 1];
-            kinds[m - 1] = tk, who[m - 1] = tw, last[m - 1] = tl;
+        for (unsigned m = i; m > 0 && tasks[m - 1].last_ran > tasks[m].last_ran; m--) {
+            struct movable_task swap = tasks[m];
+            tasks[m] = tasks[m - 1];
+            tasks[m - 1] = swap;
         }
     return n;
 }
@@ -727,7 +733,7 @@ static void balance(struct ts_sched *s, unsigned k, ts_ps t)
     unsigned local_nr = nr_running(s, k, t), busiest_nr = 0;
     int busiest = -1;
     for (unsigned c = 0; c < s->c.ncpus; c++) {
-        double load = cpu_load(s, c, t);
+        double load = c == k ? local_load : cpu_load(s, c, t);
         total += load;
         unsigned nr = c == k ? 0 : nr_running(s, c, t);
         /* only an overloaded CPU gives tasks away (more than it can run) */
@@ -751,18 +757,17 @@ static void balance(struct ts_sched *s, unsigned k, ts_ps t)
     }
     if (imbalance <= 0)
         goto balanced;
-    enum holder kinds[NR_MIGRATE];
-    unsigned who[NR_MIGRATE], moved = 0, src = (unsigned)busiest;
-    ts_ps last[NR_MIGRATE];
-    advance(s, src, t);
+    struct movable_task tasks[NR_MIGRATE];
+    unsigned moved = 0, src = (unsigned)busiest;
+    /* every CPU was advanced to t before the turns (ts_sched_settle) */
     account(s, &s->cpus[src], t);
-    unsigned n = movable(s, src, t, kinds, who, last);
+    unsigned n = movable(s, src, t, tasks);
     for (unsigned i = 0; i < n && imbalance > 0; i++) {
-        bool hot = t - last[i] < MIGRATION_COST;
+        bool hot = t - tasks[i].last_ran < MIGRATION_COST;
         if (hot && local->failed <= CACHE_NICE_TRIES)
             continue;
         if (!by_count) {
-            double load = kinds[i] == NOISE ? 1.0 : load_at(&s->procs[who[i]], t);
+            double load = tasks[i].kind == NOISE ? 1.0 : load_at(&s->procs[tasks[i].who], t);
             if (load < LB_MIN_LOAD && local->failed == 0)
                 continue;
             /* shr_bound: a failed turn halves what must fit the imbalance */
@@ -773,16 +778,16 @@ static void balance(struct ts_sched *s, unsigned k, ts_ps t)
         } else {
             imbalance -= 1;
         }
-        if (kinds[i] == NOISE) {
+        if (tasks[i].kind == NOISE) {
             /* the moved one's place goes to src's last busy neighbour: a
              * later entry naming that one names this place now */
             unsigned last_index = s->cpus[src].nnoise - 1;
-            move_noise(s, src, who[i], k, t);
+            move_noise(s, src, tasks[i].who, k, t);
             for (unsigned m = i + 1; m < n; m++)
-                if (kinds[m] == NOISE && who[m] == last_index)
-                    who[m] = who[i];
+                if (tasks[m].kind == NOISE && tasks[m].who == last_index)
+                    tasks[m].who = tasks[i].who;
         } else {
-            move_proc(s, who[i], k, t);
+            move_proc(s, tasks[i].who, k, t);
         }
         moved++;
     }
@@ -795,16 +800,16 @@ static void balance(struct ts_sched *s, unsigned k, ts_ps t)
          * not, whatever its load (detach_one_task) */
         struct scpu *from = &s->cpus[src];
         if (from->kind == NOISE || (from->kind == PROC && s->c.unbound)) {
-            n = movable(s, src, t, kinds, who, last);
+            n = movable(s, src, t, tasks);
             if (n == 0) { /* nothing queued: the preempted one itself */
-                kinds[0] = from->kind, who[0] = from->holder;
+                tasks[0] = (struct movable_task){from->kind, from->holder, 0};
                 mark_left(s, from, from->kind, from->holder, t);
                 from->kind = IDLE;
             }
-            if (kinds[0] == NOISE)
-                move_noise(s, src, who[0], k, t);
+            if (tasks[0].kind == NOISE)
+                move_noise(s, src, tasks[0].who, k, t);
             else
-                move_proc(s, who[0], k, t);
+                move_proc(s, tasks[0].who, k, t);
             if (from->kind == IDLE)
                 pick(s, src, t);
             weigh_newcomer(s, k, t);
@@ -845,8 +850,8 @@ bool ts_sched_settle(struct ts_sched *s, ts_ps t)
  * wake_affine, then the first idle one of the target, its own CPU and
  * the others (select_idle_sibling, the whole machine as one cache
  * domain), else the target. Not modelled: wake_wide (a waker of many
- * distinct wakees loses the affine choice when its wakees do too), the
- * scan's limits, and the periodic balancing between CPUs. */
+ * distinct wakees loses the affine choice when its wakees do too) and the
+ * scan's limits; the periodic balancer's moves are balance()'s. */
 static unsigned wake_cpu(struct ts_sched *s, unsigned p, ts_ps t, int waker)
 {
     unsigned own = s->procs[p].cpu;
