@@ -221,19 +221,31 @@ static void *busy_runner(void *arg)
     return NULL;
 }
 
+/* Run fn on two threads, with args[0] and args[1], and join both; -1 when
+ * a thread could not start (the other, if started, is joined first). */
+static int run_two(void *(*fn)(void *), void *arg0, void *arg1)
+{
+    pthread_t first, second;
+    if (pthread_create(&first, NULL, fn, arg0))
+        return -1;
+    int failed = pthread_create(&second, NULL, fn, arg1);
+    pthread_join(first, NULL);
+    if (failed)
+        return -1;
+    pthread_join(second, NULL);
+    return 0;
+}
+
 static int busy_run(uint64_t *median_ns)
 {
     static struct busy_runs r[2];
-    pthread_t t[2];
     uint64_t until = now_ns() + BUSY_RUN_NS;
     for (unsigned i = 0; i < 2; i++) {
         r[i].until = until;
         r[i].n = 0;
-        if (pthread_create(&t[i], NULL, busy_runner, &r[i]))
-            return -1;
     }
-    for (unsigned i = 0; i < 2; i++)
-        pthread_join(t[i], NULL);
+    if (run_two(busy_runner, &r[0], &r[1]))
+        return -1;
     uint64_t all[2 * BUSY_RUNS_MOST];
     unsigned n = 0;
     for (unsigned i = 0; i < 2; i++)
@@ -297,17 +309,14 @@ static uint64_t tick_phase(const struct tick_watch *w, uint64_t period, unsigned
 static int tick_skew(int64_t *skew_ns, unsigned *hz_out)
 {
     static struct tick_watch w[2];
-    pthread_t t[2];
     uint64_t until = now_ns() + TICK_WATCH_NS;
     for (unsigned i = 0; i < 2; i++) {
         w[i].cpu = (int)i;
         w[i].until = until;
         w[i].n = 0;
-        if (pthread_create(&t[i], NULL, tick_watcher, &w[i]))
-            return -1;
     }
-    for (unsigned i = 0; i < 2; i++)
-        pthread_join(t[i], NULL);
+    if (run_two(tick_watcher, &w[0], &w[1]))
+        return -1;
     /* kernel/Kconfig.hz's choices, longest period first. The ticks
      * gather in one phase modulo their own period and modulo any divisor
      * of it (1000 Hz's 1 ms divides 250 Hz's 4 ms): the period is the
