@@ -557,6 +557,16 @@ static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *
         rx->config[2]->ranks_by_arrival = b->ranks_by_arrival;
         rx->nconfigs = 3;
     }
+    /* where the last barrier of this shape settled (docs/design.md 10.6):
+     * written before the handle reaches any participant, so published as
+     * `ran` is. Not in a segment: its other processes would not know. */
+    unsigned home = !segment && mode == TS_REACTIVE_ON
+                        ? ts_reactive_memory_recall(rx, opts && opts->process_shared)
+                        : 0;
+    if (home)
+        /* relaxed: as `ran` above */
+        atomic_store_explicit(&rx->shared->plan, ts_reactive_plan_make(rx->start, home, home),
+                              memory_order_relaxed);
     size_t len = strlen(b->explain);
     if (mode == TS_REACTIVE_EVERY)
         snprintf(b->explain + len, sizeof b->explain - len,
@@ -574,6 +584,19 @@ static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *
                  "; tries %s/%s online (what the rules set aside)", rx->config[2]->name,
                  topsync_barrier_wait_policy_name(rx->config[2]));
     }
+    if (home) {
+        len = strlen(b->explain);
+        snprintf(b->explain + len, sizeof b->explain - len,
+                 "; starts on %s/%s, where this process's last barrier of the same shape "
+                 "settled",
+                 rx->config[home]->name, topsync_barrier_wait_policy_name(rx->config[home]));
+        if (rx->verbose >= 1)
+            fprintf(stderr,
+                    "topsync: barrier of %u participants starts on %s/%s, where this "
+                    "process's last one of the same shape settled (TOPSYNC_REACTIVE)\n",
+                    b->n, rx->config[home]->name,
+                    topsync_barrier_wait_policy_name(rx->config[home]));
+    }
     return 0;
 }
 
@@ -583,6 +606,13 @@ static void reactive_free(topsync_barrier_t *b)
     if (!rx)
         return;
     b->reactive = NULL;
+    /* the home participant 0's policy kept, for the next barrier of this
+     * shape: only where participant 0 decided in this process (a window
+     * ended), and not in a segment (its successor would not start there) */
+    if (rx->mode == TS_REACTIVE_ON && rx->policy && rx->policy->measured_once &&
+        rx->shared_memory != TS_REACTIVE_SHARED_IN_SEGMENT)
+        ts_reactive_memory_keep(rx, rx->shared_memory == TS_REACTIVE_SHARED_MAPPED,
+                                rx->policy->home);
     for (unsigned c = 1; c < TS_REACTIVE_MAX_CONFIGS; c++)
         topsync_barrier_destroy(rx->config[c]);
     free(rx->ran);

@@ -141,6 +141,14 @@ uint64_t ts_reactive_window_ns(unsigned online_cpus);
  * given that `now` runs `episode`. Called by participant 0 only. */
 unsigned ts_reactive_decide(topsync_barrier_t *b, uint32_t episode, unsigned now);
 
+/* reactive_memory.c: the configuration a new barrier of rx's shape (its
+ * participants, its configurations, `shared` between processes) starts
+ * on: the home the last such barrier of this process kept, else 0. And,
+ * as a barrier whose policy measured goes, its home, for the next. Both
+ * take a process-wide mutex: set-up paths only. */
+unsigned ts_reactive_memory_recall(const ts_reactive *rx, bool shared);
+void ts_reactive_memory_keep(const ts_reactive *rx, bool shared, unsigned home);
+
 /* TOPSYNC_REACTIVE: 0 and *mode, *every; or -EINVAL with a message. */
 int ts_reactive_from_env(enum ts_reactive_mode *mode, uint32_t *every);
 

@@ -3,10 +3,12 @@
  * TOPSYNC_REACTIVE's values, which barriers react, and the policy alone
  * (ts_reactive_policy_step) on a simulated clock: costs per episode that
  * the test sets, so that each check follows from the costs, not from how
- * long anything took here.
+ * long anything took here. And where a new barrier starts: on the home
+ * the last barrier of its shape kept (reactive_memory.c).
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -492,6 +494,117 @@ static void test_plan_stores(void)
     unsetenv("TOPSYNC_REACTIVE");
 }
 
+/* ---- where a new barrier starts (reactive_memory.c, design.md 10.6) ---- */
+
+enum { MEMORY_EPISODES = 64 };
+
+static topsync_barrier_t *memory_barrier;
+
+static void *memory_waiter(void *rank)
+{
+    for (unsigned e = 0; e < MEMORY_EPISODES; e++)
+        topsync_barrier_wait(memory_barrier, (unsigned)(uintptr_t)rank);
+    return NULL;
+}
+
+static uint32_t ran_on(const topsync_barrier_t *b, unsigned rank, unsigned config)
+{
+    const ts_reactive *rx = b->reactive;
+    return atomic_load((_Atomic uint32_t *)(rx->ran + (size_t)rank * rx->ran_stride) + config);
+}
+
+/* The configuration the plan gives b's first episode. */
+static unsigned first_config(const topsync_barrier_t *b)
+{
+    return ts_reactive_plan_config(atomic_load(&b->reactive->shared->plan), b->reactive->start + 1);
+}
+
+/* A barrier of 2 threads whose policy measured and kept `home` (as if
+ * its windows had said so), then destroyed; measured: whether a window
+ * ended at all. */
+static void settle_and_destroy(unsigned home, bool measured)
+{
+    topsync_barrier_t *b = make("auto", 2);
+    CHECK(b && b->reactive);
+    if (b && b->reactive) {
+        b->reactive->policy->measured_once = measured;
+        b->reactive->policy->home = home;
+    }
+    topsync_barrier_destroy(b);
+}
+
+static void test_memory(void)
+{
+    unsetenv("TOPSYNC_REACTIVE");
+    setenv("TOPSYNC_AUTO", "rules", 1); /* dissemination, the robust one, a candidate */
+    settle_and_destroy(1, true);
+    topsync_barrier_t *b = make("auto", 2);
+    CHECK(b && b->reactive);
+    if (b && b->reactive) {
+        /* it starts on the robust configuration, runs there, and says so */
+        CHECK_EQ(first_config(b), 1u);
+        CHECK(strstr(topsync_barrier_explain(b), "starts on sense-reversing/block") != NULL);
+        pthread_t other;
+        memory_barrier = b;
+        CHECK_EQ(pthread_create(&other, NULL, memory_waiter, (void *)(uintptr_t)1), 0);
+        memory_waiter((void *)(uintptr_t)0);
+        pthread_join(other, NULL);
+        uint32_t start = b->reactive->start;
+        for (unsigned r = 0; r < 2; r++) {
+            uint32_t total = 0;
+            for (unsigned c = 0; c < b->reactive->nconfigs; c++)
+                total += ran_on(b, r, c) - start;
+            CHECK_EQ(total, (uint32_t)MEMORY_EPISODES);
+            /* a probe of another needs 5 windows of 6 ms: not in 64 episodes */
+            CHECK_EQ(ran_on(b, r, 1) - start, (uint32_t)MEMORY_EPISODES);
+        }
+        CHECK_EQ(topsync_barrier_switches(b), 0);
+    }
+    topsync_barrier_destroy(b); /* no window ended: the memory stays */
+
+    /* another shape starts on its choice: more participants, processes */
+    b = make("auto", 3);
+    CHECK(b && (!b->reactive || first_config(b) == 0));
+    topsync_barrier_destroy(b);
+    topsync_barrier_options_t o;
+    topsync_barrier_options_init(&o);
+    o.algorithm = "auto";
+    o.process_shared = 1;
+    b = NULL;
+    CHECK_EQ(topsync_barrier_create(&b, 2, &o), 0);
+    CHECK(b && (!b->reactive || first_config(b) == 0));
+    topsync_barrier_destroy(b);
+
+    /* every:N always starts on the choice */
+    setenv("TOPSYNC_REACTIVE", "every:2", 1);
+    b = make("auto", 2);
+    CHECK(b && b->reactive && first_config(b) == 0);
+    CHECK(b && strstr(topsync_barrier_explain(b), "starts on") == NULL);
+    topsync_barrier_destroy(b);
+    unsetenv("TOPSYNC_REACTIVE");
+
+    /* the same shape again, still remembered; a barrier that never
+     * measured keeps nothing, one that did overwrites */
+    b = make("auto", 2);
+    CHECK(b && b->reactive && first_config(b) == 1);
+    topsync_barrier_destroy(b);
+    settle_and_destroy(2, false);
+    b = make("auto", 2);
+    CHECK(b && b->reactive && first_config(b) == 1);
+    topsync_barrier_destroy(b);
+    settle_and_destroy(2, true);
+    b = make("auto", 2);
+    CHECK(b && b->reactive && first_config(b) == 2);
+    CHECK(b && strstr(topsync_barrier_explain(b), "starts on sense-reversing-gr/") != NULL);
+    topsync_barrier_destroy(b);
+    settle_and_destroy(0, true); /* back to the choice: no "starts on" */
+    b = make("auto", 2);
+    CHECK(b && b->reactive && first_config(b) == 0);
+    CHECK(b && strstr(topsync_barrier_explain(b), "starts on") == NULL);
+    topsync_barrier_destroy(b);
+    unsetenv("TOPSYNC_AUTO");
+}
+
 int main(void)
 {
     test_variable();
@@ -501,5 +614,6 @@ int main(void)
     test_noisy();
     test_check_mask();
     test_plan_stores();
+    test_memory();
     return check_summary();
 }
