@@ -208,10 +208,10 @@ unsigned topsync_barrier_nparticipants(const topsync_barrier_t *barrier);
  * wait policy above) or on a robust one for a busy node (sense-reversing,
  * block), and moves every participant to the other at one agreed episode
  * when it measured the other faster; the memory ordering guarantee above
- * holds across a switch. A barrier this process creates starts on the
- * configuration its last barrier of the same shape (participants, threads
- * or processes, configurations) settled on; topsync_barrier_explain says
- * so. Returns how many times it moved (0 for a barrier
+ * holds across a switch. A barrier this process creates (or attaches to
+ * as rank 0) starts on the configuration its last barrier of the same
+ * shape (participants, threads or processes, configurations) settled on;
+ * topsync_barrier_explain says so. Returns how many times it moved (0 for a barrier
  * that never does: a given algorithm, TOPSYNC_REACTIVE=off). Racy by
  * nature while participants move on; in processes, counted in the shared
  * state.

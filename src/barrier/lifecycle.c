@@ -558,10 +558,12 @@ static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *
         rx->nconfigs = 3;
     }
     /* where the last barrier of this shape settled (docs/design.md 10.6):
-     * written before the handle reaches any participant, so published as
-     * `ran` is. Not in a segment: its other processes would not know. */
-    unsigned home = !segment && mode == TS_REACTIVE_ON
-                        ? ts_reactive_memory_recall(rx, opts && opts->process_shared)
+     * created, written before the handle reaches any participant, so
+     * published as `ran` is; attached, by rank 0 (whose process decides),
+     * as it writes the global block: every rank returns from attach before
+     * any waits (barrier.h), and nothing else writes the plan before. */
+    unsigned home = mode == TS_REACTIVE_ON && (!segment || rank == 0)
+                        ? ts_reactive_memory_recall(rx, segment || (opts && opts->process_shared))
                         : 0;
     if (home)
         /* relaxed: as `ran` above */
@@ -606,13 +608,11 @@ static void reactive_free(topsync_barrier_t *b)
     if (!rx)
         return;
     b->reactive = NULL;
-    /* the home participant 0's policy kept, for the next barrier of this
-     * shape: only where participant 0 decided in this process (a window
-     * ended), and not in a segment (its successor would not start there) */
-    if (rx->mode == TS_REACTIVE_ON && rx->policy && rx->policy->measured_once &&
-        rx->shared_memory != TS_REACTIVE_SHARED_IN_SEGMENT)
-        ts_reactive_memory_keep(rx, rx->shared_memory == TS_REACTIVE_SHARED_MAPPED,
-                                rx->policy->home);
+    /* the home and gap participant 0's policy kept, for the next barrier
+     * of this shape: only where participant 0 decided, in this process (a
+     * window ended) */
+    if (rx->mode == TS_REACTIVE_ON && rx->policy && rx->policy->measured_once)
+        ts_reactive_memory_keep(rx, rx->shared_memory != TS_REACTIVE_SHARED_ALLOCATED);
     for (unsigned c = 1; c < TS_REACTIVE_MAX_CONFIGS; c++)
         topsync_barrier_destroy(rx->config[c]);
     free(rx->ran);

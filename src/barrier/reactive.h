@@ -65,8 +65,11 @@ typedef struct ts_reactive_policy {
     unsigned home;           /* the configuration kept between probes */
     unsigned probing;        /* windows the current probe has run; 0: none */
     unsigned gap, since;     /* windows between probes, and since the last */
+    unsigned first_gap;      /* the gap from the first window on (0: GAP_MIN) */
     unsigned jumps;          /* consecutive windows far above the home's cost */
     unsigned probe_next;     /* the next probe tries this one, or the one after */
+    bool settling;           /* a change was published: no window until settle_episode */
+    uint32_t settle_episode; /* the first episode a window may start at after it */
     /* per configuration, its last windows' costs per episode (ns), newest
      * at [0]; 0: none */
     double cost_ns[TS_REACTIVE_MAX_CONFIGS][TS_REACTIVE_HISTORY];
@@ -143,11 +146,12 @@ unsigned ts_reactive_decide(topsync_barrier_t *b, uint32_t episode, unsigned now
 
 /* reactive_memory.c: the configuration a new barrier of rx's shape (its
  * participants, its configurations, `shared` between processes) starts
- * on: the home the last such barrier of this process kept, else 0. And,
- * as a barrier whose policy measured goes, its home, for the next. Both
- * take a process-wide mutex: set-up paths only. */
-unsigned ts_reactive_memory_recall(const ts_reactive *rx, bool shared);
-void ts_reactive_memory_keep(const ts_reactive *rx, bool shared, unsigned home);
+ * on: the home the last such barrier of this process kept (its policy then
+ * starts with that home and that barrier's gap between probes), else 0.
+ * And, as a barrier whose policy measured goes, its home and gap, for the
+ * next. Both take a process-wide mutex: set-up paths only. */
+unsigned ts_reactive_memory_recall(ts_reactive *rx, bool shared);
+void ts_reactive_memory_keep(const ts_reactive *rx, bool shared);
 
 /* TOPSYNC_REACTIVE: 0 and *mode, *every; or -EINVAL with a message. */
 int ts_reactive_from_env(enum ts_reactive_mode *mode, uint32_t *every);

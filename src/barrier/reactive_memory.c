@@ -1,11 +1,12 @@
 /*
  * Where a new reactive barrier starts: on the configuration that the last
  * barrier of the same shape in this process settled on (the home its
- * policy kept), not on the one the choice made. A program that makes its
+ * policy kept), not on the one the choice made, and probing the others as
+ * rarely as that one had come to (its gap). A program that makes its
  * barriers anew (a pthread_barrier_init per phase, a benchmark per run)
  * otherwise paid, with every new barrier beside busy neighbours, the
- * windows its predecessor already paid to leave the choice. docs/design.md
- * section 10.6.
+ * windows its predecessor already paid to leave the choice, and its
+ * probes of a configuration known to lose. docs/design.md section 10.6.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -27,7 +28,7 @@
 
 struct remembered {
     char shape[SHAPE_BYTES]; /* "" : unused */
-    unsigned home;
+    unsigned home, gap;
     uint64_t used; /* when it was last kept or recalled, in `clock` */
 };
 
@@ -35,7 +36,7 @@ static struct {
     pthread_mutex_t mutex;
     uint64_t clock;
     struct remembered shapes[MEMORY_SHAPES];
-} memory = {PTHREAD_MUTEX_INITIALIZER, 0, {{"", 0, 0}}};
+} memory = {PTHREAD_MUTEX_INITIALIZER, 0, {{"", 0, 0, 0}}};
 
 /* The shape of rx's barrier, or "" when it does not fit (never remembered). */
 static void shape_of(const ts_reactive *rx, bool shared, char shape[SHAPE_BYTES])
@@ -57,7 +58,7 @@ static struct remembered *find_locked(const char *shape)
     return NULL;
 }
 
-unsigned ts_reactive_memory_recall(const ts_reactive *rx, bool shared)
+unsigned ts_reactive_memory_recall(ts_reactive *rx, bool shared)
 {
     char shape[SHAPE_BYTES];
     shape_of(rx, shared, shape);
@@ -65,14 +66,18 @@ unsigned ts_reactive_memory_recall(const ts_reactive *rx, bool shared)
         return 0;
     pthread_mutex_lock(&memory.mutex);
     struct remembered *r = find_locked(shape);
-    unsigned home = r ? r->home : 0;
-    if (r)
+    unsigned home = 0;
+    if (r && r->home < rx->nconfigs) {
+        home = r->home;
+        rx->policy->home = home;
+        rx->policy->first_gap = r->gap;
         r->used = ++memory.clock;
+    }
     pthread_mutex_unlock(&memory.mutex);
-    return home < rx->nconfigs ? home : 0;
+    return home;
 }
 
-void ts_reactive_memory_keep(const ts_reactive *rx, bool shared, unsigned home)
+void ts_reactive_memory_keep(const ts_reactive *rx, bool shared)
 {
     char shape[SHAPE_BYTES];
     shape_of(rx, shared, shape);
@@ -87,7 +92,8 @@ void ts_reactive_memory_keep(const ts_reactive *rx, bool shared, unsigned home)
                 r = &memory.shapes[i];
         memcpy(r->shape, shape, SHAPE_BYTES);
     }
-    r->home = home;
+    r->home = rx->policy->home;
+    r->gap = rx->policy->gap;
     r->used = ++memory.clock;
     pthread_mutex_unlock(&memory.mutex);
 }

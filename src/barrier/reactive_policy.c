@@ -47,13 +47,38 @@
  *  - JUMPS windows in a row JUMP times as costly as the home's median
  *    probe before the gap is over (a phase change: neighbours started),
  *    but not before GAP_MIN windows, so that noise cannot make probes
- *    frequent either. JUMPS is 3, a majority of the 5 windows of history:
- *    when the probe starts, the home's median is already the new phase's
- *    cost, which the probe must beat (at 2, it was the old phase's, and
- *    the probe lost). Reacting takes 3 + CONFIRM windows (unit.test_reactive
- *    counts them), 30 ms on 2 CPUs, 60 ms from 8 on.
+ *    frequent either. JUMPS is 3, a majority of the 5 windows of history,
+ *    and the probe must beat the median of those three alone: a whole
+ *    window of the new phase even when the first of them straddled the
+ *    change. The median of all five was a majority's too, but with the
+ *    straddling window among the three it was that window's, a mix of
+ *    both phases; the probe lost against it, the home's next window put
+ *    its median in the new phase, where no window is a jump, and the next
+ *    probe came after the gap: 70 windows to follow a phase change
+ *    (unit.test_reactive, test_straddle). At JUMPS 2 the median was the
+ *    old phase's. Reacting takes 3 + CONFIRM windows (unit.test_reactive
+ *    counts them), 30 ms on 2 CPUs, 60 ms from 8 on;
+ *  - after a change (a probe begins, or a lost one goes back) no window is
+ *    timed until SETTLE episodes have run on the new configuration. A
+ *    decision at episode j changes episodes from j + 1 on, so a window
+ *    started there timed episode j on the old configuration
+ *    (unit.test_reactive, test_settle); and the first episode on the new
+ *    one pays for what the old one left (SETTLE 1, not 0: from the
+ *    mechanism, neither the test nor the commands below tell the two
+ *    apart): yields and
+ *    spins had used the participants' share of their CPUs, and EEVDF keeps
+ *    that debt (a negative lag, bounded by two slices or a tick,
+ *    update_entity_lag) across their sleeps, so the busy neighbours run
+ *    first. When an episode lasts a tick (4 bound threads yielding beside 4
+ *    busy processes here: 4 ms), a window is two episodes, just those two:
+ *    probes of the robust configuration measured the yielding one's 4 ms
+ *    and lost, where it alone takes 0.3 ms. The first switch of such a
+ *    barrier came at episode 31-448 (median 179) in 4 commands, with the
+ *    settling at 32-157 (median 58); settling for a window's time as well
+ *    gave 36-109, no better for a window more per probe (docs/results.md,
+ *    "A probe timed its own switch").
  */
-enum { WINDOW_SLICES = 4, GAP_MIN = 4, GAP_MAX = 64, JUMPS = 3, CONFIRM = 2 };
+enum { WINDOW_SLICES = 4, GAP_MIN = 4, GAP_MAX = 64, JUMPS = 3, CONFIRM = 2, SETTLE = 1 };
 static const double MARGIN = 0.10, JUMP = 1.5;
 
 static double median_cost(const double cost[TS_REACTIVE_HISTORY])
@@ -75,6 +100,14 @@ static void remember(double cost[TS_REACTIVE_HISTORY], double per)
     for (unsigned i = TS_REACTIVE_HISTORY - 1; i > 0; i--)
         cost[i] = cost[i - 1];
     cost[0] = per;
+}
+
+/* A change decided at `episode` runs from episode + 1: the next window
+ * starts once SETTLE episodes ran on it (above). */
+static void settle_after(ts_reactive_policy *p, uint32_t episode)
+{
+    p->settling = true;
+    p->settle_episode = episode + 1 + SETTLE;
 }
 
 uint64_t ts_reactive_window_ns(unsigned online_cpus)
@@ -115,6 +148,12 @@ unsigned ts_reactive_policy_step(ts_reactive_policy *p, unsigned nconfigs, unsig
                                  uint32_t episode, ts_reactive_event *event)
 {
     event->kind = TS_REACTIVE_NONE;
+    if (p->settling) { /* the window starts at the first decision past it */
+        p->settling = (int32_t)(episode - p->settle_episode) < 0;
+        p->window_ns = t;
+        p->window_episode = episode;
+        return now;
+    }
     if (!p->window_ns || episode == p->window_episode) {
         p->window_ns = t;
         p->window_episode = episode;
@@ -129,7 +168,8 @@ unsigned ts_reactive_policy_step(ts_reactive_policy *p, unsigned nconfigs, unsig
     if (!p->measured_once) { /* threads starting, caches cold */
         p->measured_once = true;
         p->home = now;
-        p->gap = GAP_MIN;
+        /* a gap the last barrier of this shape reached (reactive_memory.c) */
+        p->gap = p->first_gap > GAP_MIN ? p->first_gap : GAP_MIN;
         return now;
     }
     double home_ns = median_cost(p->cost_ns[p->home]);
@@ -156,6 +196,7 @@ unsigned ts_reactive_policy_step(ts_reactive_policy *p, unsigned nconfigs, unsig
         }
         *event = (ts_reactive_event){TS_REACTIVE_PROBE_LOST, now, p->home, per, home_ns};
         p->gap = p->gap * 2 > GAP_MAX ? GAP_MAX : p->gap * 2;
+        settle_after(p, episode);
         return p->home;
     }
     remember(p->cost_ns[now], per);
@@ -172,6 +213,10 @@ unsigned ts_reactive_policy_step(ts_reactive_policy *p, unsigned nconfigs, unsig
     p->probe_next = other; /* the next probe: the one before it, in turn */
     *event = (ts_reactive_event){jumped ? TS_REACTIVE_PROBE_JUMP : TS_REACTIVE_PROBE, now, other,
                                  home_ns, per};
+    if (jumped) /* the home's cost: the jump's windows alone (above) */
+        for (unsigned i = JUMPS; i < TS_REACTIVE_HISTORY; i++)
+            p->cost_ns[now][i] = 0;
+    settle_after(p, episode);
     return other;
 }
 
