@@ -531,6 +531,17 @@ static uint32_t ran_on(const topsync_barrier_t *b, unsigned rank, unsigned confi
     return atomic_load((_Atomic uint32_t *)(rx->ran + (size_t)rank * rx->ran_stride) + config);
 }
 
+/* auto's barrier of n processes (process-shared), or NULL. */
+static topsync_barrier_t *make_for_processes(unsigned n)
+{
+    topsync_barrier_options_t o;
+    topsync_barrier_options_init(&o);
+    o.algorithm = "auto";
+    o.process_shared = 1;
+    topsync_barrier_t *b = NULL;
+    return topsync_barrier_create(&b, n, &o) == 0 ? b : NULL;
+}
+
 /* The configuration the plan gives b's first episode. */
 static unsigned first_config(const topsync_barrier_t *b)
 {
@@ -588,12 +599,7 @@ static void test_memory(void)
     b = make("auto", 3);
     CHECK(b && (!b->reactive || first_config(b) == 0));
     topsync_barrier_destroy(b);
-    topsync_barrier_options_t o;
-    topsync_barrier_options_init(&o);
-    o.algorithm = "auto";
-    o.process_shared = 1;
-    b = NULL;
-    CHECK_EQ(topsync_barrier_create(&b, 2, &o), 0);
+    b = make_for_processes(2);
     CHECK(b && (!b->reactive || first_config(b) == 0));
     topsync_barrier_destroy(b);
 
@@ -623,12 +629,8 @@ static void test_memory(void)
      * writes the start into the segment as it attaches; the others read it
      * at their first episode. Here two handles of one process stand for
      * two processes. */
-    topsync_barrier_options_t ao;
-    topsync_barrier_options_init(&ao);
-    ao.algorithm = "auto";
-    ao.process_shared = 1;
-    b = NULL;
-    CHECK_EQ(topsync_barrier_create(&b, 2, &ao), 0); /* a barrier of processes settles */
+    b = make_for_processes(2); /* a barrier of processes settles */
+    CHECK(b != NULL);
     if (b && b->reactive) {
         b->reactive->policy->measured_once = true;
         b->reactive->policy->home = 1;
