@@ -21,6 +21,7 @@
  * tuning entry, no model verdict), the candidate they leave untried
  * (online tuning, docs/design.md section 10.4). */
 #define TS_REACTIVE_MAX_CONFIGS 3
+#define TS_REACTIVE_ROBUST 1
 
 /* TOPSYNC_REACTIVE: off, on (auto's barriers switch when it pays), or
  * every:N (tests: every barrier switches every N episodes). */

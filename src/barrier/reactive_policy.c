@@ -57,7 +57,14 @@
  *    probe came after the gap: 70 windows to follow a phase change
  *    (unit.test_reactive, test_straddle). At JUMPS 2 the median was the
  *    old phase's. Reacting takes 3 + CONFIRM windows (unit.test_reactive
- *    counts them), 30 ms on 2 CPUs, 60 ms from 8 on;
+ *    counts them), 30 ms on 2 CPUs, 60 ms from 8 on. A jump probes the
+ *    robust configuration (TS_REACTIVE_ROBUST), the one for a busy node,
+ *    and never from it: there a busier node is no reason to try one made
+ *    for a quieter one, and beside busy processes its windows jump by
+ *    noise alone (4 bound threads beside 4 busy processes: 31 jump
+ *    probes of a yielding configuration in 13 barriers of 250 ms, each
+ *    4 episodes of a tick, where the gap allowed 4 probes). The gap's
+ *    probes still try the others, so a node that became quiet is seen;
  *  - after a change (a probe begins, or a lost one goes back) no window is
  *    timed until SETTLE episodes have run on the new configuration. A
  *    decision at episode j changes episodes from j + 1 on, so a window
@@ -200,17 +207,23 @@ unsigned ts_reactive_policy_step(ts_reactive_policy *p, unsigned nconfigs, unsig
         return p->home;
     }
     remember(p->cost_ns[now], per);
-    p->jumps = home_ns > 0 && per > home_ns * JUMP ? p->jumps + 1 : 0;
+    /* a jump says the node got busier: from the robust configuration, the
+     * one for a busy node, it probes nothing (above) */
+    p->jumps = home_ns > 0 && per > home_ns * JUMP && now != TS_REACTIVE_ROBUST ? p->jumps + 1 : 0;
     bool jumped = p->jumps >= JUMPS && p->since + 1 >= GAP_MIN;
     if (++p->since < p->gap && !jumped)
         return now;
     p->probing = 1;
-    /* the others in turn, the last configuration first (the candidate of
-     * online tuning, when there is one; else the robust one) */
-    unsigned other = (p->probe_next + nconfigs - 1) % nconfigs;
-    if (other == now)
-        other = (other + nconfigs - 1) % nconfigs;
-    p->probe_next = other; /* the next probe: the one before it, in turn */
+    /* after a jump the robust one; else the others in turn, the last
+     * configuration first (the candidate of online tuning, when there is
+     * one; else the robust one) */
+    unsigned other = TS_REACTIVE_ROBUST;
+    if (!jumped) {
+        other = (p->probe_next + nconfigs - 1) % nconfigs;
+        if (other == now)
+            other = (other + nconfigs - 1) % nconfigs;
+        p->probe_next = other; /* the next probe: the one before it, in turn */
+    }
     *event = (ts_reactive_event){jumped ? TS_REACTIVE_PROBE_JUMP : TS_REACTIVE_PROBE, now, other,
                                  home_ns, per};
     if (jumped) /* the home's cost: the jump's windows alone (above) */
