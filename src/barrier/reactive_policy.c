@@ -71,12 +71,11 @@
  *    started there timed episode j on the old configuration
  *    (unit.test_reactive, test_settle); and the first episode on the new
  *    one pays for what the old one left (SETTLE 1, not 0: from the
- *    mechanism, neither the test nor the commands below tell the two
- *    apart): yields and
- *    spins had used the participants' share of their CPUs, and EEVDF keeps
- *    that debt (a negative lag, bounded by two slices or a tick,
- *    update_entity_lag) across their sleeps, so the busy neighbours run
- *    first. When an episode lasts a tick (4 bound threads yielding beside 4
+ *    mechanism; neither the test nor the commands below tell the two
+ *    apart): yields and spins had used the participants' share of their
+ *    CPUs, and EEVDF keeps that debt (a negative lag, bounded by two slices
+ *    or a tick, update_entity_lag) across their sleeps, so the busy
+ *    neighbours run first. When an episode lasts a tick (4 bound threads yielding beside 4
  *    busy processes here: 4 ms), a window is two episodes, just those two:
  *    probes of the robust configuration measured the yielding one's 4 ms
  *    and lost, where it alone takes 0.3 ms. The first switch of such a
