@@ -33,8 +33,8 @@ done
 [ -x "$loop" ] && [ -n "$shim" ] ||
     { echo "phase_change.sh: no $loop or libtopsync-pthread.so in $build/pthread (build first)" >&2; exit 1; }
 starter=
-# on any exit: the neighbours and what starts them go too
-trap '[ -n "$starter" ] && { pkill -P "$starter" 2>/dev/null; kill "$starter" 2>/dev/null; } || true' EXIT
+# on any exit: the neighbours and what starts them go too (their group)
+trap '[ -n "$starter" ] && kill -TERM -- "-$starter" 2>/dev/null || true' EXIT
 ns() { date +%s%N; }
 # run IMPL ITERATIONS WITH_BUSY: the program's wall time in ns
 run() {
@@ -45,16 +45,21 @@ run() {
     off) env=(LD_PRELOAD="$shim" TOPSYNC_REACTIVE=off) ;;
     esac
     if [ "$with_busy" = 1 ]; then
-        # the neighbours start DELAY after the program; each a plain busy loop
-        (sleep "$delay"; for _ in $(seq "$busy"); do sh -c 'while :; do :; done' & done; wait) &
+        # the neighbours start DELAY after the program, each a plain busy
+        # loop, in a process group of their own (setsid): one kill of the
+        # group ends them whether or not they have started yet. Killing the
+        # starter's children while it slept (a program done within DELAY)
+        # let it start loops that nobody stopped: they ran on after the
+        # script, and slowed whatever came next
+        setsid bash -c 'sleep "$1"; for _ in $(seq "$2"); do sh -c "while :; do :; done" & done; wait' \
+            _ "$delay" "$busy" &
         starter=$!
     fi
     t0=$(ns)
     env "${env[@]}" "$loop" "$threads" "$iters" 1 none >/dev/null
     t1=$(ns)
     if [ -n "$starter" ]; then
-        pkill -P "$starter" 2>/dev/null || true
-        kill "$starter" 2>/dev/null || true
+        kill -TERM -- "-$starter" 2>/dev/null || true
         wait "$starter" 2>/dev/null || true
         starter=
     fi

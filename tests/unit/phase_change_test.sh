@@ -6,8 +6,17 @@
 set -u
 src=$1 build=$2
 fail=0 passed=0
-out=$(THREADS=2 BUSY=1 DELAY=0.05 RUNS=1 TARGET_S=0.1 "$src/scripts/phase_change.sh" "$build" 2>/dev/null)
-if echo "$out" | grep -q "^| glibc's pthread_barrier | [0-9]* |" &&
+# TARGET_S 0.02: the floor of 1000 barriers. Beside another test (ctest
+# -j2) and the busy process, a barrier whose waits spin can cost a slice
+# each: a run of TARGET_S 0.1 (5000-90000 barriers, calibrated when the
+# machine was quieter) once outlasted the test's 120 s in CI, with nothing
+# printed. A run that slow now fails with what it had printed.
+out=$(THREADS=2 BUSY=1 DELAY=0.05 RUNS=1 TARGET_S=0.02 timeout 90 \
+    "$src/scripts/phase_change.sh" "$build" 2>&1)
+rc=$?
+if [ $rc -eq 124 ]; then
+    echo "FAIL: a tiny run took over 90 s; it printed: $out"; fail=1
+elif echo "$out" | grep -q "^| glibc's pthread_barrier | [0-9]* |" &&
     echo "$out" | grep -q "^| the drop-in, reactive on (default) | [0-9]* | [0-9.]* |" &&
     echo "$out" | grep -q "^| the drop-in, TOPSYNC_REACTIVE=off | [0-9]* | [0-9.]* |" &&
     echo "$out" | grep -qE "^drop-in / glibc: [0-9.]+x reactive, [0-9.]+x not \(2 unbound threads, [0-9]+ barriers, 1 busy processes from 0.05 s\)$"; then
