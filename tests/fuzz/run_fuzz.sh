@@ -19,7 +19,9 @@ seed_flag=
 # user (or of the tests before) neither steer nor receive the inputs
 rm -rf "$artifacts/cache" "$artifacts/verdict.txt"
 mkdir -p "$artifacts/cache"
-XDG_CACHE_HOME=$artifacts/cache ASAN_OPTIONS=detect_leaks=1 "$fuzzer" $seed_flag \
+# leaks inside libhwloc itself are hwloc's (lsan.supp says which)
+XDG_CACHE_HOME=$artifacts/cache ASAN_OPTIONS=detect_leaks=1 \
+    LSAN_OPTIONS=suppressions="$(dirname "$0")/lsan.supp" "$fuzzer" $seed_flag \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
     -artifact_prefix="$artifacts/" "$@" > "$artifacts/fuzz.log" 2>&1
 rc=$?
