@@ -535,15 +535,15 @@ static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *
     topsync_barrier_options_t o;
     robust_options(&o, opts, b);
     if (segment) {
-        rc = attach(&rx->config[1], b->n, &o, segment + page, how->robust_bytes, rank, false,
-                    REACTS_NEVER);
+        rc = attach(&rx->config[TS_REACTIVE_ROBUST], b->n, &o, segment + page, how->robust_bytes,
+                    rank, false, REACTS_NEVER);
     } else {
-        rc = create(&rx->config[1], b->n, &o, table, NULL, REACTS_NEVER);
+        rc = create(&rx->config[TS_REACTIVE_ROBUST], b->n, &o, table, NULL, REACTS_NEVER);
     }
     if (rc < 0)
         return rc;
-    robust_spin(rx->config[1]);
-    rx->config[1]->ranks_by_arrival = b->ranks_by_arrival;
+    robust_spin(rx->config[TS_REACTIVE_ROBUST]);
+    rx->config[TS_REACTIVE_ROBUST]->ranks_by_arrival = b->ranks_by_arrival;
     /* online tuning: the candidate auto's rules set aside, a whole barrier
      * too (in a segment, after the robust one's part) */
     if (segment ? how->candidate_bytes != 0 : b->auto_candidate[0] != '\0') {
@@ -574,12 +574,13 @@ static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *
         snprintf(b->explain + len, sizeof b->explain - len,
                  "; reactive (TOPSYNC_REACTIVE=every:%u): switches to %s/%s and back every %u "
                  "episodes",
-                 every, rx->config[1]->name, topsync_barrier_wait_policy_name(rx->config[1]),
-                 every);
+                 every, rx->config[TS_REACTIVE_ROBUST]->name,
+                 topsync_barrier_wait_policy_name(rx->config[TS_REACTIVE_ROBUST]), every);
     else
         snprintf(b->explain + len, sizeof b->explain - len,
                  "; reactive (TOPSYNC_REACTIVE=on): switches to %s/%s when that is faster",
-                 rx->config[1]->name, topsync_barrier_wait_policy_name(rx->config[1]));
+                 rx->config[TS_REACTIVE_ROBUST]->name,
+                 topsync_barrier_wait_policy_name(rx->config[TS_REACTIVE_ROBUST]));
     if (rx->nconfigs == 3) {
         len = strlen(b->explain);
         snprintf(b->explain + len, sizeof b->explain - len,

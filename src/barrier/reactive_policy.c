@@ -216,8 +216,13 @@ unsigned ts_reactive_policy_step(ts_reactive_policy *p, unsigned nconfigs, unsig
     /* after a jump the robust one; else the others in turn, the last
      * configuration first (the candidate of online tuning, when there is
      * one; else the robust one) */
-    unsigned other = TS_REACTIVE_ROBUST;
-    if (!jumped) {
+    unsigned other;
+    if (jumped) {
+        other = TS_REACTIVE_ROBUST;
+        /* the home's cost: the jump's windows alone (above) */
+        for (unsigned i = JUMPS; i < TS_REACTIVE_HISTORY; i++)
+            p->cost_ns[now][i] = 0;
+    } else {
         other = (p->probe_next + nconfigs - 1) % nconfigs;
         if (other == now)
             other = (other + nconfigs - 1) % nconfigs;
@@ -225,9 +230,6 @@ unsigned ts_reactive_policy_step(ts_reactive_policy *p, unsigned nconfigs, unsig
     }
     *event = (ts_reactive_event){jumped ? TS_REACTIVE_PROBE_JUMP : TS_REACTIVE_PROBE, now, other,
                                  home_ns, per};
-    if (jumped) /* the home's cost: the jump's windows alone (above) */
-        for (unsigned i = JUMPS; i < TS_REACTIVE_HISTORY; i++)
-            p->cost_ns[now][i] = 0;
     settle_after(p, episode);
     return other;
 }
