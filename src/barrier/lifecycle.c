@@ -566,9 +566,7 @@ static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *
                         ? ts_reactive_memory_recall(rx, segment || (opts && opts->process_shared))
                         : 0;
     if (home)
-        /* relaxed: as `ran` above */
-        atomic_store_explicit(&rx->shared->plan, ts_reactive_plan_make(rx->start, home, home),
-                              memory_order_relaxed);
+        ts_reactive_start_on(rx, home);
     size_t len = strlen(b->explain);
     if (mode == TS_REACTIVE_EVERY)
         snprintf(b->explain + len, sizeof b->explain - len,

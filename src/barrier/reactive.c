@@ -58,3 +58,11 @@ topsync_barrier_t *ts_reactive_enter(topsync_barrier_t *b, unsigned rank, uint32
         ts_barrier_wait_as(config, rank);
     return config;
 }
+
+void ts_reactive_start_on(ts_reactive *rx, unsigned config)
+{
+    /* relaxed: ordered before every first read by the set-up's publication
+     * (reactive.h) */
+    atomic_store_explicit(&rx->shared->plan, ts_reactive_plan_make(rx->start, config, config),
+                          memory_order_relaxed);
+}

@@ -110,6 +110,18 @@ typedef struct ts_reactive {
 topsync_barrier_t *ts_reactive_enter(topsync_barrier_t *b, unsigned rank, uint32_t episode,
                                      uint32_t *config_episode);
 
+/*
+ * A new barrier's first configuration (docs/design.md 10.6): the plan that
+ * runs `config` from rx->start on. Set-up only, before any participant's
+ * first wait, by participant 0's process (the one that decides). Relaxed:
+ * a created barrier is published to its participants by whatever starts
+ * them; an attached one by attach's contract (barrier.h: every rank returns
+ * from attach before any rank waits), whose caller's synchronization
+ * orders this store before every rank's first read of the plan in
+ * ts_reactive_enter. GenMC: tests/genmc/reactive.c, -DATTACH_START.
+ */
+void ts_reactive_start_on(ts_reactive *rx, unsigned config);
+
 /* What one step of the policy did, for TOPSYNC_VERBOSE and the counts:
  * from_ns, to_ns are the costs per episode it compared (a probe: the
  * window before and the last one). */

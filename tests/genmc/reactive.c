@@ -35,6 +35,18 @@
  *   own episode numbers, as the switch keeps them): the state that one
  *   configuration left is not what the other's next episode expects.
  * Each must be caught.
+ *
+ * -DATTACH_START: the start of an attached barrier (docs/design.md 10.6).
+ * The plan word begins zero, as in a fresh segment; rank 0 names
+ * configuration 1 from the first episode with ts_reactive_start_on during
+ * its attach (lifecycle.c), and the caller's synchronization after attach
+ * (barrier.h: every rank returns from attach before any waits; here a
+ * release/acquire counter, as an MPI barrier or the parent's wait give)
+ * comes before the first wait. Every episode must still run on one
+ * configuration for all. Its mutant:
+ *  -DMUTANT_START_AFTER_SYNC: rank 0 stores that plan after the caller's
+ *   synchronization (at its first wait, say): a rank reading the plan
+ *   before it runs episode 1 on configuration 0 while rank 0 runs it on 1.
  */
 #include "genmc_shim.h"
 
@@ -90,6 +102,17 @@ static ts_reactive_shared shared;
 static unsigned char ran[N][LINE] __attribute__((aligned(64)));
 static int cell[EPISODES][N];
 
+#ifdef ATTACH_START
+/* the caller's synchronization after every rank's attach */
+static _Atomic unsigned attached;
+static void caller_sync(void)
+{
+    atomic_fetch_add_explicit(&attached, 1, memory_order_release); /* pairs with the load below */
+    while (atomic_load_explicit(&attached, memory_order_acquire) < N) /* with the add above */
+        ;
+}
+#endif
+
 /* barrier.c's topsync_barrier_wait, without its checks: the outer episode
  * (rank line 0 of configuration 0, as enter_episode counts it), then the
  * configuration's own wait */
@@ -97,6 +120,17 @@ static void *participant(void *arg)
 {
     unsigned rank = (unsigned)(uintptr_t)arg;
     topsync_barrier_t *b = &configs[0];
+#ifdef ATTACH_START
+#ifndef MUTANT_START_AFTER_SYNC
+    if (rank == 0)
+        ts_reactive_start_on(&reactive, 1);
+#endif
+    caller_sync();
+#ifdef MUTANT_START_AFTER_SYNC
+    if (rank == 0)
+        ts_reactive_start_on(&reactive, 1);
+#endif
+#endif
     for (uint32_t e = 1; e <= EPISODES; e++) {
         cell[e - 1][rank] = (int)e;
         uint32_t config_episode;
@@ -129,7 +163,12 @@ int main(void)
     reactive.mode = TS_REACTIVE_EVERY;
     reactive.nconfigs = HARNESS_CONFIGS;
     reactive.check_mask = 1;
+#ifdef ATTACH_START
+    reactive.start = 0; /* every configuration's episodes counted from 0 */
+    atomic_init(&shared.plan, 0);
+#else
     atomic_init(&shared.plan, ts_reactive_plan_make(2, 0, 1));
+#endif
     reactive.shared = &shared;
     reactive.ran = &ran[0][0];
     reactive.ran_stride = LINE;
