@@ -46,14 +46,20 @@ run() {
     esac
     if [ "$with_busy" = 1 ]; then
         # the neighbours start DELAY after the program, each a plain busy
-        # loop, in a process group of their own (setsid): one kill of the
-        # group ends them whether or not they have started yet. Killing the
-        # starter's children while it slept (a program done within DELAY)
-        # let it start loops that nobody stopped: they ran on after the
-        # script, and slowed whatever came next
-        setsid bash -c 'sleep "$1"; for _ in $(seq "$2"); do sh -c "while :; do :; done" & done; wait' \
+        # loop, in a process group of their own (job control, set -m): one
+        # kill of the group ends them whether or not they have started yet.
+        # Killing the starter's children while it slept (a program done
+        # within DELAY) let it start loops that nobody stopped: they ran on
+        # after the script, and slowed whatever came next. Not setsid: a
+        # new session is a new autogroup (CONFIG_SCHED_AUTOGROUP, on in
+        # Debian's kernels), whose loops together get one task's share of
+        # a CPU, not one each, as a neighbour started beside the program
+        # does (docs/model.md section 9)
+        set -m
+        bash -c 'sleep "$1"; for _ in $(seq "$2"); do sh -c "while :; do :; done" & done; wait' \
             _ "$delay" "$busy" &
         starter=$!
+        set +m
     fi
     t0=$(ns)
     env "${env[@]}" "$loop" "$threads" "$iters" 1 none >/dev/null
@@ -112,3 +118,16 @@ echo
 awk -v a="${med[on]}" -v b="${med[glibc]}" -v c="${med[off]}" -v th="$threads" -v n="$iters" -v bz="$busy" -v d="$delay" 'BEGIN {
     printf "drop-in / glibc: %.2fx reactive, %.2fx not (%d unbound threads, %d barriers, %d busy processes from %s s)\n",
         a / b, c / b, th, n, bz, d }'
+# a run over before the neighbours started measured no phase change: say so
+# beside the figures (the calibration, on an idle machine, may have timed a
+# slow moment of the faster program)
+short=0 total=0
+for impl in "${names[@]}"; do
+    for t in ${times[$impl]}; do
+        total=$((total + 1))
+        awk -v t="$t" -v d="$delay" 'BEGIN { exit !(t < d * 1e9) }' && short=$((short + 1))
+    done
+done
+if [ "$short" -gt 0 ]; then
+    echo "warning: $short of the $total runs ended before the busy processes started (DELAY $delay s): they measured no phase change; raise TARGET_S"
+fi

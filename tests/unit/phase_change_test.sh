@@ -24,6 +24,14 @@ elif echo "$out" | grep -q "^| glibc's pthread_barrier | [0-9]* |" &&
 else
     echo "FAIL: a tiny run printed: $out"; fail=1
 fi
+# runs all over before the neighbours start (DELAY 30 s) are flagged
+out=$(THREADS=2 BUSY=1 DELAY=30 RUNS=1 TARGET_S=0.02 timeout 90 \
+    "$src/scripts/phase_change.sh" "$build" 2>&1)
+if echo "$out" | grep -q "^warning: 3 of the 3 runs ended before the busy processes started (DELAY 30 s)"; then
+    passed=$((passed + 1))
+else
+    echo "FAIL: runs shorter than DELAY were not flagged; the run printed: $out"; fail=1
+fi
 for bad in "THREADS=0" "THREADS=x" "RUNS=-1" "DELAY=soon" "TARGET_S=1e3"; do
     out=$(env "$bad" "$src/scripts/phase_change.sh" "$build" 2>&1)
     rc=$?
