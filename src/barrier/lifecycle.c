@@ -542,8 +542,9 @@ static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *
     }
     if (rc < 0)
         return rc;
-    robust_spin(rx->config[TS_REACTIVE_ROBUST]);
-    rx->config[TS_REACTIVE_ROBUST]->ranks_by_arrival = b->ranks_by_arrival;
+    topsync_barrier_t *robust = rx->config[TS_REACTIVE_ROBUST];
+    robust_spin(robust);
+    robust->ranks_by_arrival = b->ranks_by_arrival;
     /* online tuning: the candidate auto's rules set aside, a whole barrier
      * too (in a segment, after the robust one's part) */
     if (segment ? how->candidate_bytes != 0 : b->auto_candidate[0] != '\0') {
@@ -572,13 +573,11 @@ static int make_reactive(topsync_barrier_t *b, const topsync_barrier_options_t *
         snprintf(b->explain + len, sizeof b->explain - len,
                  "; reactive (TOPSYNC_REACTIVE=every:%u): switches to %s/%s and back every %u "
                  "episodes",
-                 every, rx->config[TS_REACTIVE_ROBUST]->name,
-                 topsync_barrier_wait_policy_name(rx->config[TS_REACTIVE_ROBUST]), every);
+                 every, robust->name, topsync_barrier_wait_policy_name(robust), every);
     else
         snprintf(b->explain + len, sizeof b->explain - len,
                  "; reactive (TOPSYNC_REACTIVE=on): switches to %s/%s when that is faster",
-                 rx->config[TS_REACTIVE_ROBUST]->name,
-                 topsync_barrier_wait_policy_name(rx->config[TS_REACTIVE_ROBUST]));
+                 robust->name, topsync_barrier_wait_policy_name(robust));
     if (rx->nconfigs == 3) {
         len = strlen(b->explain);
         snprintf(b->explain + len, sizeof b->explain - len,
