@@ -73,7 +73,22 @@ struct pair {
     _Atomic uint32_t asleep;  /* the sleeper is about to wait */
     unsigned rounds;
     int cpu;
+    double cpu_per_round; /* the sleeper's own CPU time a round (schedstat) */
 };
+
+/* The calling thread's CPU time so far (/proc/thread-self/schedstat, the
+ * first field: CONFIG_SCHED_INFO, no schedstats needed); -1: unknown. */
+static long long thread_cpu_ns(void)
+{
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    long long run = -1;
+    if (f) {
+        if (fscanf(f, "%lld", &run) != 1)
+            run = -1;
+        fclose(f);
+    }
+    return run;
+}
 
 static void wait_turn(struct pair *p, uint32_t mine)
 {
@@ -86,6 +101,7 @@ static void *sleeper(void *arg)
 {
     struct pair *p = arg;
     bind_to(p->cpu);
+    long long cpu0 = thread_cpu_ns();
     for (unsigned r = 0; r < p->rounds; r++) {
         uint32_t want = 2 * r + 1;
         atomic_store_explicit(&p->asleep, want, memory_order_release);
@@ -95,6 +111,8 @@ static void *sleeper(void *arg)
         atomic_store_explicit(&p->turn, want + 1, memory_order_release);
         futex(&p->turn, FUTEX_WAKE, 1);
     }
+    long long cpu1 = thread_cpu_ns();
+    p->cpu_per_round = cpu0 < 0 || cpu1 < 0 ? -1 : (double)(cpu1 - cpu0) / p->rounds;
     return NULL;
 }
 
@@ -115,7 +133,8 @@ static void *burn(void *arg)
 
 /* One sleeper on another CPU, idle or running `busy` busy neighbours:
  * the waker's FUTEX_WAKE, and until the sleeper's first clock read. */
-static int wake_other_cpu(unsigned rounds, unsigned busy, uint64_t *call, uint64_t *latency)
+static int wake_other_cpu(unsigned rounds, unsigned busy, uint64_t *call, uint64_t *latency,
+                          double *sleeper_cpu)
 {
     struct pair p = {.rounds = rounds, .cpu = 1};
     pthread_t t, burner[BURNERS_MOST];
@@ -144,6 +163,8 @@ static int wake_other_cpu(unsigned rounds, unsigned busy, uint64_t *call, uint64
         latency[r] = atomic_load_explicit(&p.woke_at, memory_order_acquire) - t0;
     }
     pthread_join(t, NULL);
+    if (sleeper_cpu)
+        *sleeper_cpu = p.cpu_per_round;
     atomic_store_explicit(&burning, false, memory_order_relaxed);
     for (unsigned i = 0; i < busy; i++)
         pthread_join(burner[i], NULL);
@@ -546,10 +567,11 @@ int main(int argc, char **argv)
     }
     double yield = median(a, rounds);
     unsigned wake_rounds = rounds < 500 ? rounds : 500; /* 200 us each */
-    if (wake_other_cpu(wake_rounds, 0, a, b) < 0)
+    double sleeper_cpu, sleeper_cpu_busy;
+    if (wake_other_cpu(wake_rounds, 0, a, b, &sleeper_cpu) < 0)
         return 1;
     double wake_one = median(a, wake_rounds), wake_latency = median(b, wake_rounds);
-    if (wake_other_cpu(wake_rounds, 1, a, b) < 0)
+    if (wake_other_cpu(wake_rounds, 1, a, b, &sleeper_cpu_busy) < 0)
         return 1;
     double wake_busy = median(a, wake_rounds), wake_latency_busy = median(b, wake_rounds);
     if (same_cpu_switch(rounds, a) < 0)
@@ -562,7 +584,7 @@ int main(int argc, char **argv)
      * wake-ups are the rare ones (docs/model.md section 9) */
     double beside_median[BURNERS_MOST], beside_slow[BURNERS_MOST];
     for (unsigned k = 1; k <= BURNERS_MOST; k++) {
-        if (wake_other_cpu(rounds, k, a, b) < 0)
+        if (wake_other_cpu(rounds, k, a, b, NULL) < 0)
             return 1;
         unsigned slow = 0;
         for (unsigned r = 0; r < rounds; r++)
@@ -597,6 +619,17 @@ int main(int argc, char **argv)
         printf("\"barrier_migrations_per_episode\": %.4f, \"barrier_sleeps_per_episode\": %.3f, ",
                migrations, sleeps);
     printf("\"barrier_packed_share\": %.3f, \"barrier_busy_uneven_share\": %.3f, ", packed, uneven);
+    /* a sleeper's own CPU time a round is its way into the futex wait and
+     * back out, plus the FUTEX_WAKE it makes of its waker, asleep on the
+     * idle other CPU: that wake call taken away, the rest is the cost of
+     * one sleep to the sleeper (docs/model.md section 9, "sleep-cpu") */
+    if (sleeper_cpu < 0)
+        printf("\"sleeper_cpu_per_round_ns\": null, \"sleeper_cpu_per_round_busy_ns\": null, "
+               "\"sleep_cpu_ns\": null, ");
+    else
+        printf("\"sleeper_cpu_per_round_ns\": %.0f, \"sleeper_cpu_per_round_busy_ns\": %.0f, "
+               "\"sleep_cpu_ns\": %.0f, ",
+               sleeper_cpu, sleeper_cpu_busy, sleeper_cpu - wake_one);
     printf("\"clock_read_ns\": %.1f, \"rounds\": %u}\n", clock_ns, rounds);
     free(a);
     free(b);
