@@ -113,17 +113,18 @@ static int parse_named_ns(const char *list, const char *const *names, double *co
 }
 
 /* --os-ns slice=NS,switch=NS,wake-call=NS,wake-latency=NS,
- * wake-latency-busy=NS,yield=NS (0: the default); no empty item */
+ * wake-latency-busy=NS,yield=NS,sleep-cpu=NS (0: the default); no empty item */
 static int parse_os_ns(const char *arg, topsync_sim_options_t *so)
 {
     static const char *const names[] = {
-        "slice", "switch", "wake-call", "wake-latency", "wake-latency-busy", "yield"};
+        "slice", "switch", "wake-call", "wake-latency", "wake-latency-busy", "yield", "sleep-cpu"};
     double *const fields[] = {&so->slice_ns,
                               &so->switch_ns,
                               &so->wake_call_ns,
                               &so->wake_latency_ns,
                               &so->wake_latency_busy_ns,
-                              &so->yield_ns};
+                              &so->yield_ns,
+                              &so->sleep_cpu_ns};
     size_t len = strlen(arg);
     if (len && (arg[0] == ',' || arg[len - 1] == ',' || strstr(arg, ",,")))
         return -1;
@@ -690,7 +691,8 @@ int main(int argc, char **argv)
             if (parse_os_ns(optarg, &so)) {
                 fprintf(stderr,
                         "topsync-sim: --os-ns takes NAME=NS,... with NAME one of slice, "
-                        "switch, wake-call, wake-latency, wake-latency-busy, yield and NS from 0 "
+                        "switch, wake-call, wake-latency, wake-latency-busy, yield, sleep-cpu and "
+                        "NS from 0 "
                         "(the default) "
                         "to 1e9, not '%s'\n",
                         optarg);

@@ -210,6 +210,10 @@ typedef struct topsync_sim_options {
      * that finds nothing else to run (the defaults measured by
      * topsync-bench-sched-costs on the development VM). */
     double slice_ns, switch_ns, wake_call_ns, wake_latency_ns, wake_latency_busy_ns, yield_ns;
+    /* The CPU time one sleep costs the sleeper, its way into the futex
+     * wait and back out (0: the default, measured as the others): charged
+     * to its share of the CPU when it sleeps. */
+    double sleep_cpu_ns;
 } topsync_sim_options_t;
 
 typedef struct topsync_sim_result {

@@ -432,6 +432,23 @@ static ts_ps next_arrival(const struct ts_sched *s, unsigned k, int *who)
     return soonest;
 }
 
+/* Participant p joins CPU k's run queue with the lag it slept with
+ * (EEVDF's place_entity): at the CPU's mean virtual time V of the n others
+ * less its lag, the lag inflated by (n + 1) / n, so that the mean it then
+ * joins, pulled back by its own arrival, leaves it exactly that lag
+ * behind. Without the inflation every sleep would forgive a share of its
+ * lag: a task that ran past its share and sleeps often would keep the
+ * CPU. The running task's time must be counted first (enqueue_entity
+ * calls update_curr before place_entity). */
+static void place(struct ts_sched *s, unsigned k, unsigned p)
+{
+    struct sproc *q = &s->procs[p];
+    unsigned n;
+    ts_ps v = mean_vruntime(s, k, (int)p, &n);
+    if (n)
+        q->vruntime = v - (ts_ps)((__int128)q->lag * (n + 1) / n);
+}
+
 /* Woken participant p arrives on busy CPU k's run queue at `at`, and is
  * weighed against the running task there and then (Linux's
  * check_preempt_wakeup_fair, when the wake-up is enqueued: not at the
@@ -447,6 +464,7 @@ static void arrive(struct ts_sched *s, unsigned k, unsigned p, ts_ps at)
     s->procs[p].pending = false;
     account(s, cpu, at);
     unsigned n;
+    place(s, k, p);
     ts_ps running = *holder_vruntime(s, cpu);
     ts_ps mean = mean_vruntime(s, k, -1, &n);
     if (cpu->kind == PROC && s->procs[cpu->holder].state == YIELDER)
@@ -490,6 +508,12 @@ static void advance(struct ts_sched *s, unsigned k, ts_ps t)
             cpu->since = spent;
             q->spin_left = 0;
             if (q->then == TS_SCHED_SLEEP) {
+                /* Linux charges the sleeper its way into the futex wait
+                 * and, woken, back out; here that time passes inside the
+                 * switch and the wake-up latency, when the CPU's other
+                 * task is charged, so the sleeper is charged it now, as
+                 * its lag is taken (docs/model.md section 9) */
+                q->vruntime += s->c.sleep_cpu;
                 keep_lag(s, k, cpu->holder);
                 load_update(q, spent);
                 q->state = SLEEP;
@@ -896,19 +920,15 @@ ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, int waker, ts_ps *r
         s->stats.migrations++;
     }
     struct scpu *cpu = &s->cpus[k];
-    /* the running task's virtual time as of now, before the mean is taken
-     * (Linux's enqueue_entity: update_curr, then place_entity) */
-    account(s, cpu, t);
-    /* Placed with the lag it slept with (EEVDF's place_entity): at the
-     * CPU's mean virtual time V of the n others less its lag, the lag
-     * inflated by (n + 1) / n, so that the mean it then joins, pulled
-     * back by its own arrival, leaves it exactly that lag behind. Without
-     * the inflation every sleep would forgive a share of its lag: a task
-     * that ran past its share and sleeps often would keep the CPU. */
-    unsigned n;
-    ts_ps v = mean_vruntime(s, k, (int)p, &n);
-    if (n)
-        q->vruntime = v - (ts_ps)((__int128)q->lag * (n + 1) / n);
+    /* Placed when it joins the run queue. On a CPU running another task
+     * that is when it arrives, its wake-up latency later (arrive()): the
+     * running task's time until then is counted before the mean is taken,
+     * so the latency earns the sleeper no credit over it. Onto an idle
+     * CPU nothing runs meanwhile and it is placed now. */
+    if (cpu->kind == IDLE) {
+        account(s, cpu, t);
+        place(s, k, p);
+    }
     q->state = RUN;
     q->ready_at = *ready;
     q->pending = true; /* weighed against the running task when it arrives */

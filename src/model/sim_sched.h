@@ -31,6 +31,7 @@ struct ts_sched_config {
     ts_ps wake_latency;      /* from that call until the sleeper runs, its CPU idle */
     ts_ps wake_latency_busy; /* the same, its CPU running another task */
     ts_ps yield_cost;        /* a sched_yield that finds nothing else to run */
+    ts_ps sleep_cpu;         /* the sleeper's own CPU time for one sleep */
     ts_ps tick;              /* the timer tick (bounds a sleeper's lag) */
     bool balance;            /* the periodic balancer moves tasks between CPUs */
     uint64_t seed;           /* the CPUs' slices start at phases drawn from it */

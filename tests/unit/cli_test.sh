@@ -312,7 +312,7 @@ first=$(sched_run) second=$(sched_run) third=$(sched_run)
 expect_error "--noise takes 0 to 8192 busy neighbours, not '-1'" "$sim" barrier --np 2 --algorithm mcs --noise -1
 expect_error "--bind takes core or none, not 'numa'" "$sim" barrier --np 2 --algorithm mcs --bind numa
 for bad in "slice=-5" "tick=5" "slice" "wake-latency=1e10" "slice=1,"; do
-    expect_error "--os-ns takes NAME=NS,... with NAME one of slice, switch, wake-call, wake-latency, wake-latency-busy, yield" \
+    expect_error "--os-ns takes NAME=NS,... with NAME one of slice, switch, wake-call, wake-latency, wake-latency-busy, yield, sleep-cpu" \
         "$sim" barrier --np 2 --algorithm mcs --os-ns "$bad"
 done
 expect_error "unknown barrier algorithm 'fastest'" "$sim" barrier --np 2 --algorithm fastest

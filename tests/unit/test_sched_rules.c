@@ -3,7 +3,8 @@
  * section 9), rule by rule, on tiny cases whose answers are computed by
  * hand in the comments: two tasks of one CPU take turns by slice; a sleeper
  * comes back with exactly the lag it left with (EEVDF's place_entity, the
- * lag inflated by (n + 1) / n, the running task's time counted first); a
+ * lag inflated by (n + 1) / n, the running task's time counted first, when
+ * it arrives on its run queue), charged the CPU time of its sleep; a
  * spin keeps its end when the CPU's accounts are brought up to date; a
  * woken task preempts the running one only when that one is past the
  * mean, weighed when it arrives; a broadcast wakes its sleepers onto as many idle CPUs; a wakee
@@ -93,13 +94,47 @@ static void test_lag_kept_across_sleep(void)
     ts_ps ready = -1;
     ts_sched_wake(s, 1, SLICE + SLICE / 2, -1, &ready);
     CHECK_EQ(ready, SLICE + SLICE / 2);
+    CHECK_EQ(ts_sched_gate(s, 1, SLICE + SLICE / 2), SLICE + SLICE / 2);
     CHECK_EQ(ts_sched_vruntime(s, 0), SLICE + SLICE / 2);
     CHECK_EQ(ts_sched_vruntime(s, 1), SLICE / 2);
-    CHECK_EQ(ts_sched_gate(s, 1, SLICE + SLICE / 2), SLICE + SLICE / 2);
     /* p1 now runs a whole slice, [1.5 S, 2.5 S), to virtual time 1.5 S,
      * level with p0; on that tie p0, not running, takes the CPU */
     CHECK_EQ(ts_sched_gate(s, 0, SLICE + SLICE / 2), 2 * SLICE + SLICE / 2);
     CHECK_EQ(ts_sched_gate(s, 0, 2 * SLICE + SLICE / 2), 2 * SLICE + SLICE / 2);
+    ts_sched_destroy(s);
+}
+
+/* A sleep costs the sleeper CPU time of its own (its way into the futex
+ * wait and back out), charged when it sleeps: as in
+ * test_lag_kept_across_sleep, but with a sleep costing 100 us. p1 takes
+ * the CPU at S and sleeps at once: charged 100 us, its lag is the mean
+ * (S + 100 us) / 2 less its 100 us, S/2 - 50 us. Woken at 1.5 S, it is
+ * placed at p0's 1.5 S less that lag doubled: S/2 + 100 us. (Uncharged,
+ * at S/2: a sleeper beside a busy task would get the CPU time of its
+ * sleeps free, more than its fair share.) */
+static void test_sleep_is_charged(void)
+{
+    static const unsigned on_cpu0[2] = {0, 0};
+    struct ts_sched_config c = {
+        .ncpus = 1,
+        .cpu = on_cpu0,
+        .nprocs = 2,
+        .slice = SLICE,
+        .sleep_cpu = 100 * US,
+        .tick = 1,
+        .seed = 1,
+    };
+    struct ts_sched *s = NULL;
+    CHECK_EQ(ts_sched_create(&s, &c), 0);
+    CHECK_EQ(ts_sched_gate(s, 0, 0), 0);
+    CHECK_EQ(ts_sched_gate(s, 1, SLICE), SLICE);
+    ts_sched_wait_begin(s, 1, SLICE, 0, TS_SCHED_SLEEP);
+    CHECK(ts_sched_asleep(s, 1, SLICE));
+    CHECK_EQ(ts_sched_vruntime(s, 1), 100 * US);
+    ts_ps ready;
+    ts_sched_wake(s, 1, SLICE + SLICE / 2, -1, &ready);
+    CHECK_EQ(ts_sched_gate(s, 1, ready), SLICE + SLICE / 2);
+    CHECK_EQ(ts_sched_vruntime(s, 1), SLICE / 2 + 100 * US);
     ts_sched_destroy(s);
 }
 
@@ -119,8 +154,8 @@ static void test_spin_keeps_its_end(void)
     ts_sched_wait_begin(s, 1, 10 * US, 100 * US, TS_SCHED_SLEEP);
     ts_ps ready;
     ts_sched_wake(s, 0, 50 * US, -1, &ready);
-    CHECK_EQ(ts_sched_vruntime(s, 0), 50 * US);
     CHECK_EQ(ts_sched_gate(s, 0, 50 * US), 110 * US);
+    CHECK_EQ(ts_sched_vruntime(s, 0), 50 * US);
     CHECK(!ts_sched_asleep(s, 1, 109 * US));
     CHECK(ts_sched_asleep(s, 1, 110 * US));
     CHECK_EQ(ts_sched_gate(s, 0, 110 * US), 110 * US);
@@ -162,20 +197,23 @@ static void test_wakeup_preempts(void)
     ts_sched_wait_begin(s, 0, 2 * SLICE + SLICE / 2, 0, TS_SCHED_SLEEP);
     CHECK_EQ(ts_sched_gate(s, 1, 2 * SLICE + SLICE / 2), 2 * SLICE + SLICE / 2);
     ts_sched_wake(s, 0, 2 * SLICE + 3 * SLICE / 4, -1, &ready);
-    CHECK_EQ(ts_sched_vruntime(s, 0), SLICE + 3 * SLICE / 4);
     CHECK_EQ(ts_sched_gate(s, 0, ready), 3 * SLICE + SLICE / 2);
+    CHECK_EQ(ts_sched_vruntime(s, 0), SLICE + 3 * SLICE / 4);
     ts_sched_destroy(s);
 }
 
-/* A woken task is weighed against the task running when it arrives on
- * the run queue (its wake-up latency past), not the one running at the
- * waker's call. Three participants on one CPU, no switch cost, a wake-up
- * latency of 50 us: p0 (busy, never sleeps) runs [0, S). At S p1 (virtual
- * time 0) takes the CPU and sleeps at once, with lag S/3 (the mean of S,
- * 0, 0). p2 runs from S; at S + 100 us it wakes p1, who is placed at the
- * others' mean, (S + 100 us) / 2, less S/3 inflated by 3/2: 50 us. p2
- * sleeps at S + 120 us, before p1 arrives: the CPU takes p0, the only one
- * there. At S + 150 us p1 arrives; p0 (S + 30 us) is past the mean of the
+/* A woken task is placed and weighed against the task running when it
+ * arrives on the run queue (its wake-up latency past), not at the waker's
+ * call. Three participants on one CPU, no switch cost, a wake-up latency
+ * of 50 us: p0 (busy, never sleeps) runs [0, S). At S p1 (virtual time 0)
+ * takes the CPU and sleeps at once, with lag S/3 (the mean of S, 0, 0).
+ * p2 runs from S; at S + 100 us it wakes p1. p2 sleeps at S + 120 us,
+ * before p1 arrives: the CPU takes p0, the only one there. At S + 150 us
+ * p1 arrives and is placed: p0 (S + 30 us) is the only other runnable
+ * task, so at S + 30 us less S/3 inflated by 2/1: S/3 + 30 us. (Placed at
+ * the call, at the mean of p0 and p2, (S + 100 us) / 2, less S/3 inflated
+ * by 3/2, it would be at 50 us: the latency, in which others ran, would
+ * be S/3 - 20 us of credit it never earned.) p0 is past the mean of the
  * two, and p1 runs at once. (Weighed at the waker's call, against p2,
  * eligible then, p1 would not preempt, would miss the choice at
  * S + 120 us and would wait for p0's slice to end, 2S + 120 us.) */
@@ -190,10 +228,11 @@ static void test_weighed_on_arrival(void)
     ts_ps ready;
     ts_sched_wake(s, 1, SLICE + 100 * US, 2, &ready);
     CHECK_EQ(ready, SLICE + 150 * US);
-    CHECK(llabs(ts_sched_vruntime(s, 1) - 50 * US) <= 2); /* S/3 rounded down, in ps */
     ts_sched_wait_begin(s, 2, SLICE + 120 * US, 0, TS_SCHED_SLEEP);
     CHECK(ts_sched_asleep(s, 2, SLICE + 120 * US));
     CHECK_EQ(ts_sched_gate(s, 1, ready), SLICE + 150 * US);
+    /* S/3 rounded down in ps, doubled */
+    CHECK(llabs(ts_sched_vruntime(s, 1) - (SLICE / 3 + 30 * US)) <= 2);
     ts_sched_destroy(s);
 }
 
@@ -442,6 +481,7 @@ int main(void)
     test_alternate_by_slice();
     test_lag_kept_across_sleep();
     test_spin_keeps_its_end();
+    test_sleep_is_charged();
     test_wakeup_preempts();
     test_weighed_on_arrival();
     test_broadcast_to_idle_cpus();
