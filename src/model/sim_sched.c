@@ -321,9 +321,24 @@ static bool candidate(const struct sproc *q, ts_ps at)
  * deadline is the least virtual time plus one slice); on a tie the task
  * that was not running, else the first considered (participants before
  * noise); a yielder only when nothing else can run. */
+static void place(struct ts_sched *s, unsigned k, unsigned p);
+
+/* The participants woken onto CPU k that have arrived by `at` without
+ * being weighed against a running task (their CPU idle, or choosing at
+ * once) join its run queue: placed now, before the choice. */
+static void settle_arrivals(struct ts_sched *s, unsigned k, ts_ps at)
+{
+    for (int p = s->cpus[k].first; p >= 0; p = s->procs[p].next)
+        if (s->procs[p].pending && s->procs[p].state == RUN && s->procs[p].ready_at <= at) {
+            place(s, k, (unsigned)p);
+            s->procs[p].pending = false;
+        }
+}
+
 static void pick(struct ts_sched *s, unsigned k, ts_ps at)
 {
     struct scpu *cpu = &s->cpus[k];
+    settle_arrivals(s, k, at);
     enum holder was_kind = cpu->kind;
     unsigned was = cpu->holder;
     enum holder kind = IDLE;
@@ -919,16 +934,11 @@ ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, int waker, ts_ps *r
         link_proc(s, p, k);
         s->stats.migrations++;
     }
-    struct scpu *cpu = &s->cpus[k];
-    /* Placed when it joins the run queue. On a CPU running another task
-     * that is when it arrives, its wake-up latency later (arrive()): the
-     * running task's time until then is counted before the mean is taken,
-     * so the latency earns the sleeper no credit over it. Onto an idle
-     * CPU nothing runs meanwhile and it is placed now. */
-    if (cpu->kind == IDLE) {
-        account(s, cpu, t);
-        place(s, k, p);
-    }
+    /* Placed when it joins the run queue, its wake-up latency later
+     * (arrive(), or settle_arrivals() when its CPU chooses): the running
+     * task's time until then is counted before the mean is taken, so the
+     * latency earns the sleeper no credit over it, and a wakee moved to
+     * another CPU is placed on that CPU's virtual time. */
     q->state = RUN;
     q->ready_at = *ready;
     q->pending = true; /* weighed against the running task when it arrives */
