@@ -3,6 +3,7 @@
 
 usage: sched_validate.py BUILD_DIR [--np LIST] [--bind core|none] [--reps R]
                          [--run-ms MS] [--episodes E] [--measured FILE]
+                         [--os-ns LIST]
 
 For each P of LIST (default 2,4,8): R times (default 3), measure every
 algorithm and glibc's barrier with P threads beside P busy processes
@@ -17,6 +18,10 @@ correlation of predicted and measured. A Markdown report on stdout.
 --measured FILE keeps the measurements: read from FILE when it holds those
 of every P asked (same binding), else measured and written there, so that
 two versions of the model can be checked against the same runs.
+
+--os-ns LIST passes the scheduler's costs to topsync-sim (its --os-ns):
+those that topsync-bench-sched-costs measured the same day as the runs,
+for this VM's costs change from day to day (docs/model.md section 9).
 """
 import json
 import math
@@ -35,7 +40,7 @@ ALGORITHMS = ["sense-reversing", "sense-reversing-counter", "sense-reversing-gr"
 
 def parse(argv):
     opts = {"np": [2, 4, 8], "bind": "none", "reps": 3, "run_ms": 250, "episodes": 50000,
-            "measured": None}
+            "measured": None, "os_ns": None}
     if len(argv) < 2 or argv[1].startswith("-"):
         sys.exit(__doc__)
     build, i = argv[1], 2
@@ -55,13 +60,15 @@ def parse(argv):
                 opts["bind"] = value
             elif key == "--measured":
                 opts["measured"] = value
+            elif key == "--os-ns":
+                opts["os_ns"] = value
             elif key in ("--reps", "--run-ms", "--episodes"):
                 opts[key[2:].replace("-", "_")] = int(value)
                 if int(value) < 1:
                     raise ValueError
             else:
                 sys.exit(f"sched_validate.py: unknown option {key}; valid: --np, --bind, --reps, "
-                         "--run-ms, --episodes, --measured")
+                         "--run-ms, --episodes, --measured, --os-ns")
         except ValueError:
             sys.exit(f"sched_validate.py: {key} '{value}' is not valid")
         i += 2
@@ -88,6 +95,8 @@ def measure(build, p, opts):
 
 def kept(opts):
     """the measurements kept in --measured FILE: {"bind": B, "np": {P: runs}}"""
+    if opts["measured"] and not os.path.isdir(os.path.dirname(opts["measured"]) or "."):
+        sys.exit(f"sched_validate.py: --measured {opts['measured']}: no such directory")
     if not opts["measured"] or not os.path.exists(opts["measured"]):
         return {"bind": opts["bind"], "np": {}}
     try:
@@ -122,7 +131,12 @@ def predict(build, p, opts):
            str(opts["episodes"]), "--warmup", str(max(1, opts["episodes"] // 20)), "--json"]
     for a in ALGORITHMS + ["peer:glibc"]:
         cmd += ["--algorithm", a]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    if opts["os_ns"]:
+        cmd += ["--os-ns", opts["os_ns"]]
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode:
+        sys.exit(f"sched_validate.py: topsync-sim failed: {result.stderr.strip()}")
+    out = result.stdout
     return {r["algorithm"]: r["latency_ns"] for r in json.loads(out)}
 
 
@@ -132,7 +146,9 @@ def main(argv):
     print(f"P threads {'unbound' if opts['bind'] == 'none' else 'bound'} beside P busy "
           f"processes, wait block, TOPSYNC_REACTIVE=off; measured: median of {opts['reps']} "
           f"commands (topsync-bench, runs of {opts['run_ms']} ms); predicted: topsync-sim, "
-          f"{opts['episodes']} episodes, defaults (docs/model.md section 9).\n")
+          f"{opts['episodes']} episodes, "
+          f"{'scheduler costs ' + opts['os_ns'] if opts['os_ns'] else 'defaults'} "
+          f"(docs/model.md section 9).\n")
     store = kept(opts)
     for p in opts["np"]:
         measured = store["np"].get(str(p))
@@ -156,8 +172,9 @@ def main(argv):
         rho = spearman([predicted[n] for n in names], [statistics.median(measured[n])
                                                         for n in names])
         geo = math.exp(statistics.mean(math.log(r) for r in ratios)) if ratios else float("nan")
+        within = sum(0.5 <= r <= 2 for r in ratios)
         print(f"\nSpearman (predicted, measured) over {len(names)}: {rho:.2f}; "
-              f"geometric mean of predicted / measured: {geo:.2f}\n")
+              f"geometric mean of predicted / measured: {geo:.2f}; within 2x: {within}\n")
         self_check = against_itself(measured, names)
         if self_check:
             print(f"The measurement against itself (the median of its odd commands against "

@@ -24,6 +24,7 @@ check "--bind 'numa' is not valid" build --bind numa
 check "--reps '-1' is not valid" build --reps -1
 check "unknown option --bogus" build --bogus 1
 check "--episodes needs a value" build --episodes
+check "--measured /nonexistent/runs.json: no such directory" build --measured /nonexistent/runs.json
 tmp=$(mktemp)
 echo '{"bind": "core", "np": {}}' > "$tmp"
 check "holds runs bound 'core', not 'none'" build --measured "$tmp"
