@@ -67,7 +67,7 @@ static void usage(FILE *f)
         "                        a woken participant moves to an idle PU (scheduler on)\n"
         "  --os-ns LIST          the scheduler's costs, e.g. slice=3000000,wake-latency=5000\n"
         "                        (slice, switch, wake-call, wake-latency, wake-latency-busy,\n"
-        "                        yield; 0: the default)\n"
+        "                        yield, sleep-cpu; 0: the default)\n"
         "  --fault KIND:RANK     break the barrier on purpose (skip-arrival, skip-wait),\n"
         "                        to see the simulator's invariant check catch it\n"
         "  --json, --output FILE JSON records as topsync-bench barrier --json writes them\n"
