@@ -209,12 +209,14 @@ static void print_json(FILE *f, const struct record *recs, size_t nrec, unsigned
                 "\"resolved\": \"%s\", \"map_by\": \"%s\", \"fastest_ns\": %.1f, "
                 "\"events\": %llu, \"seed\": %llu, \"sim_seconds\": %.3f, "
                 "\"mlp\": %u, \"bind\": \"%s\", \"noise\": %u, \"sleeps\": %llu, "
-                "\"wakeups\": %llu, \"switches\": %llu, \"migrations\": %llu, \"model\": \"",
+                "\"wakeups\": %llu, \"switches\": %llu, \"migrations\": %llu, "
+                "\"runqueue_wait_ns\": %.1f, \"model\": \"",
                 recs[i].algorithm, np, r->wait, r->latency_ns, (unsigned long long)r->episodes,
                 r->latency_ns, r->resolved, map_by, r->fastest_ns, (unsigned long long)r->events,
                 seed, recs[i].seconds, r->mlp, so->unbound ? "none" : "core", so->noise,
                 (unsigned long long)r->sleeps, (unsigned long long)r->wakeups,
-                (unsigned long long)r->switches, (unsigned long long)r->migrations);
+                (unsigned long long)r->switches, (unsigned long long)r->migrations,
+                r->runqueue_wait_ns);
         for (const char *c = topsync_model_describe(m->model); *c; c++)
             fprintf(f, *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
         fprintf(f, "\"}%s\n", i + 1 < nrec ? "," : "");

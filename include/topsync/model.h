@@ -230,6 +230,11 @@ typedef struct topsync_sim_result {
     /* With a scheduler: the participants' futex sleeps and wake-ups, the
      * PUs' switches between tasks, and moves of woken participants. */
     uint64_t sleeps, wakeups, switches, migrations;
+    /* With a scheduler: the participants' mean wait on their run queue
+     * each time one was given its CPU, from when it became runnable (its
+     * wake-up's arrival, or being preempted), as Linux's schedstat counts
+     * a task's run delay and timeslices; 0 without a scheduler. */
+    double runqueue_wait_ns;
 } topsync_sim_result_t;
 
 void topsync_sim_options_init(topsync_sim_options_t *options);

@@ -401,6 +401,8 @@ int topsync_sim_barrier(const topsync_model_t *m, unsigned n, const hwloc_const_
     res->wakeups = stats.sched.wakeups;
     res->switches = stats.sched.switches;
     res->migrations = stats.sched.migrations;
+    res->runqueue_wait_ns =
+        stats.sched.runs ? (double)stats.sched.runqueue_wait / 1e3 / (double)stats.sched.runs : 0;
     if (stats.outcome == TS_SIM_STOPPED) {
         rc = ts_fail(EPROTO, "simulated %s broke the barrier invariant: %s", res->resolved,
                      r.violation);

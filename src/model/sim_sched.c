@@ -300,6 +300,18 @@ static void mark_left(struct ts_sched *s, struct scpu *cpu, enum holder kind, un
 
 /* The holder hands the CPU to participant p, who runs from `from` for a
  * slice (the holder counted until `at`, when it stops). */
+/* Participant p is given its CPU from `from`: its wait on the run queue
+ * since it became runnable (its arrival, woken, or leaving the CPU
+ * runnable) is counted, as schedstat counts a task's run delay. */
+static void count_run(struct ts_sched *s, unsigned p, ts_ps from)
+{
+    const struct sproc *q = &s->procs[p];
+    ts_ps runnable_since = max_ps(q->ready_at, q->last_ran);
+    s->stats.runs++;
+    if (from > runnable_since)
+        s->stats.runqueue_wait += from - runnable_since;
+}
+
 static void hand_over(struct ts_sched *s, struct scpu *cpu, unsigned p, ts_ps at, ts_ps from)
 {
     account(s, cpu, at);
@@ -307,6 +319,7 @@ static void hand_over(struct ts_sched *s, struct scpu *cpu, unsigned p, ts_ps at
     cpu->kind = PROC;
     cpu->holder = p;
     cpu->since = from;
+    count_run(s, p, from);
     start_slice(s, cpu, from);
     s->stats.switches++;
 }
@@ -381,6 +394,8 @@ static void pick(struct ts_sched *s, unsigned k, ts_ps at)
     start_slice(s, cpu, cpu->since);
     if (kind == PROC)
         s->procs[who].pending = false;
+    if (kind == PROC && changed)
+        count_run(s, who, cpu->since);
     if (kind == PROC && s->procs[who].state == SPIN)
         s->procs[who].spin_from = cpu->since;
     if (kind == PROC && s->procs[who].state == RUN && s->c.chosen)

@@ -81,6 +81,8 @@ ts_ps ts_sched_vruntime(const struct ts_sched *s, unsigned p);
 struct ts_sched_stats {
     uint64_t sleeps, wakeups, switches, migrations; /* migrations: participants' */
     uint64_t noise_moves, active_balances;          /* by the periodic balancer */
+    uint64_t runs;                                  /* times a participant was given its CPU */
+    ts_ps runqueue_wait; /* their waits on the run queue before, summed */
 };
 /* The busy neighbour tasks on CPU k now (the balancer moves them). */
 unsigned ts_sched_noise_on(const struct ts_sched *s, unsigned k);

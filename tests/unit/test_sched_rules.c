@@ -70,6 +70,13 @@ static void test_alternate_by_slice(void)
     CHECK_EQ(ts_sched_gate(s, 1, SLICE), SLICE + sw);
     CHECK_EQ(ts_sched_gate(s, 0, SLICE), 2 * SLICE + sw);
     CHECK_EQ(ts_sched_gate(s, 0, 2 * SLICE + sw), 2 * SLICE + 2 * sw);
+    /* three times a participant got the CPU, as schedstat counts them: p0
+     * at 0 after no wait, p1 at S + switch after waiting since 0, p0 at
+     * 2S + 2 switches after waiting since it left at S */
+    struct ts_sched_stats st;
+    ts_sched_stats(s, &st);
+    CHECK_EQ(st.runs, 3);
+    CHECK_EQ(st.runqueue_wait, (SLICE + sw) + (SLICE + 2 * sw));
     ts_sched_destroy(s);
 }
 
