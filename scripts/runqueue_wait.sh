@@ -8,18 +8,53 @@
 # loops together get one task's share of a CPU (docs/model.md section 9).
 # With BUILD_DIR, also the scheduler model's prediction of each count
 # (topsync-sim, glibc's barrier; OS_NS: its --os-ns, the day's costs).
-#   usage: scripts/runqueue_wait.sh [SECONDS] [BUILD_DIR]
+# With --trace, each count also runs under tracefs (sched_wakeup,
+# sched_switch; needs root, exits 77 saying why without it) and says how
+# the wait is spread over the wake-ups: the median, and the share of all
+# the waiting in wake-ups that waited more than a millisecond (a tick).
+#   usage: scripts/runqueue_wait.sh [--trace] [SECONDS] [BUILD_DIR]
 set -eu
+trace=
+if [ "${1:-}" = --trace ]; then
+    trace=1
+    shift
+fi
+case ${1:-} in
+-*)
+    echo "runqueue_wait.sh: unknown option '$1'; valid: --trace, then SECONDS and BUILD_DIR" >&2
+    exit 2
+    ;;
+esac
 seconds=${1:-2}
 build=${2:-}
+if ! awk -v s="$seconds" 'BEGIN { exit !(s + 0 > 0 && s ~ /^[0-9.]+$/) }'; then
+    echo "runqueue_wait.sh: SECONDS '$seconds': a positive number" >&2
+    exit 2
+fi
 sim=
 if [ -n "$build" ]; then
     sim=$build/tools/topsync-sim
     [ -x "$sim" ] || { echo "runqueue_wait.sh: no $sim (build first)" >&2; exit 2; }
 fi
+T=/sys/kernel/tracing
+if [ -n "$trace" ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "SKIPPED: runqueue_wait.sh --trace needs root (tracefs)"
+        exit 77
+    fi
+    [ -d $T/events ] || mount -t tracefs nodev $T 2>/dev/null || true
+    if [ ! -d $T/events/sched/sched_switch ]; then
+        echo "SKIPPED: no sched_switch event in $T (tracefs not available here)"
+        exit 77
+    fi
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(mktemp -d "${TMPDIR:-/tmp}/topsync-rqwait.XXXXXX")
-trap 'rm -rf "$bin"' EXIT
+trace_off() {
+    echo 0 > $T/tracing_on
+    for e in sched_wakeup sched_switch; do echo 0 > $T/events/sched/$e/enable; done
+}
+trap 'rm -rf "$bin"; [ -z "$trace" ] || trace_off' EXIT
 cc -O2 -o "$bin/runqueue_wait" "$here/runqueue_wait.c" -lpthread
 for busy in 0 1 2 3; do
     echo "== $busy busy loop(s) pinned to each CPU"
@@ -29,7 +64,40 @@ for busy in 0 1 2 3; do
     group=$!
     set +m
     sleep 0.3
+    if [ -n "$trace" ]; then
+        trace_off
+        echo > $T/trace
+        echo 32768 > $T/buffer_size_kb
+        for e in sched_wakeup sched_switch; do echo 1 > $T/events/sched/$e/enable; done
+        echo 1 > $T/tracing_on
+    fi
     "$bin/runqueue_wait" "$seconds" || status=$?
+    if [ -n "$trace" ]; then
+        trace_off
+        python3 -c 'import re, sys
+woken, waits = {}, []
+for line in sys.stdin:
+    m = re.search(r"\s(\d+\.\d+): (sched_wakeup|sched_switch): (.*)", line)
+    if not m:
+        continue
+    t, event, args = float(m.group(1)), m.group(2), m.group(3)
+    if event == "sched_wakeup" and "comm=runqueue_wait " in args:
+        woken[re.search(r"pid=(\d+)", args).group(1)] = t
+    elif event == "sched_switch":
+        n = re.search(r"next_comm=(\S+) next_pid=(\d+)", args)
+        if n and n.group(1) == "runqueue_wait" and n.group(2) in woken:
+            waits.append(t - woken.pop(n.group(2)))
+if not waits:
+    print("traced: no wake-up of the barrier threads seen")
+    sys.exit(0)
+waits.sort()
+total = sum(waits)
+slow = [w for w in waits if w > 1e-3]
+print("traced: %d wake-ups, median wait %.1f us, mean %.1f us; %.2f%% waited over 1 ms, "
+      "%.0f%% of all the waiting" % (len(waits), waits[len(waits) // 2] * 1e6,
+      total / len(waits) * 1e6, 100.0 * len(slow) / len(waits),
+      100.0 * sum(slow) / total if total else 0))' < $T/trace
+    fi
     kill -- -"$group" 2>/dev/null || true
     wait "$group" 2>/dev/null || true
     [ "${status:-0}" = 0 ] || exit "$status"
