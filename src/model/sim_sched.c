@@ -298,8 +298,6 @@ static void mark_left(struct ts_sched *s, struct scpu *cpu, enum holder kind, un
         cpu->noise_last_ran[who] = at;
 }
 
-/* The holder hands the CPU to participant p, who runs from `from` for a
- * slice (the holder counted until `at`, when it stops). */
 /* Participant p is given its CPU from `from`: its wait on the run queue
  * since it became runnable (its arrival, woken, or leaving the CPU
  * runnable) is counted, as schedstat counts a task's run delay. */
@@ -312,6 +310,8 @@ static void count_run(struct ts_sched *s, unsigned p, ts_ps from)
         s->stats.runqueue_wait += from - runnable_since;
 }
 
+/* The holder hands the CPU to participant p, who runs from `from` for a
+ * slice (the holder counted until `at`, when it stops). */
 static void hand_over(struct ts_sched *s, struct scpu *cpu, unsigned p, ts_ps at, ts_ps from)
 {
     account(s, cpu, at);
@@ -329,11 +329,6 @@ static bool candidate(const struct sproc *q, ts_ps at)
     return (q->state == RUN || q->state == SPIN) && q->ready_at <= at;
 }
 
-/* The CPU chooses at `at`: the runnable task of least virtual time
- * (EEVDF with equal weights and every task eligible: the earliest virtual
- * deadline is the least virtual time plus one slice); on a tie the task
- * that was not running, else the first considered (participants before
- * noise); a yielder only when nothing else can run. */
 static void place(struct ts_sched *s, unsigned k, unsigned p);
 
 /* The participants woken onto CPU k that have arrived by `at` without
@@ -348,6 +343,11 @@ static void settle_arrivals(struct ts_sched *s, unsigned k, ts_ps at)
         }
 }
 
+/* The CPU chooses at `at`: the runnable task of least virtual time
+ * (EEVDF with equal weights and every task eligible: the earliest virtual
+ * deadline is the least virtual time plus one slice); on a tie the task
+ * that was not running, else the first considered (participants before
+ * noise); a yielder only when nothing else can run. */
 static void pick(struct ts_sched *s, unsigned k, ts_ps at)
 {
     struct scpu *cpu = &s->cpus[k];
@@ -392,8 +392,6 @@ static void pick(struct ts_sched *s, unsigned k, ts_ps at)
         s->stats.switches++;
     cpu->since = at + (changed && was_kind != IDLE ? s->c.switch_cost : 0);
     start_slice(s, cpu, cpu->since);
-    if (kind == PROC)
-        s->procs[who].pending = false;
     if (kind == PROC && changed)
         count_run(s, who, cpu->since);
     if (kind == PROC && s->procs[who].state == SPIN)
