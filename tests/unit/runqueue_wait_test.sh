@@ -7,18 +7,9 @@
 #   runqueue_wait_test.sh SOURCE_DIR
 set -u
 script=$1/scripts/runqueue_wait.sh
-fail=0 passed=0
-refused() { # WANT ARGS...
-    want=$1
-    shift
-    out=$("$script" "$@" 2>&1)
-    rc=$?
-    if [ $rc -eq 2 ] && echo "$out" | grep -qF -- "$want"; then
-        passed=$((passed + 1))
-    else
-        echo "FAIL: runqueue_wait.sh $*: rc $rc: $out"; fail=1
-    fi
-}
+run_script() { "$script" "$@"; }
+script_name=runqueue_wait.sh refusal_rc=2
+. "$(dirname "$0")/refused.sh"
 refused "unknown option '--bogus'" --bogus
 refused "SECONDS '0': a positive number" 0
 refused "SECONDS 'x': a positive number" x

@@ -5,25 +5,16 @@
 #   sched_forward_test.sh SOURCE_DIR BUILD_DIR
 set -u
 src=$1 build=$2
-fail=0 passed=0
-check() { # WANT ARGS...
-    want=$1
-    shift
-    out=$(python3 "$src/scripts/sched_forward.py" "$@" 2>&1)
-    rc=$?
-    if [ $rc -ne 0 ] && echo "$out" | grep -qF -- "$want"; then
-        passed=$((passed + 1))
-    else
-        echo "FAIL: sched_forward.py $*: rc $rc: $out"; fail=1
-    fi
-}
-check "usage: sched_forward.py BUILD_DIR"
-check "--seeds '0' is not a whole number" "$build" --seeds 0
-check "--episodes 'x' is not a whole number" "$build" --episodes x
-check "unknown machine epyc; valid: flat16, xeon64, kunpeng128" "$build" --machines flat16,epyc
-check "unknown option --bogus" "$build" --bogus 1
-check "--seeds needs a value" "$build" --seeds
-check "no /nonexistent/tools/topsync-sim" /nonexistent
+run_script() { python3 "$src/scripts/sched_forward.py" "$@"; }
+script_name=sched_forward.py refusal_rc=nonzero
+. "$(dirname "$0")/refused.sh"
+refused "usage: sched_forward.py BUILD_DIR"
+refused "--seeds '0' is not a whole number" "$build" --seeds 0
+refused "--episodes 'x' is not a whole number" "$build" --episodes x
+refused "unknown machine epyc; valid: flat16, xeon64, kunpeng128" "$build" --machines flat16,epyc
+refused "unknown option --bogus" "$build" --bogus 1
+refused "--seeds needs a value" "$build" --seeds
+refused "no /nonexistent/tools/topsync-sim" /nonexistent
 
 out=$(python3 "$src/scripts/sched_forward.py" "$build" --machines flat16 --seeds 1 --episodes 100 2>&1)
 rows=$(echo "$out" | grep -c '^| flat 16 cores.*(16 unbound) | [0-9]* | [0-9.]* | [a-z-]*/[a-z]* ([0-9.e-]*x) |')

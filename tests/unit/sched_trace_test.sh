@@ -7,18 +7,9 @@
 #   sched_trace_test.sh SOURCE_DIR
 set -u
 script=$1/scripts/sched_trace.sh
-fail=0 passed=0
-refused() { # WANT ARGS...
-    want=$1
-    shift
-    out=$("$script" "$@" 2>&1)
-    rc=$?
-    if [ $rc -eq 2 ] && echo "$out" | grep -qF -- "$want"; then
-        passed=$((passed + 1))
-    else
-        echo "FAIL: sched_trace.sh $*: rc $rc: $out"; fail=1
-    fi
-}
+run_script() { "$script" "$@"; }
+script_name=sched_trace.sh refusal_rc=2
+. "$(dirname "$0")/refused.sh"
 refused "usage: sched_trace.sh"
 refused "usage: sched_trace.sh" --
 refused "unknown option '--bogus'" --bogus

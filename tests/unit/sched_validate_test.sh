@@ -5,33 +5,24 @@
 #   sched_validate_test.sh SOURCE_DIR
 set -u
 src=$1
-fail=0 passed=0
-check() { # WANT ARGS...
-    want=$1
-    shift
-    out=$(python3 "$src/scripts/sched_validate.py" "$@" 2>&1)
-    rc=$?
-    if [ $rc -ne 0 ] && echo "$out" | grep -qF -- "$want"; then
-        passed=$((passed + 1))
-    else
-        echo "FAIL: sched_validate.py $*: rc $rc: $out"; fail=1
-    fi
-}
-check "usage: sched_validate.py BUILD_DIR"
-check "--np '0' is not valid" build --np 0
-check "--np '2,x' is not valid" build --np 2,x
-check "--bind 'numa' is not valid" build --bind numa
-check "--reps '-1' is not valid" build --reps -1
-check "unknown option --bogus" build --bogus 1
-check "--episodes needs a value" build --episodes
-check "--measured /nonexistent/runs.json: no such directory" build --measured /nonexistent/runs.json
+run_script() { python3 "$src/scripts/sched_validate.py" "$@"; }
+script_name=sched_validate.py refusal_rc=nonzero
+. "$(dirname "$0")/refused.sh"
+refused "usage: sched_validate.py BUILD_DIR"
+refused "--np '0' is not valid" build --np 0
+refused "--np '2,x' is not valid" build --np 2,x
+refused "--bind 'numa' is not valid" build --bind numa
+refused "--reps '-1' is not valid" build --reps -1
+refused "unknown option --bogus" build --bogus 1
+refused "--episodes needs a value" build --episodes
+refused "--measured /nonexistent/runs.json: no such directory" build --measured /nonexistent/runs.json
 tmp=$(mktemp)
 echo '{"bind": "core", "np": {}}' > "$tmp"
-check "holds runs bound 'core', not 'none'" build --measured "$tmp"
+refused "holds runs bound 'core', not 'none'" build --measured "$tmp"
 echo 'not json' > "$tmp"
-check "is not a file of kept runs" build --measured "$tmp"
+refused "is not a file of kept runs" build --measured "$tmp"
 echo '[1, 2]' > "$tmp"
-check "is not a file of kept runs: no runs per P" build --measured "$tmp"
+refused "is not a file of kept runs: no runs per P" build --measured "$tmp"
 rm -f "$tmp"
 # the measurement against itself: hand-computed cases
 if python3 - "$src/scripts" <<'PY'
