@@ -15,6 +15,7 @@
 
 #include "barrier/barrier_private.h"
 #include "barrier/reactive.h"
+#include "barrier/reactive_enter.h"
 #include "barrier/setup.h"
 #include "base/error.h"
 #include "base/keywords.h"

@@ -1,10 +1,12 @@
 /*
- * The switch of a reactive barrier: which configuration an episode runs on,
- * read from the plan word, and participant 0's new plans. GenMC runs this
- * file as it is (tests/genmc/reactive.c). docs/design.md section 10.
+ * The switch of a reactive barrier: participant 0's new plans here, and
+ * which configuration an episode runs on, read from the plan word, inline
+ * in reactive_enter.h. GenMC runs both as they are (tests/genmc/reactive.c
+ * includes this file). docs/design.md section 10.
  */
 #include "barrier/reactive.h"
 #include "barrier/barrier_private.h"
+#include "barrier/reactive_enter.h" /* the reads' side, for the GenMC harnesses */
 
 /*
  * Why the plan needs no release or acquire of its own. Participant 0
@@ -24,39 +26,22 @@
  * anybody entered it again, so its state is as its own last episode left
  * it (nothing to reset), and its episode numbers (`ran`) continue.
  */
-topsync_barrier_t *ts_reactive_enter(topsync_barrier_t *b, unsigned rank, uint32_t episode,
-                                     uint32_t *config_episode)
+void ts_reactive_plan(topsync_barrier_t *b, uint32_t episode)
 {
     ts_reactive *rx = b->reactive;
-    if (rank == 0 && (episode & rx->check_mask) == 0) {
-        /* relaxed: participant 0 reads its own last store */
-        uint64_t plan = atomic_load_explicit(&rx->shared->plan, memory_order_relaxed);
-        unsigned now = ts_reactive_plan_config(plan, episode);
-        unsigned next = ts_reactive_decide(b, episode, now);
-        /* relaxed: ordered for the others by episode `episode` itself
-         * (above). Stored only when it says something new: a plan whose
-         * `before` and `next` are both `next` names that configuration on
-         * either side of its `from`, so it may age past the modular
-         * comparison's window, and every participant keeps reading a line
-         * nobody writes (a store at every decision cost each of them a miss
-         * per decision) */
-        if (ts_reactive_plan_make(0, next, next) != (plan & ~(uint64_t)UINT32_MAX))
-            atomic_store_explicit(&rx->shared->plan, ts_reactive_plan_make(episode + 1, now, next),
-                                  memory_order_relaxed);
-    }
-    /* relaxed: see above */
+    /* relaxed: participant 0 reads its own last store */
     uint64_t plan = atomic_load_explicit(&rx->shared->plan, memory_order_relaxed);
-    unsigned c = ts_reactive_plan_config(plan, episode);
-    _Atomic uint32_t *ran = (_Atomic uint32_t *)(rx->ran + (size_t)rank * rx->ran_stride) + c;
-    /* relaxed: the participant's own counter (the pthread drop-in's next
-     * holder of this rank is ordered after this one by its gate) */
-    uint32_t e = atomic_load_explicit(ran, memory_order_relaxed) + 1;
-    atomic_store_explicit(ran, e, memory_order_relaxed);
-    *config_episode = e;
-    topsync_barrier_t *config = rx->config[c];
-    if (config != b)
-        ts_barrier_wait_as(config, rank);
-    return config;
+    unsigned now = ts_reactive_plan_config(plan, episode);
+    unsigned next = ts_reactive_decide(b, episode, now);
+    /* relaxed: ordered for the others by episode `episode` itself (above).
+     * Stored only when it says something new: a plan whose `before` and
+     * `next` are both `next` names that configuration on either side of its
+     * `from`, so it may age past the modular comparison's window, and every
+     * participant keeps reading a line nobody writes (a store at every
+     * decision cost each of them a miss per decision) */
+    if (ts_reactive_plan_make(0, next, next) != (plan & ~(uint64_t)UINT32_MAX))
+        atomic_store_explicit(&rx->shared->plan, ts_reactive_plan_make(episode + 1, now, next),
+                              memory_order_relaxed);
 }
 
 void ts_reactive_start_on(ts_reactive *rx, unsigned config)

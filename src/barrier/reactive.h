@@ -103,12 +103,11 @@ typedef struct ts_reactive {
 } ts_reactive;
 
 /*
- * As participant `rank` enters outer episode `episode`: the configuration
- * to wait on and, in *config_episode, its own episode number. Participant
- * 0 first decides, every check_mask + 1 episodes, and publishes a new plan.
+ * Participant 0, entering outer episode `episode` (one in check_mask + 1):
+ * decides, and publishes a new plan when it changes (reactive.c). Called
+ * by ts_reactive_enter (reactive_enter.h), out of its fast path.
  */
-topsync_barrier_t *ts_reactive_enter(topsync_barrier_t *b, unsigned rank, uint32_t episode,
-                                     uint32_t *config_episode);
+void ts_reactive_plan(topsync_barrier_t *b, uint32_t episode);
 
 /*
  * A new barrier's first configuration (docs/design.md 10.6): the plan that

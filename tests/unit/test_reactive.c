@@ -21,6 +21,7 @@
 
 #include "barrier/barrier_private.h"
 #include "barrier/reactive.h"
+#include "barrier/reactive_enter.h"
 #include "check.h"
 
 /* ---- the environment variable and which barriers react ---------------- */
