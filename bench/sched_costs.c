@@ -522,6 +522,47 @@ static int barrier_moves(double *migrations, double *sleeps, double *packed, dou
     return 0;
 }
 
+/* A program creating its threads one after another: the time each
+ * pthread_create of a loop takes, the threads waiting (asleep) until all
+ * are made, batches of CREATE_BATCH; into v[0..n). The scheduler model's
+ * create-every (docs/model.md section 9, "Creation"). */
+#define CREATE_BATCH 16u
+static _Atomic uint32_t created_go;
+static void *created(void *arg)
+{
+    while (!atomic_load_explicit(&created_go, memory_order_acquire))
+        futex(&created_go, FUTEX_WAIT, 0); /* a wake or a changed word ends it */
+    return arg;
+}
+
+static int create_interval(unsigned n, uint64_t *v)
+{
+    for (unsigned done = 0; done < n;) {
+        pthread_t t[CREATE_BATCH];
+        unsigned made = 0;
+        atomic_store_explicit(&created_go, 0, memory_order_relaxed);
+        uint64_t before = now_ns();
+        for (; made < CREATE_BATCH; made++) {
+            if (pthread_create(&t[made], NULL, created, NULL))
+                break;
+            uint64_t after = now_ns();
+            if (done < n)
+                v[done++] = after - before;
+            before = after;
+        }
+        /* release: pairs with the acquire load of the created threads */
+        atomic_store_explicit(&created_go, 1, memory_order_release);
+        futex(&created_go, FUTEX_WAKE, INT32_MAX);
+        for (unsigned i = 0; i < made; i++)
+            pthread_join(t[i], NULL);
+        if (made < CREATE_BATCH) {
+            fprintf(stderr, "topsync-bench-sched-costs: pthread_create failed\n");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     unsigned rounds = 2000;
@@ -592,6 +633,10 @@ int main(int argc, char **argv)
         beside_median[k - 1] = median(b, rounds);
         beside_slow[k - 1] = (double)slow / rounds;
     }
+    unsigned create_rounds = rounds < 320 ? rounds : 320;
+    if (create_interval(create_rounds, a) < 0)
+        return 1;
+    double create_ns = median(a, create_rounds);
     int64_t skew_ns;
     unsigned hz;
     if (tick_skew(&skew_ns, &hz) < 0)
@@ -630,7 +675,8 @@ int main(int argc, char **argv)
         printf("\"sleeper_cpu_per_round_ns\": %.0f, \"sleeper_cpu_per_round_busy_ns\": %.0f, "
                "\"sleep_cpu_ns\": %.0f, ",
                sleeper_cpu, sleeper_cpu_busy, sleeper_cpu - wake_one);
-    printf("\"clock_read_ns\": %.1f, \"rounds\": %u}\n", clock_ns, rounds);
+    printf("\"create_ns\": %.0f, \"clock_read_ns\": %.1f, \"rounds\": %u}\n", create_ns, clock_ns,
+           rounds);
     free(a);
     free(b);
     return 0;

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """Predict busy many-core nodes with the scheduler model (docs/model.md section 9).
 
-usage: sched_forward.py BUILD_DIR [--seeds K] [--episodes E] [--machines LIST]
+usage: sched_forward.py BUILD_DIR [--seeds K] [--episodes E] [--run-ms MS]
+                         [--machines LIST]
 
 For three machines (a flat 16-core node, the issue-53 KVM guest's table when
 ../shared/data/c2c has it; a dual Xeon Gold 6242, 64 PUs on 2 sockets; the
 barrier paper's dual Kunpeng 920, 128 cores), every PU a participant,
 unbound, beside P/4, P and 2P busy processes: every algorithm under each
 wait policy (spin, yield, block) and glibc's barrier, predicted by
-topsync-sim (median of K seeds, default 3; E episodes, default 2000, after
-E/10 warm-up ones). Nothing is measured and nothing is fitted: the latency
+topsync-sim (median of K seeds, default 3; runs of MS ms of virtual time,
+default 200, as the benchmarks' busy runs, and E episodes at least,
+default 2000, after E/10 warm-up ones and MS/10 ms: a busy node's episodes
+are decided by slices and ticks, which shorter runs never meet). Nothing is measured and nothing is fitted: the latency
 tables are the machines' own (data/c2c), the scheduler's costs the ones
 measured on the development VM (section 9's table).
 
@@ -53,7 +56,7 @@ def machines():
 
 
 def parse(argv):
-    opts = {"seeds": 3, "episodes": 2000, "machines": list(machines())}
+    opts = {"seeds": 3, "episodes": 2000, "run_ms": 200, "machines": list(machines())}
     if len(argv) < 2 or argv[1].startswith("-"):
         sys.exit(__doc__)
     build, i = argv[1], 2
@@ -62,10 +65,10 @@ def parse(argv):
         if i + 1 >= len(argv):
             sys.exit(f"sched_forward.py: {key} needs a value")
         value = argv[i + 1]
-        if key in ("--seeds", "--episodes"):
+        if key in ("--seeds", "--episodes", "--run-ms"):
             try:
-                opts[key[2:]] = int(value)
-                if opts[key[2:]] < 1:
+                opts[key[2:].replace("-", "_")] = int(value)
+                if opts[key[2:].replace("-", "_")] < 1:
                     raise ValueError
             except ValueError:
                 sys.exit(f"sched_forward.py: {key} '{value}' is not a whole number >= 1")
@@ -77,18 +80,19 @@ def parse(argv):
                          + ", ".join(machines()))
         else:
             sys.exit(f"sched_forward.py: unknown option {key}; valid: --seeds, --episodes, "
-                     "--machines")
+                     "--run-ms, --machines")
         i += 2
     return build, opts
 
 
-def predict(sim, machine_args, np_, noise, wait, seeds, episodes):
+def predict(sim, machine_args, np_, noise, wait, seeds, episodes, run_ms):
     """{algorithm: median latency ns over the seeds} for one case."""
     runs = {}
     for seed in range(1, seeds + 1):
         cmd = [sim, "barrier", *machine_args, "--np", str(np_), "--noise", str(noise),
                "--bind", "none", "--wait", wait, "--episodes", str(episodes),
-               "--warmup", str(max(1, episodes // 10)), "--seed", str(seed), "--json"]
+               "--warmup", str(max(1, episodes // 10)), "--run-ms", str(run_ms), "--seed",
+               str(seed), "--json"]
         for a in ALGORITHMS + (["peer:glibc"] if wait == "block" else []):
             cmd += ["--algorithm", a]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -112,7 +116,7 @@ def main(argv):
             lat = {}
             for wait in WAITS:
                 for a, v in predict(sim, args, np_, noise, wait, opts["seeds"],
-                                    opts["episodes"]).items():
+                                    opts["episodes"], opts["run_ms"]).items():
                     lat[(a, "block" if a == "peer:glibc" else wait)] = v
             glibc = lat[("peer:glibc", "block")]
             best = min((v, a, w) for (a, w), v in lat.items() if a != "peer:glibc")

@@ -10,8 +10,9 @@ algorithm and glibc's barrier with P threads beside P busy processes
 (topsync-bench barrier --threads P --bind BIND --noise P --wait block
 --peers pthread --run-ms MS, TOPSYNC_REACTIVE=off: the model does not
 switch), and predict the same with topsync-sim on this machine's topology
-(--noise P --bind BIND --wait block, E episodes, the default latency
-table and scheduler costs: nothing here is fitted). Per algorithm the
+(--noise P --bind BIND --wait block, runs of MS ms as measured, at least
+E episodes; the default latency table and scheduler costs: nothing here
+is fitted). Per algorithm the
 ratio predicted / measured (median measurement), per P the Spearman rank
 correlation of predicted and measured. A Markdown report on stdout.
 
@@ -128,7 +129,8 @@ def against_itself(measured, names):
 def predict(build, p, opts):
     cmd = [os.path.join(build, "tools", "topsync-sim"), "barrier", "--np", str(p), "--noise",
            str(p), "--bind", opts["bind"], "--wait", "block", "--episodes",
-           str(opts["episodes"]), "--warmup", str(max(1, opts["episodes"] // 20)), "--json"]
+           str(opts["episodes"]), "--warmup", str(max(1, opts["episodes"] // 20)), "--run-ms",
+           str(opts["run_ms"]), "--json"]
     for a in ALGORITHMS + ["peer:glibc"]:
         cmd += ["--algorithm", a]
     if opts["os_ns"]:
@@ -146,7 +148,7 @@ def main(argv):
     print(f"P threads {'unbound' if opts['bind'] == 'none' else 'bound'} beside P busy "
           f"processes, wait block, TOPSYNC_REACTIVE=off; measured: median of {opts['reps']} "
           f"commands (topsync-bench, runs of {opts['run_ms']} ms); predicted: topsync-sim, "
-          f"{opts['episodes']} episodes, "
+          f"runs of {opts['run_ms']} ms and {opts['episodes']} episodes at least, "
           f"{'scheduler costs ' + opts['os_ns'] if opts['os_ns'] else 'defaults'} "
           f"(docs/model.md section 9).\n")
     store = kept(opts)

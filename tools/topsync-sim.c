@@ -20,13 +20,31 @@
 #define MAX_ALGORITHMS 64
 #define MAX_NP 8192u
 
+/* --os-ns NAME=NS: the scheduler's costs by name, in the order of
+ * os_cost_field(); the help and the error message list them from here */
+static const char *const os_cost_names[] = {
+    "slice", "switch",    "wake-call", "wake-latency", "wake-latency-busy",
+    "yield", "sleep-cpu", "create"};
+#define NOS_COSTS (sizeof os_cost_names / sizeof *os_cost_names)
+
+/* "slice, switch, ..., create" into buf */
+static const char *os_cost_list(char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < NOS_COSTS && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", os_cost_names[i]);
+    return buf;
+}
+
 static void usage(FILE *f)
 {
+    char costs[160];
     fprintf(
         f,
         "usage: topsync-sim barrier [MACHINE] --np N [--map-by core|numa|socket]\n"
         "                   --algorithm NAME|all [--algorithm NAME ...] [--episodes E]\n"
-        "                   [--warmup W] [--seed S] [--wait spin|yield|block]\n"
+        "                   [--warmup W] [--run-ms MS] [--seed S] [--wait spin|yield|block]\n"
         "                   [--noise K] [--bind core|none] [--os-ns LIST]\n"
         "                   [--json] [--output FILE.json]\n"
         "       topsync-sim levels [MACHINE] [--json]\n"
@@ -59,6 +77,10 @@ static void usage(FILE *f)
         "                        the scheduler), or all; may be repeated\n"
         "  --episodes E          timed episodes (default 1000), after W warm-up ones\n"
         "                        (default E/10)\n"
+        "  --run-ms MS           each run at least MS ms of virtual time, as topsync-bench\n"
+        "                        --run-ms: episodes go on past E until then, and the warm-up\n"
+        "                        lasts MS/10 at least (a busy node: runs that span many time\n"
+        "                        slices; default 0, E decides)\n"
         "  --seed S              orders simultaneous events (default 1)\n"
         "  --wait POLICY         wait policy of the simulated barrier (default spin)\n"
         "  --noise K             K busy neighbour tasks, one per PU in turn (docs/model.md\n"
@@ -66,8 +88,7 @@ static void usage(FILE *f)
         "  --bind WHAT           core: each participant on its PU (default); none: unbound,\n"
         "                        a woken participant moves to an idle PU (scheduler on)\n"
         "  --os-ns LIST          the scheduler's costs, e.g. slice=3000000,wake-latency=5000\n"
-        "                        (slice, switch, wake-call, wake-latency, wake-latency-busy,\n"
-        "                        yield, sleep-cpu; 0: the default)\n"
+        "                        (%s; 0: the default)\n"
         "  --fault KIND:RANK     break the barrier on purpose (skip-arrival, skip-wait),\n"
         "                        to see the simulator's invariant check catch it\n"
         "  --json, --output FILE JSON records as topsync-bench barrier --json writes them\n"
@@ -75,7 +96,8 @@ static void usage(FILE *f)
         "levels prints, for each level two CPUs can share, how many pairs of the table\n"
         "share it and their latencies; table writes the model's table as CSV.\n"
         "Exit status: 0, 1 when a simulation fails (its message says why), 2 on bad input.\n",
-        TOPSYNC_MODEL_CROSS_PACKAGE_NS, TOPSYNC_MODEL_MAX_MLP, MAX_NP);
+        TOPSYNC_MODEL_CROSS_PACKAGE_NS, TOPSYNC_MODEL_MAX_MLP, MAX_NP,
+        os_cost_list(costs, sizeof costs));
 }
 
 static int parse_double(const char *s, double *out, double min, double max)
@@ -112,23 +134,22 @@ static int parse_named_ns(const char *list, const char *const *names, double *co
     return 0;
 }
 
-/* --os-ns slice=NS,switch=NS,wake-call=NS,wake-latency=NS,
- * wake-latency-busy=NS,yield=NS,sleep-cpu=NS (0: the default); no empty item */
+/* --os-ns NAME=NS,... with NAME of os_cost_names (0: the default); no
+ * empty item */
 static int parse_os_ns(const char *arg, topsync_sim_options_t *so)
 {
-    static const char *const names[] = {
-        "slice", "switch", "wake-call", "wake-latency", "wake-latency-busy", "yield", "sleep-cpu"};
-    double *const fields[] = {&so->slice_ns,
-                              &so->switch_ns,
-                              &so->wake_call_ns,
-                              &so->wake_latency_ns,
-                              &so->wake_latency_busy_ns,
-                              &so->yield_ns,
-                              &so->sleep_cpu_ns};
+    double *const fields[NOS_COSTS] = {&so->slice_ns,
+                                       &so->switch_ns,
+                                       &so->wake_call_ns,
+                                       &so->wake_latency_ns,
+                                       &so->wake_latency_busy_ns,
+                                       &so->yield_ns,
+                                       &so->sleep_cpu_ns,
+                                       &so->create_ns};
     size_t len = strlen(arg);
     if (len && (arg[0] == ',' || arg[len - 1] == ',' || strstr(arg, ",,")))
         return -1;
-    return parse_named_ns(arg, names, fields, sizeof names / sizeof *names, 0);
+    return parse_named_ns(arg, os_cost_names, fields, NOS_COSTS, 0);
 }
 
 static int parse_u64(const char *s, unsigned long long *out, unsigned long long min,
@@ -331,11 +352,15 @@ static int cmd_barrier(struct machine *m, unsigned np, const char *map_arg, cons
     if (json) {
         print_json(stdout, recs, done, np, map_arg, (unsigned long long)so->seed, m, so);
     } else {
-        printf("predicted barrier latency, %u participants, map-by %s, %llu episodes, seed %llu\n"
+        char length[64];
+        if (so->run_ms > 0)
+            snprintf(length, sizeof length, "runs of %g ms", so->run_ms);
+        else
+            snprintf(length, sizeof length, "%u episodes", so->episodes ? so->episodes : 1000);
+        printf("predicted barrier latency, %u participants, map-by %s, %s, seed %llu\n"
                "machine: %s\nmodel: %s%s\n\n",
-               np, map_arg, (unsigned long long)(so->episodes ? so->episodes : 1000),
-               (unsigned long long)so->seed, topsync_topology_source(m->topology),
-               topsync_model_describe(m->model),
+               np, map_arg, length, (unsigned long long)so->seed,
+               topsync_topology_source(m->topology), topsync_model_describe(m->model),
                topsync_model_mlp(m->model) ? ""
                                            : " (outstanding misses per core not known: "
                                              "simulated as 1; see --mlp)");
@@ -530,6 +555,7 @@ int main(int argc, char **argv)
         O_NOISE,
         O_BIND,
         O_OS,
+        O_RUN_MS,
         O_JSON,
         O_OUT,
         O_HELP
@@ -548,6 +574,7 @@ int main(int argc, char **argv)
                                              {"algorithm", required_argument, 0, O_ALG},
                                              {"episodes", required_argument, 0, O_EPI},
                                              {"warmup", required_argument, 0, O_WARM},
+                                             {"run-ms", required_argument, 0, O_RUN_MS},
                                              {"seed", required_argument, 0, O_SEED},
                                              {"wait", required_argument, 0, O_WAIT},
                                              {"fault", required_argument, 0, O_FAULT},
@@ -644,6 +671,12 @@ int main(int argc, char **argv)
             }
             *(c == O_EPI ? &so.episodes : &so.warmup) = (unsigned)v;
             break;
+        case O_RUN_MS:
+            if (parse_double(optarg, &so.run_ms, 0, 1e6)) {
+                fprintf(stderr, "topsync-sim: --run-ms takes 0 to 1e6 ms, not '%s'\n", optarg);
+                return 2;
+            }
+            break;
         case O_SEED:
             if (parse_u64(optarg, &v, 0, ULLONG_MAX)) {
                 fprintf(stderr, "topsync-sim: --seed takes a whole number, not '%s'\n", optarg);
@@ -691,13 +724,11 @@ int main(int argc, char **argv)
             break;
         case O_OS:
             if (parse_os_ns(optarg, &so)) {
+                char costs[160];
                 fprintf(stderr,
-                        "topsync-sim: --os-ns takes NAME=NS,... with NAME one of slice, "
-                        "switch, wake-call, wake-latency, wake-latency-busy, yield, sleep-cpu and "
-                        "NS from 0 "
-                        "(the default) "
-                        "to 1e9, not '%s'\n",
-                        optarg);
+                        "topsync-sim: --os-ns takes NAME=NS,... with NAME one of %s and NS "
+                        "from 0 (the default) to 1e9, not '%s'\n",
+                        os_cost_list(costs, sizeof costs), optarg);
                 return 2;
             }
             break;

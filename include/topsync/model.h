@@ -214,6 +214,18 @@ typedef struct topsync_sim_options {
      * wait and back out (0: the default, measured as the others): charged
      * to its share of the CPU when it sleeps. */
     double sleep_cpu_ns;
+    /* The time a program takes to create each of its threads (0: the
+     * default, measured as the others): the participants start that far
+     * apart, the first at a phase of the timer tick drawn from the seed. */
+    double create_ns;
+    /* 0: the run is `episodes` long. Otherwise each run lasts at least
+     * this many milliseconds of virtual time, as topsync-bench barrier
+     * --run-ms: episodes go on past `episodes` until the timed part spans
+     * it, and the warm-up lasts at least a tenth of it as well as `warmup`
+     * episodes (a busy node's episodes are decided by time slices and
+     * ticks, which a run shorter than a few of them never meets; docs/
+     * model.md section 9). At most 1e6 (16 minutes) and 10^7 episodes. */
+    double run_ms;
 } topsync_sim_options_t;
 
 typedef struct topsync_sim_result {

@@ -37,6 +37,9 @@ static const ts_algorithm *const sim_algorithms[TS_NALGORITHMS] = {TS_ALGORITHM_
 
 #define SIM_MAX_PARTICIPANTS 8192u
 #define SIM_MAX_EPISODES 10000000u
+#define SIM_MAX_RUN_MS 1e6
+/* a warm-up or run whose end a run in time (run_ps) has not decided yet */
+#define UNDECIDED (UINT64_MAX / 2)
 
 void topsync_sim_options_init(topsync_sim_options_t *o)
 {
@@ -56,7 +59,12 @@ struct episode_slot {
 struct run {
     topsync_barrier_t *b;
     unsigned n;
-    uint64_t warmup, total;
+    uint64_t warmup, total; /* the last warm-up episode and the last episode */
+    /* a run in time (--run-ms): warm-up and timed part last at least
+     * warm_ps and run_ps of virtual time and min_warmup and min_episodes
+     * episodes; timed_from: the earliest entry into the first timed one */
+    ts_ps warm_ps, run_ps, timed_from;
+    uint64_t min_warmup, min_episodes;
     ts_ps *first, *last; /* entry of the first timed episode, exit of the last */
     uint64_t *entered;   /* last episode each participant entered */
     uint64_t *left;      /* last episode each participant left */
@@ -111,15 +119,40 @@ static void leave(struct run *r, unsigned rank, uint64_t e)
     ts_sim_stop();
 }
 
+/* A run in time: the first participant to leave an episode e once the
+ * warm-up's (then the run's) time and episodes are done makes e + 1 the
+ * warm-up's (the run's) last episode. Every participant then runs the same
+ * episodes: nobody can have entered e + 2 yet, for that waits for this
+ * participant's arrival in e + 1, and those in e + 1 read the new end
+ * when they leave it. */
+static void pace(struct run *r, uint64_t e)
+{
+    ts_ps now = ts_sim_now();
+    if (r->warmup == UNDECIDED) {
+        if (e >= r->min_warmup && (now >= r->warm_ps || e >= SIM_MAX_EPISODES))
+            r->warmup = e + 1;
+        return;
+    }
+    uint64_t timed = e + 1 - r->warmup; /* the timed episodes, e + 1 the last */
+    if (r->total == UNDECIDED && e > r->warmup && timed >= r->min_episodes &&
+        (now - r->timed_from >= r->run_ps || timed >= SIM_MAX_EPISODES))
+        r->total = e + 1;
+}
+
 static void body(unsigned rank, void *arg)
 {
     struct run *r = arg;
     for (uint64_t e = 1; e <= r->total; e++) {
-        if (e == r->warmup + 1)
+        if (e == r->warmup + 1) {
             r->first[rank] = ts_sim_now();
+            if (r->first[rank] < r->timed_from)
+                r->timed_from = r->first[rank];
+        }
         enter(r, rank, e);
         topsync_barrier_wait(r->b, rank);
         leave(r, rank, e);
+        if (r->run_ps)
+            pace(r, e);
     }
     r->last[rank] = ts_sim_now();
 }
@@ -176,8 +209,8 @@ static int check_options(const topsync_model_t *m, unsigned n, const hwloc_const
 {
     *shared = false;
     const double costs[] = {
-        o->slice_ns, o->switch_ns,   o->wake_call_ns, o->wake_latency_ns, o->wake_latency_busy_ns,
-        o->yield_ns, o->sleep_cpu_ns};
+        o->slice_ns, o->switch_ns,    o->wake_call_ns, o->wake_latency_ns, o->wake_latency_busy_ns,
+        o->yield_ns, o->sleep_cpu_ns, o->create_ns};
     for (size_t i = 0; i < sizeof costs / sizeof *costs; i++)
         if (!(costs[i] >= 0 && costs[i] < 1e12))
             return ts_fail(EINVAL,
@@ -190,6 +223,9 @@ static int check_options(const topsync_model_t *m, unsigned n, const hwloc_const
     if (n == 0 || n > SIM_MAX_PARTICIPANTS)
         return ts_fail(EINVAL, "simulation: %u participants; valid: 1 to %u", n,
                        SIM_MAX_PARTICIPANTS);
+    if (!(o->run_ms >= 0 && o->run_ms <= SIM_MAX_RUN_MS))
+        return ts_fail(EINVAL, "simulation: a run of %g ms; valid: 0 (episodes decide) to %g",
+                       o->run_ms, SIM_MAX_RUN_MS);
     if (o->episodes > SIM_MAX_EPISODES || o->warmup > SIM_MAX_EPISODES)
         return ts_fail(EINVAL,
                        "simulation: %u episodes and %u warm-up ones; valid: up to %u "
@@ -241,6 +277,12 @@ static int check_options(const topsync_model_t *m, unsigned n, const hwloc_const
 /* sleep_cpu_ns: measured later (2026-11-28, five runs), on a day the VM
  * was faster than for the others (its wake call 7130 ns) */
 #define SCHED_SLEEP_CPU_NS 10344.0 /* 9348-11780 */
+/* create_ns: one pthread_create of a loop making threads that wait (the
+ * participants' creation; measured 2026-11-28, five runs) */
+#define SCHED_CREATE_NS 12884.0 /* 12619-13200 */
+/* the creation's phase is drawn from the seed mixed with this, so that it
+ * is not the noise's slice phase (sim_sched.c) drawn again */
+#define CREATE_PHASE_SALT 0x6372656174650000ull
 /* The timer tick, which bounds a sleeper's lag: CONFIG_HZ=250, Debian's
  * kernels' (and this VM's) */
 #define SCHED_TICK_NS 4000000.0
@@ -298,6 +340,10 @@ static int plan_scheduler(const topsync_model_t *m, unsigned n, const topsync_si
         .yield_cost = cost_ps(o->yield_ns, SCHED_YIELD_NS),
         .sleep_cpu = cost_ps(o->sleep_cpu_ns, SCHED_SLEEP_CPU_NS),
         .tick = cost_ps(0, SCHED_TICK_NS),
+        .create_every = cost_ps(o->create_ns, SCHED_CREATE_NS),
+        /* the program starts at no particular point of the tick */
+        .create_first = 1 + (ts_ps)(ts_splitmix_mix(o->seed ^ CREATE_PHASE_SALT) %
+                                    (uint64_t)cost_ps(0, SCHED_TICK_NS)),
         .balance = true,
         .seed = o->seed,
     };
@@ -361,6 +407,14 @@ int topsync_sim_barrier(const topsync_model_t *m, unsigned n, const hwloc_const_
     uint64_t episodes = opts->episodes ? opts->episodes : 1000;
     r.warmup = opts->warmup ? opts->warmup : (episodes / 10 ? episodes / 10 : 1);
     r.total = r.warmup + episodes;
+    r.timed_from = INT64_MAX;
+    if (opts->run_ms > 0) {
+        r.run_ps = (ts_ps)(opts->run_ms * 1e9 + 0.5);
+        r.warm_ps = r.run_ps / 10;
+        r.min_warmup = r.warmup;
+        r.min_episodes = episodes;
+        r.warmup = r.total = UNDECIDED;
+    }
     r.first = calloc(n, sizeof *r.first);
     r.last = calloc(n, sizeof *r.last);
     r.entered = calloc(n, sizeof *r.entered);
@@ -420,6 +474,7 @@ int topsync_sim_barrier(const topsync_model_t *m, unsigned n, const hwloc_const_
         if (span < fastest)
             fastest = span;
     }
+    episodes = r.total - r.warmup;
     res->episodes = episodes;
     res->latency_ns = (double)slowest / 1000.0 / (double)episodes;
     res->fastest_ns = (double)fastest / 1000.0 / (double)episodes;

@@ -756,6 +756,8 @@ static int start_procs(struct sim *s)
         if (make_context(p, page) < 0)
             return ts_fail(EINVAL, "simulation: cannot make the context of participant %u", r);
         p->tiebreak = next_random(s);
+        if (s->sched) /* it exists from its creation on */
+            p->clock = ts_sched_created(s->sched, r);
         heap_push(s, p);
     }
     return 0;

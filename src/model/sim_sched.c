@@ -33,6 +33,7 @@
 #define AFFINE_PREV_BIAS 1.08
 
 enum state {
+    NEW,     /* not created yet: on no CPU (create_first, create_every) */
     RUN,     /* runnable, acting */
     SPIN,    /* waiting, spinning while it holds its CPU */
     YIELDER, /* waiting, spin spent: runnable, but gives way to any other */
@@ -207,6 +208,7 @@ int ts_sched_create(struct ts_sched **out, const struct ts_sched_config *c)
             start_slice(s, cpu, 1 + (ts_ps)(z % (uint64_t)c->slice) - c->slice);
         }
     }
+    bool created = c->create_first || c->create_every;
     for (unsigned p = c->nprocs; p-- > 0;) {
         s->procs[p].load = 1.0; /* a new task's (init_entity_runnable_average) */
         if (c->cpu[p] >= c->ncpus) {
@@ -214,7 +216,13 @@ int ts_sched_create(struct ts_sched **out, const struct ts_sched_config *c)
             return ts_fail(EINVAL, "simulation: participant %u on CPU %u of %u", p, c->cpu[p],
                            c->ncpus);
         }
-        link_proc(s, p, c->cpu[p]);
+        if (created) { /* on no CPU's list until created (create()) */
+            s->procs[p].state = NEW;
+            s->procs[p].cpu = c->cpu[p];
+        } else {
+            s->procs[p].state = RUN;
+            link_proc(s, p, c->cpu[p]);
+        }
     }
     s->next_balance = NEVER;
     for (unsigned k = 0; k < c->ncpus; k++)
@@ -583,9 +591,18 @@ static ts_ps next_choice(const struct ts_sched *s, unsigned k)
     return arrives < next ? arrives : next;
 }
 
+static void create(struct ts_sched *s, unsigned p, ts_ps t);
+
+ts_ps ts_sched_created(const struct ts_sched *s, unsigned p)
+{
+    return s->c.create_first + (ts_ps)p * s->c.create_every;
+}
+
 ts_ps ts_sched_gate(struct ts_sched *s, unsigned p, ts_ps t)
 {
     struct sproc *q = &s->procs[p];
+    if (q->state == NEW)
+        create(s, p, max_ps(t, ts_sched_created(s, p)));
     unsigned k = q->cpu;
     struct scpu *cpu = &s->cpus[k];
     t = max_ps(t, q->ready_at);
@@ -926,6 +943,25 @@ static unsigned wake_cpu(struct ts_sched *s, unsigned p, ts_ps t, int waker)
             return k;
     }
     return target;
+}
+
+/* Participant p is created at t: it joins its CPU's run queue as a new
+ * task does (wake_up_new_task: placed with no lag, a new task's full
+ * load), on the CPU it starts on (bound, or in turn; Linux's fork
+ * placement is not modelled: docs/model.md section 9, "Creation"). */
+static void create(struct ts_sched *s, unsigned p, ts_ps t)
+{
+    struct sproc *q = &s->procs[p];
+    unsigned k = s->c.cpu[p];
+    advance(s, k, t);
+    link_proc(s, p, k);
+    q->state = RUN;
+    q->lag = 0;
+    q->load = 1.0;
+    q->load_at = t;
+    q->last_ran = t;
+    q->ready_at = t;
+    q->pending = true; /* weighed against the running task as it arrives */
 }
 
 ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, int waker, ts_ps *ready)

@@ -34,7 +34,11 @@ struct ts_sched_config {
     ts_ps sleep_cpu;         /* the sleeper's own CPU time for one sleep */
     ts_ps tick;              /* the timer tick (bounds a sleeper's lag) */
     bool balance;            /* the periodic balancer moves tasks between CPUs */
-    uint64_t seed;           /* the CPUs' slices start at phases drawn from it */
+    /* The program creates its participants one after another:
+     * participant p exists from create_first + p x create_every, on
+     * cpu[p] (both 0: all from the start). */
+    ts_ps create_first, create_every;
+    uint64_t seed; /* the CPUs' slices start at phases drawn from it */
     /* told when a runnable participant is given its CPU at `at` (it may be
      * waiting for it with a later time to ask again) */
     void (*chosen)(void *arg, unsigned p, ts_ps at);
@@ -50,6 +54,7 @@ void ts_sched_destroy(struct ts_sched *s);
  * whole simulation, so every change before t is known): t when it holds
  * its CPU then, else a later time to ask again (the next point where its
  * CPU chooses). */
+ts_ps ts_sched_created(const struct ts_sched *s, unsigned p);
 ts_ps ts_sched_gate(struct ts_sched *s, unsigned p, ts_ps t);
 /* Every periodic balancer turn due up to t, t being the earliest time of
  * the whole simulation (each CPU is brought to a turn's time, then the

@@ -325,6 +325,17 @@ expect_error "--level-ns takes LEVEL=NS" "$sim" barrier --level-ns l3= --np 2 --
 expect_error "--scale takes a factor" "$sim" barrier --scale 0 --np 2 --algorithm mcs
 expect_error "--seed takes a whole number, not 'x'" "$sim" barrier --seed x --np 2 --algorithm mcs
 expect_error "--episodes takes 1 to 10000000, not '0'" "$sim" barrier --episodes 0 --np 2 --algorithm mcs
+for bad in -1 x 2e6 nan ""; do
+    expect_error "--run-ms takes 0 to 1e6 ms, not '$bad'" "$sim" barrier --run-ms "$bad" --np 2 --algorithm mcs
+done
+# a run in time: its episodes span the time asked for
+out=$("$sim" barrier --np 2 --noise 2 --wait block --algorithm peer:glibc --run-ms 20 --episodes 5 --json 2>&1)
+rc=$?
+eps=$(grep -o '"iterations": [0-9]*' <<<"$out" | grep -o '[0-9]*$')
+lat=$(grep -o '"latency_ns": [0-9.]*' <<<"$out" | grep -o '[0-9.]*$')
+[ $rc -eq 0 ] && [ -n "$eps" ] && [ "$eps" -gt 5 ] &&
+    awk -v e="$eps" -v l="$lat" 'BEGIN { exit !(e * l >= 20e6) }' && ok ||
+    ko "--run-ms 20: rc $rc, $eps episodes of $lat ns: $out"
 expect_error "unknown wait policy 'nap'" "$sim" barrier --wait nap --np 2 --algorithm mcs
 expect_error "--fault takes skip-arrival:RANK or skip-wait:RANK" "$sim" barrier --fault lose:1 --np 2 --algorithm mcs
 expect_error "--fault names participant 9 of 2" "$sim" barrier --fault skip-wait:9 --np 2 --algorithm mcs

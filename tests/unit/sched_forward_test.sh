@@ -11,12 +11,13 @@ script_name=sched_forward.py refusal_rc=nonzero
 refused "usage: sched_forward.py BUILD_DIR"
 refused "--seeds '0' is not a whole number" "$build" --seeds 0
 refused "--episodes 'x' is not a whole number" "$build" --episodes x
+refused "--run-ms '0' is not a whole number" "$build" --run-ms 0
 refused "unknown machine epyc; valid: flat16, xeon64, kunpeng128" "$build" --machines flat16,epyc
 refused "unknown option --bogus" "$build" --bogus 1
 refused "--seeds needs a value" "$build" --seeds
 refused "no /nonexistent/tools/topsync-sim" /nonexistent
 
-out=$(python3 "$src/scripts/sched_forward.py" "$build" --machines flat16 --seeds 1 --episodes 100 2>&1)
+out=$(python3 "$src/scripts/sched_forward.py" "$build" --machines flat16 --seeds 1 --episodes 100 --run-ms 1 2>&1)
 rows=$(echo "$out" | grep -c '^| flat 16 cores.*(16 unbound) | [0-9]* | [0-9.]* | [a-z-]*/[a-z]* ([0-9.e-]*x) |')
 if [ "$rows" = 3 ] && echo "$out" | grep -q '| 4 |' && echo "$out" | grep -q '| 32 |'; then
     passed=$((passed + 1))

@@ -296,6 +296,59 @@ static void test_mechanisms(void)
     drop(&shared);
 }
 
+/* --run-ms: the timed part spans the time asked for (and not much more:
+ * one episode), the episodes given are a minimum, the invariant is still
+ * checked, and the same options give the same result. */
+static void test_run_in_time(void)
+{
+    struct machine two;
+    load(&two, "pack:1 core:2 pu:1", 0, 2, TOPSYNC_MAP_BY_CORE);
+    topsync_sim_options_t o;
+    topsync_sim_options_init(&o);
+    o.seed = 3;
+    o.episodes = 10;
+    o.noise = 2;
+    o.wait = TOPSYNC_WAIT_BLOCK;
+    o.run_ms = 50;
+    topsync_sim_result_t a, b;
+    CHECK_EQ(simulate(&two, TOPSYNC_SIM_PEER_GLIBC, &o, &a), 0);
+    double span_ms = a.latency_ns * (double)a.episodes / 1e6;
+    fprintf(stderr, "glibc beside 2 busy, run of 50 ms: %llu episodes of %.0f ns, %.2f ms\n",
+            (unsigned long long)a.episodes, a.latency_ns, span_ms);
+    CHECK(a.episodes > o.episodes);
+    CHECK(span_ms >= 50.0 && span_ms < 50.0 + 2 * a.latency_ns / 1e6 + 0.1);
+    CHECK_EQ(simulate(&two, TOPSYNC_SIM_PEER_GLIBC, &o, &b), 0);
+    CHECK(a.latency_ns == b.latency_ns && a.episodes == b.episodes && a.events == b.events);
+
+    /* without a scheduler too (the idle model): a run of 1 ms */
+    topsync_sim_options_t idle;
+    topsync_sim_options_init(&idle);
+    idle.run_ms = 1;
+    CHECK_EQ(simulate(&two, "dissemination", &idle, &a), 0);
+    span_ms = a.latency_ns * (double)a.episodes / 1e6;
+    CHECK(a.episodes > 1000 && span_ms >= 1.0 && span_ms < 1.01);
+
+    /* more episodes than the time needs: exactly those */
+    o.run_ms = 0.001;
+    o.episodes = 123;
+    CHECK_EQ(simulate(&two, TOPSYNC_SIM_PEER_GLIBC, &o, &a), 0);
+    CHECK_EQ(a.episodes, 123u);
+
+    /* a broken barrier is caught in a run in time as in one of episodes */
+    idle.fault = TOPSYNC_SIM_FAULT_SKIP_WAIT;
+    idle.fault_rank = 1;
+    CHECK_EQ(simulate(&two, "dissemination", &idle, &a), -EPROTO);
+
+    double bad[] = {-1.0, NAN, 2e6};
+    for (size_t i = 0; i < 3; i++) {
+        topsync_sim_options_init(&o);
+        o.run_ms = bad[i];
+        CHECK_EQ(simulate(&two, "mcs", &o, &a), -EINVAL);
+        CHECK_MSG("a run of");
+    }
+    drop(&two);
+}
+
 static void test_bad_costs(void)
 {
     struct machine m;
@@ -323,6 +376,7 @@ int main(void)
     test_pinned();
     test_correct_under_scheduler();
     test_mechanisms();
+    test_run_in_time();
     test_bad_costs();
     return check_summary();
 }

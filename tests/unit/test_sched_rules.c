@@ -13,7 +13,8 @@
  * neighbour, not more. And the periodic balancer: an idle CPU pulls a
  * task when cache heat and failed turns allow; an overloaded one pulls
  * by load, a task's load halved per failed turn; CPUs within 117% of each
- * other's load are left alone.
+ * other's load are left alone. And participants created one after
+ * another exist only from their creation, each joining as a new task.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -483,6 +484,38 @@ static void test_within_imbalance_pct(void)
     ts_sched_destroy(s);
 }
 
+/* Two participants of one CPU, created 10 us apart from 1 ps on (4 ms
+ * ticks, slices of 1 ms, nothing else there). p0 exists from 1 ps and
+ * runs at once on the idle CPU; p1 does not exist before 10 us + 1 ps,
+ * so the CPU is p0's alone until then (p1 runs nowhere earlier, asked at
+ * 0). Created, p1 joins with no lag at the mean, p0's virtual time: p0 is
+ * not past the mean and its slice protected, so p1 waits for the first
+ * tick after p0's slice, at 4 ms, where it has the least virtual time. */
+static void test_created_in_turn(void)
+{
+    static const unsigned on_cpu0[2] = {0, 0};
+    struct ts_sched_config c = {
+        .ncpus = 1,
+        .cpu = on_cpu0,
+        .nprocs = 2,
+        .slice = SLICE,
+        .tick = 4000 * US,
+        .seed = 1,
+        .create_first = 1,
+        .create_every = 10 * US,
+    };
+    struct ts_sched *s = NULL;
+    CHECK_EQ(ts_sched_create(&s, &c), 0);
+    CHECK_EQ(ts_sched_created(s, 0), 1);
+    CHECK_EQ(ts_sched_created(s, 1), 1 + 10 * US);
+    CHECK_EQ(ts_sched_gate(s, 0, 1), 1);
+    CHECK_EQ(ts_sched_gate(s, 0, 5 * US), 5 * US);
+    CHECK_EQ(ts_sched_gate(s, 1, 0), 4000 * US);
+    CHECK_EQ(ts_sched_vruntime(s, 1), 10 * US);
+    CHECK_EQ(ts_sched_gate(s, 1, 4000 * US), 4000 * US);
+    ts_sched_destroy(s);
+}
+
 int main(void)
 {
     test_alternate_by_slice();
@@ -498,6 +531,7 @@ int main(void)
     test_idle_cpu_pulls();
     test_busiest_gives_by_load();
     test_within_imbalance_pct();
+    test_created_in_turn();
     printf("%d passed, %d failed\n", check_passed, check_failed);
     return check_failed != 0;
 }
