@@ -948,7 +948,7 @@ static unsigned wake_cpu(struct ts_sched *s, unsigned p, ts_ps t, int waker)
 /* Participant p is created at t: it joins its CPU's run queue as a new
  * task does (wake_up_new_task: placed with no lag, a new task's full
  * load), on the CPU it starts on (bound, or in turn; Linux's fork
- * placement is not modelled: docs/model.md section 9, "Creation"). */
+ * placement is not modelled: docs/model.md section 9, "Runs in time"). */
 static void create(struct ts_sched *s, unsigned p, ts_ps t)
 {
     struct sproc *q = &s->procs[p];
