@@ -21,25 +21,39 @@
 #define MAX_NP 8192u
 
 /* --os-ns NAME=NS: the scheduler's costs by name, in the order of
- * os_cost_field(); the help and the error message list them from here */
+ * parse_os_ns's fields; the help and the error message list them from
+ * here */
 static const char *const os_cost_names[] = {
     "slice", "switch",    "wake-call", "wake-latency", "wake-latency-busy",
     "yield", "sleep-cpu", "create"};
 #define NOS_COSTS (sizeof os_cost_names / sizeof *os_cost_names)
 
-/* "slice, switch, ..., create" into buf */
-static const char *os_cost_list(char *buf, size_t len)
+/* "slice, switch, ..., create" into buf; with `indent`, the list follows
+ * a "(" at that column, and a name that would end past column 79 starts a
+ * line of its own, indented as much */
+static const char *os_cost_list(char *buf, size_t len, int indent)
 {
     size_t used = 0;
+    int column = indent + 1;
     buf[0] = '\0';
-    for (size_t i = 0; i < NOS_COSTS && used < len; i++)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ", " : "", os_cost_names[i]);
+    for (size_t i = 0; i < NOS_COSTS && used < len; i++) {
+        const char *sep = i ? ", " : "";
+        int width = (int)strlen(os_cost_names[i]);
+        if (indent && i && column + 2 + width > 79) {
+            used += (size_t)snprintf(buf + used, len - used, ",\n%*s", indent, "");
+            sep = "";
+            column = indent;
+        }
+        if (used < len)
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", sep, os_cost_names[i]);
+        column += (int)strlen(sep) + width;
+    }
     return buf;
 }
 
 static void usage(FILE *f)
 {
-    char costs[160];
+    char costs[200];
     fprintf(
         f,
         "usage: topsync-sim barrier [MACHINE] --np N [--map-by core|numa|socket]\n"
@@ -88,7 +102,8 @@ static void usage(FILE *f)
         "  --bind WHAT           core: each participant on its PU (default); none: unbound,\n"
         "                        a woken participant moves to an idle PU (scheduler on)\n"
         "  --os-ns LIST          the scheduler's costs, e.g. slice=3000000,wake-latency=5000\n"
-        "                        (%s; 0: the default)\n"
+        "                        (%s;\n"
+        "                        0: the default)\n"
         "  --fault KIND:RANK     break the barrier on purpose (skip-arrival, skip-wait),\n"
         "                        to see the simulator's invariant check catch it\n"
         "  --json, --output FILE JSON records as topsync-bench barrier --json writes them\n"
@@ -97,7 +112,7 @@ static void usage(FILE *f)
         "share it and their latencies; table writes the model's table as CSV.\n"
         "Exit status: 0, 1 when a simulation fails (its message says why), 2 on bad input.\n",
         TOPSYNC_MODEL_CROSS_PACKAGE_NS, TOPSYNC_MODEL_MAX_MLP, MAX_NP,
-        os_cost_list(costs, sizeof costs));
+        os_cost_list(costs, sizeof costs, 24));
 }
 
 static int parse_double(const char *s, double *out, double min, double max)
@@ -728,7 +743,7 @@ int main(int argc, char **argv)
                 fprintf(stderr,
                         "topsync-sim: --os-ns takes NAME=NS,... with NAME one of %s and NS "
                         "from 0 (the default) to 1e9, not '%s'\n",
-                        os_cost_list(costs, sizeof costs), optarg);
+                        os_cost_list(costs, sizeof costs, 0), optarg);
                 return 2;
             }
             break;
