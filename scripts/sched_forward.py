@@ -11,7 +11,7 @@ unbound, beside P/4, P and 2P busy processes: every algorithm under each
 wait policy (spin, yield, block) and glibc's barrier, predicted by
 topsync-sim (median of K seeds, default 3; runs of MS ms of virtual time,
 default 200, as the benchmarks' busy runs, and E episodes at least,
-default 2000, after E/10 warm-up ones and MS/10 ms: a busy node's episodes
+default 100, after E/10 warm-up ones and MS/10 ms: a busy node's episodes
 are decided by slices and ticks, which shorter runs never meet). Nothing is measured and nothing is fitted: the latency
 tables are the machines' own (data/c2c), the scheduler's costs the ones
 measured on the development VM (section 9's table).
@@ -56,7 +56,7 @@ def machines():
 
 
 def parse(argv):
-    opts = {"seeds": 3, "episodes": 2000, "run_ms": 200, "machines": list(machines())}
+    opts = {"seeds": 3, "episodes": 100, "run_ms": 200, "machines": list(machines())}
     if len(argv) < 2 or argv[1].startswith("-"):
         sys.exit(__doc__)
     build, i = argv[1], 2
