@@ -525,7 +525,7 @@ static int barrier_moves(double *migrations, double *sleeps, double *packed, dou
 /* A program creating its threads one after another: the time each
  * pthread_create of a loop takes, the threads waiting (asleep) until all
  * are made, batches of CREATE_BATCH; into v[0..n). The scheduler model's
- * create-every (docs/model.md section 9, "Creation"). */
+ * create-every (docs/model.md section 9, "Runs in time"). */
 #define CREATE_BATCH 16u
 static _Atomic uint32_t created_go;
 static void *created(void *arg)

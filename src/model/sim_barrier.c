@@ -326,6 +326,7 @@ static int plan_scheduler(const topsync_model_t *m, unsigned n, const topsync_si
         plan->noise[os = pu_from(m, os)]++;
     for (unsigned r = 0, os = 0; r < n; r++, os = (os + 1) % m->pu_limit)
         plan->cpu[r] = o->unbound ? (os = pu_from(m, os)) : pu[r];
+    ts_ps tick = cost_ps(0, SCHED_TICK_NS);
     plan->config = (struct ts_sched_config){
         .ncpus = m->pu_limit,
         .noise = plan->noise,
@@ -339,11 +340,10 @@ static int plan_scheduler(const topsync_model_t *m, unsigned n, const topsync_si
         .wake_latency_busy = cost_ps(o->wake_latency_busy_ns, SCHED_WAKE_LATENCY_BUSY_NS),
         .yield_cost = cost_ps(o->yield_ns, SCHED_YIELD_NS),
         .sleep_cpu = cost_ps(o->sleep_cpu_ns, SCHED_SLEEP_CPU_NS),
-        .tick = cost_ps(0, SCHED_TICK_NS),
+        .tick = tick,
         .create_every = cost_ps(o->create_ns, SCHED_CREATE_NS),
         /* the program starts at no particular point of the tick */
-        .create_first = 1 + (ts_ps)(ts_splitmix_mix(o->seed ^ CREATE_PHASE_SALT) %
-                                    (uint64_t)cost_ps(0, SCHED_TICK_NS)),
+        .create_first = 1 + (ts_ps)(ts_splitmix_mix(o->seed ^ CREATE_PHASE_SALT) % (uint64_t)tick),
         .balance = true,
         .seed = o->seed,
     };
