@@ -49,11 +49,13 @@ struct sproc {
     enum state state;
     enum ts_sched_then then;
     ts_ps vruntime;  /* CPU time received (equal weights: EEVDF's virtual time) */
+    ts_ps deadline;  /* EEVDF's virtual deadline: its slice is spent when vruntime reaches it */
     ts_ps spin_left; /* SPIN: CPU time its spin has left */
     ts_ps spin_from; /* SPIN and holding: since when the hold counts */
     ts_ps ready_at;  /* woken: runnable from then */
     ts_ps lag;       /* asleep: the CPU's mean virtual time minus its own */
     bool pending;    /* woken: its arrival not yet weighed against the running task */
+    bool initial;    /* created, not yet placed: half a slice to its first deadline */
     double load;     /* its PELT load (0..1, a nice-0 task's weight as 1) */
     ts_ps load_at;   /* as of then */
     ts_ps last_ran;  /* when it last left its CPU (the balancer's cache heat) */
@@ -63,11 +65,12 @@ struct scpu {
     enum holder kind;
     unsigned holder;   /* a participant, or a noise task of this CPU */
     ts_ps since;       /* the holder's time is counted from then */
-    ts_ps protect_end; /* its slice is spent then (its deadline) */
+    ts_ps protect_end; /* its slice is spent then (its virtual deadline reached) */
     ts_ps slice_end;   /* the tick that then takes the CPU from it */
     int first;         /* its participants (sproc.next), -1: none */
     unsigned nnoise;
     ts_ps *noise_vruntime; /* [nnoise]; room for every noise task (they move) */
+    ts_ps *noise_deadline; /* their virtual deadlines */
     ts_ps *noise_last_ran; /* when each last left the CPU */
     /* the periodic balancer (balance()): its next turn, its interval in
      * milliseconds (sd->balance_interval) and the failed turns in a row */
@@ -88,14 +91,29 @@ static ts_ps max_ps(ts_ps a, ts_ps b)
     return a > b ? a : b;
 }
 
-/* A slice starting at `from`: protected until it is spent, and ended by
- * the first timer tick after that. Linux checks a running task's slice
- * only when its time is counted (update_curr: at each tick, and when a
- * task of its CPU sleeps or wakes), and the ticks of all CPUs fall
- * together (no sched_skew_tick), every `tick` from 0. */
-static void start_slice(const struct ts_sched *s, struct scpu *cpu, ts_ps from)
+static ts_ps *holder_vruntime(struct ts_sched *s, struct scpu *cpu)
 {
-    cpu->protect_end = from + s->c.slice;
+    return cpu->kind == PROC ? &s->procs[cpu->holder].vruntime : &cpu->noise_vruntime[cpu->holder];
+}
+
+static ts_ps *holder_deadline(struct ts_sched *s, struct scpu *cpu)
+{
+    return cpu->kind == PROC ? &s->procs[cpu->holder].deadline : &cpu->noise_deadline[cpu->holder];
+}
+
+/* The holder, its time counted until `from`, runs from then: protected
+ * until its virtual time reaches its deadline (EEVDF's RUN_TO_PARITY:
+ * set_protect_slice takes the deadline as it is at the pick, and only
+ * update_deadline moves it, when it is reached; a task given its CPU
+ * back after a wake-up took it keeps what was left of its slice, no new
+ * one), and ended by the first timer tick after that. Linux checks a
+ * running task's slice only when its time is counted (update_curr: at
+ * each tick, and when a task of its CPU sleeps or wakes), and the ticks
+ * of all CPUs fall together (no sched_skew_tick), every `tick` from 0. */
+static void start_slice(struct ts_sched *s, struct scpu *cpu, ts_ps from)
+{
+    ts_ps left = *holder_deadline(s, cpu) - *holder_vruntime(s, cpu);
+    cpu->protect_end = from + (left > 0 ? left : 0);
     ts_ps tick = s->c.tick > 0 ? s->c.tick : 1;
     cpu->slice_end = (cpu->protect_end + tick - 1) / tick * tick;
 }
@@ -193,6 +211,7 @@ int ts_sched_create(struct ts_sched **out, const struct ts_sched_config *c)
         cpu->interval_ms = c->ncpus; /* sd_init: balance_interval = sd_weight */
         cpu->next_balance = c->balance ? balance_interval(s, cpu, cpu->nnoise > 0) : NEVER;
         if (all_noise && (!(cpu->noise_vruntime = calloc(all_noise, sizeof(ts_ps))) ||
+                          !(cpu->noise_deadline = calloc(all_noise, sizeof(ts_ps))) ||
                           !(cpu->noise_last_ran = calloc(all_noise, sizeof(ts_ps))))) {
             ts_sched_destroy(s);
             return ts_fail(ENOMEM, "out of memory");
@@ -202,15 +221,19 @@ int ts_sched_create(struct ts_sched **out, const struct ts_sched_config *c)
              * not in step (each CPU's tick and history are its own): its
              * first ends at a phase drawn from the seed */
             uint64_t z = ts_splitmix_mix(c->seed + TS_SPLITMIX_STEP * (k + 1));
+            for (unsigned j = 0; j < cpu->nnoise; j++)
+                cpu->noise_deadline[j] = c->slice;
+            cpu->noise_deadline[0] = 1 + (ts_ps)(z % (uint64_t)c->slice);
             cpu->kind = NOISE;
             cpu->holder = 0;
             cpu->since = 0;
-            start_slice(s, cpu, 1 + (ts_ps)(z % (uint64_t)c->slice) - c->slice);
+            start_slice(s, cpu, 0);
         }
     }
     bool created = c->create_first || c->create_every;
     for (unsigned p = c->nprocs; p-- > 0;) {
-        s->procs[p].load = 1.0; /* a new task's (init_entity_runnable_average) */
+        s->procs[p].load = 1.0;          /* a new task's (init_entity_runnable_average) */
+        s->procs[p].deadline = c->slice; /* there from the start: a slice to run */
         if (c->cpu[p] >= c->ncpus) {
             ts_sched_destroy(s);
             return ts_fail(EINVAL, "simulation: participant %u on CPU %u of %u", p, c->cpu[p],
@@ -239,6 +262,7 @@ void ts_sched_destroy(struct ts_sched *s)
     if (s->cpus)
         for (unsigned k = 0; k < s->c.ncpus; k++) {
             free(s->cpus[k].noise_vruntime);
+            free(s->cpus[k].noise_deadline);
             free(s->cpus[k].noise_last_ran);
         }
     free(s->cpus);
@@ -252,11 +276,6 @@ void ts_sched_stats(const struct ts_sched *s, struct ts_sched_stats *out)
 }
 
 /* The virtual time of CPU k's running task (not IDLE). */
-static ts_ps *holder_vruntime(struct ts_sched *s, struct scpu *cpu)
-{
-    return cpu->kind == PROC ? &s->procs[cpu->holder].vruntime : &cpu->noise_vruntime[cpu->holder];
-}
-
 /* The holder's virtual time grows by the CPU time it had until `at`. */
 static void charge(struct ts_sched *s, struct scpu *cpu, ts_ps at)
 {
@@ -351,41 +370,62 @@ static void settle_arrivals(struct ts_sched *s, unsigned k, ts_ps at)
         }
 }
 
-/* The CPU chooses at `at`: the runnable task of least virtual time
- * (EEVDF with equal weights and every task eligible: the earliest virtual
- * deadline is the least virtual time plus one slice); on a tie the task
- * that was not running, else the first considered (participants before
- * noise); a yielder only when nothing else can run. */
+static ts_ps mean_vruntime(const struct ts_sched *s, unsigned k, int except, unsigned *count);
+
+/* The CPU chooses at `at` as EEVDF does (pick_eevdf): of the runnable
+ * tasks whose virtual time is at most the mean (eligible: owed service),
+ * the one of earliest virtual deadline; on a tie the task that was not
+ * running, else the first considered (participants before noise); a
+ * yielder only when nothing else can run. */
 static void pick(struct ts_sched *s, unsigned k, ts_ps at)
 {
     struct scpu *cpu = &s->cpus[k];
     settle_arrivals(s, k, at);
+    if (cpu->kind != IDLE) {
+        /* update_deadline: a holder that has reached its deadline asks
+         * for its next slice, due a slice of virtual time later */
+        ts_ps *deadline = holder_deadline(s, cpu), vruntime = *holder_vruntime(s, cpu);
+        if (vruntime >= *deadline)
+            *deadline = vruntime + s->c.slice;
+    }
+    unsigned n;
+    ts_ps mean = mean_vruntime(s, k, -1, &n);
     enum holder was_kind = cpu->kind;
     unsigned was = cpu->holder;
     enum holder kind = IDLE;
     unsigned who = 0;
     ts_ps best = NEVER;
     bool best_was = false;
-/* on a tie the task that was not running wins: its deadline is earlier */
-#define CONSIDER(vr, k, w)                                          \
-    do {                                                            \
-        bool was_it = (k) == was_kind && (w) == was;                \
-        if ((vr) < best || ((vr) == best && best_was && !was_it)) { \
-            best = (vr);                                            \
-            kind = (k);                                             \
-            who = (w);                                              \
-            best_was = was_it;                                      \
-        }                                                           \
+/* on a tie the task that was not running wins (its request came first) */
+#define CONSIDER(vr, dl, k, w)                                                        \
+    do {                                                                              \
+        bool was_it = (k) == was_kind && (w) == was;                                  \
+        if ((vr) <= mean && ((dl) < best || ((dl) == best && best_was && !was_it))) { \
+            best = (dl);                                                              \
+            kind = (k);                                                               \
+            who = (w);                                                                \
+            best_was = was_it;                                                        \
+        }                                                                             \
     } while (0)
     for (int p = cpu->first; p >= 0; p = s->procs[p].next)
         if (candidate(&s->procs[p], at))
-            CONSIDER(s->procs[p].vruntime, PROC, (unsigned)p);
+            CONSIDER(s->procs[p].vruntime, s->procs[p].deadline, PROC, (unsigned)p);
     for (unsigned j = 0; j < cpu->nnoise; j++)
-        CONSIDER(cpu->noise_vruntime[j], NOISE, j);
+        CONSIDER(cpu->noise_vruntime[j], cpu->noise_deadline[j], NOISE, j);
+    if (kind == IDLE) { /* none eligible: tasks on their way in still count in the mean */
+        mean = NEVER;
+        for (int p = cpu->first; p >= 0; p = s->procs[p].next)
+            if (candidate(&s->procs[p], at))
+                CONSIDER(s->procs[p].vruntime, s->procs[p].deadline, PROC, (unsigned)p);
+        for (unsigned j = 0; j < cpu->nnoise; j++)
+            CONSIDER(cpu->noise_vruntime[j], cpu->noise_deadline[j], NOISE, j);
+    }
     if (kind == IDLE) /* a yielder keeps the CPU when nobody else wants it */
         for (int p = cpu->first; p >= 0; p = s->procs[p].next)
-            if (s->procs[p].state == YIELDER && s->procs[p].ready_at <= at)
-                CONSIDER(s->procs[p].vruntime, PROC, (unsigned)p);
+            if (s->procs[p].state == YIELDER && s->procs[p].ready_at <= at) {
+                mean = NEVER; /* it is the only one: no other to owe */
+                CONSIDER(s->procs[p].vruntime, s->procs[p].deadline, PROC, (unsigned)p);
+            }
 #undef CONSIDER
     if (was_kind != IDLE && (kind != was_kind || who != was))
         mark_left(s, cpu, was_kind, was, at);
@@ -483,6 +523,10 @@ static void place(struct ts_sched *s, unsigned k, unsigned p)
     ts_ps v = mean_vruntime(s, k, (int)p, &n);
     if (n)
         q->vruntime = v - (ts_ps)((__int128)q->lag * (n + 1) / n);
+    /* its deadline a slice on (place_entity); a new task's half a slice
+     * (PLACE_DEADLINE_INITIAL) */
+    q->deadline = q->vruntime + (q->initial ? s->c.slice / 2 : s->c.slice);
+    q->initial = false;
 }
 
 /* Woken participant p arrives on busy CPU k's run queue at `at`, and is
@@ -731,14 +775,17 @@ static void move_noise(struct ts_sched *s, unsigned src, unsigned j, unsigned ds
     unsigned n;
     ts_ps lag = clamp_lag(s, mean_vruntime(s, src, -1, &n) - from->noise_vruntime[j]);
     ts_ps last_ran = from->noise_last_ran[j];
+    ts_ps request = from->noise_deadline[j] - from->noise_vruntime[j];
     unsigned last = --from->nnoise; /* the last one takes j's place */
     from->noise_vruntime[j] = from->noise_vruntime[last];
+    from->noise_deadline[j] = from->noise_deadline[last];
     from->noise_last_ran[j] = from->noise_last_ran[last];
     if (from->kind == NOISE && from->holder == last)
         from->holder = j;
     account(s, to, t);
     ts_ps v = mean_vruntime(s, dst, -1, &n);
     to->noise_vruntime[to->nnoise] = n ? v - (ts_ps)((__int128)lag * (n + 1) / n) : 0;
+    to->noise_deadline[to->nnoise] = to->noise_vruntime[to->nnoise] + request;
     to->noise_last_ran[to->nnoise] = last_ran;
     to->nnoise++;
     s->stats.noise_moves++;
@@ -755,8 +802,10 @@ static void move_proc(struct ts_sched *s, unsigned p, unsigned dst, ts_ps t)
     link_proc(s, p, dst);
     account(s, &s->cpus[dst], t);
     ts_ps v = mean_vruntime(s, dst, (int)p, &n);
+    ts_ps request = q->deadline - q->vruntime;
     if (n)
         q->vruntime = v - (ts_ps)((__int128)lag * (n + 1) / n);
+    q->deadline = q->vruntime + request; /* a migration keeps it (rel_deadline) */
     s->stats.migrations++;
 }
 
@@ -961,6 +1010,7 @@ static void create(struct ts_sched *s, unsigned p, ts_ps t)
     q->load_at = t;
     q->last_ran = t;
     q->ready_at = t;
+    q->initial = true;
     q->pending = true; /* weighed against the running task as it arrives */
 }
 

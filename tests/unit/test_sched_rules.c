@@ -1,20 +1,24 @@
 /*
  * The simulator's OS scheduler (src/model/sim_sched.c, docs/model.md
  * section 9), rule by rule, on tiny cases whose answers are computed by
- * hand in the comments: two tasks of one CPU take turns by slice; a sleeper
- * comes back with exactly the lag it left with (EEVDF's place_entity, the
- * lag inflated by (n + 1) / n, the running task's time counted first, when
- * it arrives on its run queue), charged the CPU time of its sleep; a
- * spin keeps its end when the CPU's accounts are brought up to date; a
- * woken task preempts the running one only when that one is past the
- * mean, weighed when it arrives; a broadcast wakes its sleepers onto as many idle CPUs; a wakee
- * goes to its waker's CPU when wake_affine's loads say so; a slice ends
- * at a timer tick, and a wake-up past it chooses again; and so a task that sleeps briefly and often gets its fair share beside a busy
- * neighbour, not more. And the periodic balancer: an idle CPU pulls a
- * task when cache heat and failed turns allow; an overloaded one pulls
- * by load, a task's load halved per failed turn; CPUs within 117% of each
- * other's load are left alone. And participants created one after
- * another exist only from their creation, each joining as a new task.
+ * hand in the comments: two tasks of one CPU take turns by slice; a
+ * sleeper comes back with exactly the lag it left with (EEVDF's
+ * place_entity, the lag inflated by (n + 1) / n, the running task's time
+ * counted first, when it arrives on its run queue), charged the CPU time
+ * of its sleep; a spin keeps its end when the CPU's accounts are brought
+ * up to date; a woken task preempts the running one only when that one is
+ * past the mean, weighed when it arrives; a broadcast wakes its sleepers
+ * onto as many idle CPUs; a wakee goes to its waker's CPU when
+ * wake_affine's loads say so; a slice ends at a timer tick, and a wake-up
+ * past it chooses again; the CPU takes the eligible task of earliest
+ * virtual deadline, and a task given its CPU back keeps what was left of
+ * its slice; and so a task that sleeps briefly and often gets its fair
+ * share beside a busy neighbour, not more. And the periodic balancer: an
+ * idle CPU pulls a task when cache heat and failed turns allow; an
+ * overloaded one pulls by load, a task's load halved per failed turn; CPUs
+ * within 117% of each other's load are left alone. And participants
+ * created one after another exist only from their creation, each joining
+ * as a new task.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -241,6 +245,58 @@ static void test_weighed_on_arrival(void)
     CHECK_EQ(ts_sched_gate(s, 1, ready), SLICE + 150 * US);
     /* S/3 rounded down in ps, doubled */
     CHECK(llabs(ts_sched_vruntime(s, 1) - (SLICE / 3 + 30 * US)) <= 2);
+    ts_sched_destroy(s);
+}
+
+/* Participants on the CPUs cpu[] (bound); no costs; a tick of 1 ps. */
+static struct ts_sched *make_at(unsigned ncpus, const unsigned *cpu, unsigned nprocs,
+                                ts_ps wake_latency)
+{
+    struct ts_sched_config c = {
+        .ncpus = ncpus,
+        .cpu = cpu,
+        .nprocs = nprocs,
+        .slice = SLICE,
+        .wake_latency = wake_latency,
+        .wake_latency_busy = wake_latency,
+        .tick = 1,
+        .seed = 1,
+    };
+    struct ts_sched *s = NULL;
+    CHECK_EQ(ts_sched_create(&s, &c), 0);
+    return s;
+}
+
+/* EEVDF's choice and its slice, in virtual time. p0 (a sleeper) and the
+ * busy p1 and p2 on CPU 0, a waker p3 on CPU 1; no costs. p0 sleeps at
+ * once, with lag 0. p1 runs [0, S), p2 [S, 2S) (each reaching its
+ * deadline S, renewed to 2S); at 2S both are at S with deadline 2S, and
+ * p1, not running, takes the CPU. At 2.2 S p3 wakes p0: placed at the mean
+ * of p1 (1.2 S) and p2 (S), 1.1 S, deadline 2.1 S. p1 is past the new
+ * mean, 1.1 S; eligible are p2 (deadline 2S) and p0 (2.1 S): p2 runs,
+ * its slice whole, to 3.2 S (virtual 2S, deadline renewed to 3S). Then
+ * eligible (mean 1.43 S) are p0 and p1, and p1's deadline, 2S, is the
+ * earlier: p1 runs again, with what is left of its slice, 0.8 S, not a
+ * new one, to 4S, and p0 runs from 4S. (Choosing the least virtual time,
+ * p0 would run from 3.2 S; with a new slice at each choice, from 4.2 S.) */
+static void test_deadline_and_what_is_left_of_a_slice(void)
+{
+    static const unsigned cpu[4] = {0, 0, 0, 1};
+    struct ts_sched *s = make_at(2, cpu, 4, 0);
+    CHECK_EQ(ts_sched_gate(s, 0, 0), 0);
+    ts_sched_wait_begin(s, 0, 0, 0, TS_SCHED_SLEEP);
+    CHECK(ts_sched_asleep(s, 0, 0));
+    CHECK_EQ(ts_sched_gate(s, 1, 0), 0);
+    CHECK_EQ(ts_sched_gate(s, 2, 0), SLICE);
+    CHECK_EQ(ts_sched_gate(s, 1, SLICE), 2 * SLICE);
+    CHECK_EQ(ts_sched_gate(s, 3, 0), 0);
+    ts_ps ready;
+    ts_sched_wake(s, 0, 2 * SLICE + SLICE / 5, 3, &ready);
+    CHECK_EQ(ready, 2 * SLICE + SLICE / 5);
+    CHECK_EQ(ts_sched_gate(s, 2, ready), ready);
+    CHECK_EQ(ts_sched_vruntime(s, 0), SLICE + SLICE / 10);
+    CHECK_EQ(ts_sched_gate(s, 1, ready), 3 * SLICE + SLICE / 5);
+    CHECK_EQ(ts_sched_gate(s, 0, 3 * SLICE + SLICE / 5), 4 * SLICE);
     ts_sched_destroy(s);
 }
 
@@ -524,6 +580,7 @@ int main(void)
     test_sleep_is_charged();
     test_wakeup_preempts();
     test_weighed_on_arrival();
+    test_deadline_and_what_is_left_of_a_slice();
     test_broadcast_to_idle_cpus();
     test_wake_affine();
     test_tick();
