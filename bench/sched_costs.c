@@ -172,7 +172,9 @@ static int wake_other_cpu(unsigned rounds, unsigned busy, uint64_t *call, uint64
 }
 
 /* Two threads on one CPU passing the turn: a round trip is two wake-ups
- * and two switches. */
+ * and two switches. The waker's FUTEX_WAKE of a sleeper of its own CPU
+ * is timed too (wake_call): it only queues the sleeper there, with no
+ * interrupt to another CPU (docs/model.md section 9, "wake-call-local"). */
 struct pingpong {
     _Atomic uint32_t turn;
     unsigned rounds;
@@ -191,7 +193,7 @@ static void *ponger(void *arg)
     return NULL;
 }
 
-static int same_cpu_switch(unsigned rounds, uint64_t *half_trip)
+static int same_cpu_switch(unsigned rounds, uint64_t *half_trip, uint64_t *wake_call)
 {
     struct pingpong p = {.rounds = rounds};
     pthread_t t;
@@ -201,7 +203,9 @@ static int same_cpu_switch(unsigned rounds, uint64_t *half_trip)
     for (unsigned r = 0; r < rounds; r++) {
         uint64_t t0 = now_ns();
         atomic_store_explicit(&p.turn, 2 * r + 1, memory_order_release);
+        uint64_t w0 = now_ns();
         futex(&p.turn, FUTEX_WAKE, 1);
+        wake_call[r] = now_ns() - w0;
         while (atomic_load_explicit(&p.turn, memory_order_acquire) != 2 * r + 2)
             futex(&p.turn, FUTEX_WAIT, 2 * r + 1);
         half_trip[r] = (now_ns() - t0) / 2;
@@ -615,9 +619,9 @@ int main(int argc, char **argv)
     if (wake_other_cpu(wake_rounds, 1, a, b, &sleeper_cpu_busy) < 0)
         return 1;
     double wake_busy = median(a, wake_rounds), wake_latency_busy = median(b, wake_rounds);
-    if (same_cpu_switch(rounds, a) < 0)
+    if (same_cpu_switch(rounds, a, b) < 0)
         return 1;
-    double switch_ns = median(a, rounds);
+    double switch_ns = median(a, rounds), wake_local = median(b, rounds);
     uint64_t busy_run_ns;
     if (busy_run(&busy_run_ns) < 0)
         return 1;
@@ -675,8 +679,9 @@ int main(int argc, char **argv)
         printf("\"sleeper_cpu_per_round_ns\": %.0f, \"sleeper_cpu_per_round_busy_ns\": %.0f, "
                "\"sleep_cpu_ns\": %.0f, ",
                sleeper_cpu, sleeper_cpu_busy, sleeper_cpu - wake_one);
-    printf("\"create_ns\": %.0f, \"clock_read_ns\": %.1f, \"rounds\": %u}\n", create_ns, clock_ns,
-           rounds);
+    printf("\"futex_wake_same_cpu_ns\": %.0f, \"create_ns\": %.0f, \"clock_read_ns\": %.1f, "
+           "\"rounds\": %u}\n",
+           wake_local, create_ns, clock_ns, rounds);
     free(a);
     free(b);
     return 0;

@@ -226,6 +226,11 @@ typedef struct topsync_sim_options {
      * ticks, which a run shorter than a few of them never meets; docs/
      * model.md section 9). At most 1e6 (16 minutes) and 10^7 episodes. */
     double run_ms;
+    /* The waker's FUTEX_WAKE of a sleeper that wakes on the waker's own PU
+     * (0: the default, measured as the others): it only queues the sleeper
+     * there, with no interrupt to another PU, and the sleeper joins that
+     * PU's run queue during the call, with no wake-up latency. */
+    double wake_call_local_ns;
 } topsync_sim_options_t;
 
 typedef struct topsync_sim_result {

@@ -208,9 +208,15 @@ static int check_options(const topsync_model_t *m, unsigned n, const hwloc_const
                          const topsync_sim_options_t *o, unsigned *pu, bool *shared)
 {
     *shared = false;
-    const double costs[] = {
-        o->slice_ns, o->switch_ns,    o->wake_call_ns, o->wake_latency_ns, o->wake_latency_busy_ns,
-        o->yield_ns, o->sleep_cpu_ns, o->create_ns};
+    const double costs[] = {o->slice_ns,
+                            o->switch_ns,
+                            o->wake_call_ns,
+                            o->wake_latency_ns,
+                            o->wake_latency_busy_ns,
+                            o->yield_ns,
+                            o->sleep_cpu_ns,
+                            o->create_ns,
+                            o->wake_call_local_ns};
     for (size_t i = 0; i < sizeof costs / sizeof *costs; i++)
         if (!(costs[i] >= 0 && costs[i] < 1e12))
             return ts_fail(EINVAL,
@@ -277,6 +283,9 @@ static int check_options(const topsync_model_t *m, unsigned n, const hwloc_const
 /* sleep_cpu_ns: measured later (2026-11-28, five runs), on a day the VM
  * was faster than for the others (its wake call 7130 ns) */
 #define SCHED_SLEEP_CPU_NS 10344.0 /* 9348-11780 */
+/* wake_call_local_ns: a FUTEX_WAKE of a sleeper of the waker's own CPU
+ * (futex_wake_same_cpu_ns; measured 2026-11-28, five runs) */
+#define SCHED_WAKE_CALL_LOCAL_NS 811.0 /* 801-821 */
 /* create_ns: one pthread_create of a loop making threads that wait (the
  * participants' creation; measured 2026-11-28, five runs) */
 #define SCHED_CREATE_NS 12884.0 /* 12619-13200 */
@@ -336,6 +345,7 @@ static int plan_scheduler(const topsync_model_t *m, unsigned n, const topsync_si
         .slice = cost_ps(o->slice_ns, (double)ts_wait_slice_ns(npus)),
         .switch_cost = cost_ps(o->switch_ns, SCHED_SWITCH_NS),
         .wake_call = cost_ps(o->wake_call_ns, SCHED_WAKE_CALL_NS),
+        .wake_call_local = cost_ps(o->wake_call_local_ns, SCHED_WAKE_CALL_LOCAL_NS),
         .wake_latency = cost_ps(o->wake_latency_ns, SCHED_WAKE_LATENCY_NS),
         .wake_latency_busy = cost_ps(o->wake_latency_busy_ns, SCHED_WAKE_LATENCY_BUSY_NS),
         .yield_cost = cost_ps(o->yield_ns, SCHED_YIELD_NS),

@@ -1027,7 +1027,15 @@ ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, int waker, ts_ps *r
     s->stats.wakeups++;
     load_update(q, t); /* its blocked load, as it wakes */
     unsigned k = wake_cpu(s, p, t, waker);
-    *ready = t + (s->cpus[k].kind == IDLE ? s->c.wake_latency : s->c.wake_latency_busy);
+    bool local = waker >= 0 && s->procs[waker].cpu == k;
+    if (local)
+        /* woken onto its waker's own CPU: the waker enqueues it during its
+         * call (ttwu_queue_cond: no wake list, no interrupt, no exit from
+         * an idle state), and it is weighed against the waker then; the
+         * wake-up latencies are measured across CPUs */
+        *ready = t;
+    else
+        *ready = t + (s->cpus[k].kind == IDLE ? s->c.wake_latency : s->c.wake_latency_busy);
     if (k != q->cpu) {
         unlink_proc(s, p);
         link_proc(s, p, k);
@@ -1041,7 +1049,7 @@ ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, int waker, ts_ps *r
     q->state = RUN;
     q->ready_at = *ready;
     q->pending = true; /* weighed against the running task when it arrives */
-    return s->c.wake_call;
+    return local ? s->c.wake_call_local : s->c.wake_call;
 }
 
 unsigned ts_sched_noise_on(const struct ts_sched *s, unsigned k)

@@ -28,6 +28,7 @@ struct ts_sched_config {
     ts_ps slice;             /* a task's time slice */
     ts_ps switch_cost;       /* a CPU changing task */
     ts_ps wake_call;         /* the waker's FUTEX_WAKE, per sleeper woken */
+    ts_ps wake_call_local;   /* the same, the sleeper woken onto the waker's CPU */
     ts_ps wake_latency;      /* from that call until the sleeper runs, its CPU idle */
     ts_ps wake_latency_busy; /* the same, its CPU running another task */
     ts_ps yield_cost;        /* a sched_yield that finds nothing else to run */

@@ -315,6 +315,15 @@ for bad in "slice=-5" "tick=5" "slice" "wake-latency=1e10" "slice=1,"; do
     expect_error "--os-ns takes NAME=NS,... with NAME one of slice, switch, wake-call, wake-latency, wake-latency-busy, yield, sleep-cpu" \
         "$sim" barrier --np 2 --algorithm mcs --os-ns "$bad"
 done
+# a sleeper woken onto its waker's CPU costs the waker wake-call-local: two
+# participants of each of 2 CPUs wake each other there
+local_wake() {
+    "$sim" barrier --topology "pack:1 core:2 pu:1" --np 4 --wait block --episodes 2000 \
+        --algorithm tournament --os-ns "wake-call-local=$1" --json | grep -o '"latency_ns": [0-9.]*'
+}
+cheap=$(local_wake 1) dear=$(local_wake 100000)
+[ -n "$cheap" ] && [ "$cheap" != "$dear" ] && ok ||
+    ko "--os-ns wake-call-local changed nothing: $cheap / $dear"
 expect_error "unknown barrier algorithm 'fastest'" "$sim" barrier --np 2 --algorithm fastest
 expect_error "unknown mapping 'diagonal'" "$sim" barrier --np 2 --algorithm mcs --map-by diagonal
 expect_error "cannot open latency table /nonexistent.csv" "$sim" barrier --np 2 --algorithm mcs --c2c /nonexistent.csv

@@ -12,7 +12,7 @@ import json, sys
 r = json.loads(sys.argv[1])
 keys = ["futex_wake_nobody_ns", "futex_wake_one_ns", "wakeup_latency_ns", "futex_wake_one_busy_ns",
         "wakeup_latency_busy_ns", "sched_yield_ns", "same_cpu_switch_ns", "busy_run_ns",
-        "clock_read_ns", "create_ns"]
+        "clock_read_ns", "create_ns", "futex_wake_same_cpu_ns"]
 assert all(r[k] > 0 for k in keys), r
 assert r["rounds"] == 50
 beside = r["wakeup_latency_beside_busy_ns"]
