@@ -31,27 +31,34 @@
 #define US ((ts_ps)1000000) /* a microsecond in ps */
 #define SLICE (1000 * US)
 
+/* A scheduler of ncpus CPUs with nprocs participants starting on cpu[]:
+ * a slice of SLICE, a tick of 1 ps (a slice ends when it is spent;
+ * test_tick has Linux's 4 ms), no costs; callers set the rest. */
+static struct ts_sched_config config(unsigned ncpus, const unsigned *cpu, unsigned nprocs)
+{
+    return (struct ts_sched_config){
+        .ncpus = ncpus, .cpu = cpu, .nprocs = nprocs, .slice = SLICE, .tick = 1, .seed = 1};
+}
+
+static struct ts_sched *create(const struct ts_sched_config *c)
+{
+    struct ts_sched *s = NULL;
+    CHECK_EQ(ts_sched_create(&s, c), 0);
+    return s;
+}
+
 static struct ts_sched *make_on(unsigned ncpus, bool unbound, unsigned nprocs,
                                 const unsigned *noise, ts_ps switch_cost, ts_ps wake_latency,
                                 ts_ps tick)
 {
     static const unsigned on_cpu0[4] = {0, 0, 0, 0};
-    struct ts_sched_config c = {
-        .ncpus = ncpus,
-        .noise = noise,
-        .cpu = on_cpu0,
-        .nprocs = nprocs,
-        .unbound = unbound,
-        .slice = SLICE,
-        .switch_cost = switch_cost,
-        .wake_latency = wake_latency,
-        .wake_latency_busy = wake_latency,
-        .tick = tick,
-        .seed = 1,
-    };
-    struct ts_sched *s = NULL;
-    CHECK_EQ(ts_sched_create(&s, &c), 0);
-    return s;
+    struct ts_sched_config c = config(ncpus, on_cpu0, nprocs);
+    c.noise = noise;
+    c.unbound = unbound;
+    c.switch_cost = switch_cost;
+    c.wake_latency = c.wake_latency_busy = wake_latency;
+    c.tick = tick;
+    return create(&c);
 }
 
 /* nprocs participants on one CPU; a tick of 1 ps, so that a slice ends
@@ -65,8 +72,8 @@ static struct ts_sched *make(unsigned nprocs, const unsigned *noise, ts_ps switc
 
 /* Two participants on one CPU, nothing else: p0 (considered first on the
  * tie at 0) runs [0, S); p1 asks at 0 and is told S; at S the CPU takes
- * the one of less virtual time, p1, which runs after the switch, from
- * S + switch; p0 asking at S is told p1's slice end, 2S + switch. */
+ * the eligible one of earlier deadline, p1, which runs after the switch,
+ * from S + switch; p0 asking at S is told p1's slice end, 2S + switch. */
 static void test_alternate_by_slice(void)
 {
     const ts_ps sw = 2 * US;
@@ -128,17 +135,9 @@ static void test_lag_kept_across_sleep(void)
 static void test_sleep_is_charged(void)
 {
     static const unsigned on_cpu0[2] = {0, 0};
-    struct ts_sched_config c = {
-        .ncpus = 1,
-        .cpu = on_cpu0,
-        .nprocs = 2,
-        .slice = SLICE,
-        .sleep_cpu = 100 * US,
-        .tick = 1,
-        .seed = 1,
-    };
-    struct ts_sched *s = NULL;
-    CHECK_EQ(ts_sched_create(&s, &c), 0);
+    struct ts_sched_config c = config(1, on_cpu0, 2);
+    c.sleep_cpu = 100 * US;
+    struct ts_sched *s = create(&c);
     CHECK_EQ(ts_sched_gate(s, 0, 0), 0);
     CHECK_EQ(ts_sched_gate(s, 1, SLICE), SLICE);
     ts_sched_wait_begin(s, 1, SLICE, 0, TS_SCHED_SLEEP);
@@ -219,19 +218,9 @@ static void test_wakeup_preempts(void)
 static struct ts_sched *make_at(unsigned ncpus, const unsigned *cpu, unsigned nprocs,
                                 ts_ps wake_latency)
 {
-    struct ts_sched_config c = {
-        .ncpus = ncpus,
-        .cpu = cpu,
-        .nprocs = nprocs,
-        .slice = SLICE,
-        .wake_latency = wake_latency,
-        .wake_latency_busy = wake_latency,
-        .tick = 1,
-        .seed = 1,
-    };
-    struct ts_sched *s = NULL;
-    CHECK_EQ(ts_sched_create(&s, &c), 0);
-    return s;
+    struct ts_sched_config c = config(ncpus, cpu, nprocs);
+    c.wake_latency = c.wake_latency_busy = wake_latency;
+    return create(&c);
 }
 
 /* A woken task is placed and weighed against the task running when it
@@ -367,20 +356,12 @@ static unsigned affine_wakee_cpu(ts_ps late)
 {
     static const unsigned one_busy_each[2] = {1, 1};
     static const unsigned split[2] = {0, 1};
-    struct ts_sched_config c = {
-        .ncpus = 2,
-        .noise = one_busy_each,
-        .cpu = split,
-        .nprocs = 2,
-        .unbound = true,
-        .slice = SLICE,
-        .wake_latency = 16 * US,
-        .wake_latency_busy = 16 * US,
-        .tick = 4000 * US,
-        .seed = 1,
-    };
-    struct ts_sched *s = NULL;
-    CHECK_EQ(ts_sched_create(&s, &c), 0);
+    struct ts_sched_config c = config(2, split, 2);
+    c.noise = one_busy_each;
+    c.unbound = true;
+    c.wake_latency = c.wake_latency_busy = 16 * US;
+    c.tick = 4000 * US;
+    struct ts_sched *s = create(&c);
     ts_sched_wait_begin(s, 0, 0, 0, TS_SCHED_SLEEP);
     ts_sched_wait_begin(s, 1, 0, 0, TS_SCHED_SLEEP);
     CHECK(ts_sched_asleep(s, 0, late) && ts_sched_asleep(s, 1, late));
@@ -484,18 +465,11 @@ static void test_brief_sleeper_gets_its_share(void)
 static struct ts_sched *make_balanced(const unsigned noise[2])
 {
     static const unsigned on_cpu0[1] = {0};
-    struct ts_sched_config c = {
-        .ncpus = 2,
-        .noise = noise,
-        .cpu = on_cpu0,
-        .nprocs = 1,
-        .slice = SLICE,
-        .tick = 4000 * US,
-        .seed = 1,
-        .balance = true,
-    };
-    struct ts_sched *s = NULL;
-    CHECK_EQ(ts_sched_create(&s, &c), 0);
+    struct ts_sched_config c = config(2, on_cpu0, 1);
+    c.noise = noise;
+    c.tick = 4000 * US;
+    c.balance = true;
+    struct ts_sched *s = create(&c);
     ts_sched_done(s, 0, 0);
     return s;
 }
@@ -577,18 +551,11 @@ static void test_within_imbalance_pct(void)
 static void test_created_in_turn(void)
 {
     static const unsigned on_cpu0[2] = {0, 0};
-    struct ts_sched_config c = {
-        .ncpus = 1,
-        .cpu = on_cpu0,
-        .nprocs = 2,
-        .slice = SLICE,
-        .tick = 4000 * US,
-        .seed = 1,
-        .create_first = 1,
-        .create_every = 10 * US,
-    };
-    struct ts_sched *s = NULL;
-    CHECK_EQ(ts_sched_create(&s, &c), 0);
+    struct ts_sched_config c = config(1, on_cpu0, 2);
+    c.tick = 4000 * US;
+    c.create_first = 1;
+    c.create_every = 10 * US;
+    struct ts_sched *s = create(&c);
     CHECK_EQ(ts_sched_created(s, 0), 1);
     CHECK_EQ(ts_sched_created(s, 1), 1 + 10 * US);
     CHECK_EQ(ts_sched_gate(s, 0, 1), 1);
