@@ -412,7 +412,7 @@ static void pick(struct ts_sched *s, unsigned k, ts_ps at)
             CONSIDER(s->procs[p].vruntime, s->procs[p].deadline, PROC, (unsigned)p);
     for (unsigned j = 0; j < cpu->nnoise; j++)
         CONSIDER(cpu->noise_vruntime[j], cpu->noise_deadline[j], NOISE, j);
-    if (kind == IDLE) { /* none eligible: tasks on their way in still count in the mean */
+    if (kind == IDLE) { /* none eligible: a yielder, giving way to any other, counts in the mean */
         mean = NEVER;
         for (int p = cpu->first; p >= 0; p = s->procs[p].next)
             if (candidate(&s->procs[p], at))
@@ -449,7 +449,9 @@ static void pick(struct ts_sched *s, unsigned k, ts_ps at)
 }
 
 /* The mean virtual time of CPU k's runnable tasks, participant `except`
- * left out (EEVDF's V, equal weights); *count of them. */
+ * left out (EEVDF's V, equal weights); *count of them. A woken or new
+ * participant counts from its arrival, when it is placed: before, it is
+ * on its way, on no run queue. */
 static ts_ps mean_vruntime(const struct ts_sched *s, unsigned k, int except, unsigned *count)
 {
     const struct scpu *cpu = &s->cpus[k];
@@ -459,7 +461,7 @@ static ts_ps mean_vruntime(const struct ts_sched *s, unsigned k, int except, uns
         sum += cpu->noise_vruntime[j];
     for (int p = cpu->first; p >= 0; p = s->procs[p].next) {
         const struct sproc *q = &s->procs[p];
-        if (p != except && q->state != SLEEP && q->state != DONE) {
+        if (p != except && q->state != SLEEP && q->state != DONE && !q->pending) {
             sum += q->vruntime;
             n++;
         }

@@ -283,6 +283,37 @@ static void test_local_wake_queued_at_once(void)
     ts_sched_destroy(s);
 }
 
+/* A woken task is on no run queue until it arrives: it does not count in
+ * the mean its CPU's others are weighed by meanwhile. Three participants
+ * on one CPU, no costs, a wake-up latency of 50 us. p0 runs [0, S); p1
+ * takes the CPU at S and sleeps at once (lag S/3); p2 runs from S. p1 is
+ * woken at S + 100 us (arriving at S + 150 us); p2 sleeps at S + 120 us,
+ * its lag the mean of p0 and itself only, (S + 120 us) / 2, less its
+ * 120 us: S/2 - 60 us. p1 arrives, placed at p0's S + 30 us less 2S/3,
+ * S/3 + 30 us, and runs. p2, woken at S + 200 us, arrives at S + 250 us
+ * and is placed at the mean of p0 (S + 30 us) and p1 (S/3 + 130 us) less
+ * its lag inflated by 3/2: 86.67 us. (With p1 counted at its old virtual
+ * time 0 while on its way, p2's lag would be S/3 - 80 us, and p2 placed
+ * at 366.67 us.) */
+static void test_on_its_way_not_in_the_mean(void)
+{
+    struct ts_sched *s = make(3, NULL, 0, 50 * US);
+    CHECK_EQ(ts_sched_gate(s, 0, 0), 0);
+    CHECK_EQ(ts_sched_gate(s, 1, SLICE), SLICE);
+    ts_sched_wait_begin(s, 1, SLICE, 0, TS_SCHED_SLEEP);
+    CHECK_EQ(ts_sched_gate(s, 2, SLICE), SLICE);
+    ts_ps ready;
+    ts_sched_wake(s, 1, SLICE + 100 * US, -1, &ready);
+    CHECK_EQ(ready, SLICE + 150 * US);
+    ts_sched_wait_begin(s, 2, SLICE + 120 * US, 0, TS_SCHED_SLEEP);
+    CHECK_EQ(ts_sched_gate(s, 1, ready), SLICE + 150 * US);
+    ts_sched_wake(s, 2, SLICE + 200 * US, -1, &ready);
+    CHECK_EQ(ts_sched_gate(s, 1, ready), ready);
+    /* 746666667 - 660000000 ps: S/3 rounded down in ps */
+    CHECK(llabs(ts_sched_vruntime(s, 2) - 86666667) <= 2);
+    ts_sched_destroy(s);
+}
+
 /* EEVDF's choice and its slice, in virtual time. p0 (a sleeper) and the
  * busy p1 and p2 on CPU 0, a waker p3 on CPU 1; no costs. p0 sleeps at
  * once, with lag 0. p1 runs [0, S), p2 [S, 2S) (each reaching its
@@ -575,6 +606,7 @@ int main(void)
     test_wakeup_preempts();
     test_weighed_on_arrival();
     test_local_wake_queued_at_once();
+    test_on_its_way_not_in_the_mean();
     test_deadline_and_what_is_left_of_a_slice();
     test_broadcast_to_idle_cpus();
     test_wake_affine();
