@@ -172,9 +172,7 @@ static int wake_other_cpu(unsigned rounds, unsigned busy, uint64_t *call, uint64
 }
 
 /* Two threads on one CPU passing the turn: a round trip is two wake-ups
- * and two switches. The waker's FUTEX_WAKE of a sleeper of its own CPU
- * is timed too (wake_call): it only queues the sleeper there, with no
- * interrupt to another CPU (docs/model.md section 9, "wake-call-local"). */
+ * and two switches. */
 struct pingpong {
     _Atomic uint32_t turn;
     unsigned rounds;
@@ -193,6 +191,10 @@ static void *ponger(void *arg)
     return NULL;
 }
 
+/* Into half_trip, or, in a pass of its own so that its clock reads stay
+ * out of the half trips, into wake_call: the waker's FUTEX_WAKE of a
+ * sleeper of its own CPU, which only queues the sleeper there, with no
+ * interrupt to another CPU (docs/model.md section 9, "wake-call-local"). */
 static int same_cpu_switch(unsigned rounds, uint64_t *half_trip, uint64_t *wake_call)
 {
     struct pingpong p = {.rounds = rounds};
@@ -203,12 +205,17 @@ static int same_cpu_switch(unsigned rounds, uint64_t *half_trip, uint64_t *wake_
     for (unsigned r = 0; r < rounds; r++) {
         uint64_t t0 = now_ns();
         atomic_store_explicit(&p.turn, 2 * r + 1, memory_order_release);
-        uint64_t w0 = now_ns();
-        futex(&p.turn, FUTEX_WAKE, 1);
-        wake_call[r] = now_ns() - w0;
+        if (wake_call) {
+            uint64_t w0 = now_ns();
+            futex(&p.turn, FUTEX_WAKE, 1);
+            wake_call[r] = now_ns() - w0;
+        } else {
+            futex(&p.turn, FUTEX_WAKE, 1);
+        }
         while (atomic_load_explicit(&p.turn, memory_order_acquire) != 2 * r + 2)
             futex(&p.turn, FUTEX_WAIT, 2 * r + 1);
-        half_trip[r] = (now_ns() - t0) / 2;
+        if (half_trip)
+            half_trip[r] = (now_ns() - t0) / 2;
     }
     pthread_join(t, NULL);
     return 0;
@@ -619,7 +626,7 @@ int main(int argc, char **argv)
     if (wake_other_cpu(wake_rounds, 1, a, b, &sleeper_cpu_busy) < 0)
         return 1;
     double wake_busy = median(a, wake_rounds), wake_latency_busy = median(b, wake_rounds);
-    if (same_cpu_switch(rounds, a, b) < 0)
+    if (same_cpu_switch(rounds, a, NULL) < 0 || same_cpu_switch(rounds, NULL, b) < 0)
         return 1;
     double switch_ns = median(a, rounds), wake_local = median(b, rounds);
     uint64_t busy_run_ns;
