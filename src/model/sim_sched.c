@@ -91,6 +91,7 @@ static ts_ps max_ps(ts_ps a, ts_ps b)
     return a > b ? a : b;
 }
 
+/* The virtual time of CPU k's running task (not IDLE), and its deadline. */
 static ts_ps *holder_vruntime(struct ts_sched *s, struct scpu *cpu)
 {
     return cpu->kind == PROC ? &s->procs[cpu->holder].vruntime : &cpu->noise_vruntime[cpu->holder];
@@ -275,7 +276,6 @@ void ts_sched_stats(const struct ts_sched *s, struct ts_sched_stats *out)
     *out = s->stats;
 }
 
-/* The virtual time of CPU k's running task (not IDLE). */
 /* The holder's virtual time grows by the CPU time it had until `at`. */
 static void charge(struct ts_sched *s, struct scpu *cpu, ts_ps at)
 {
@@ -407,13 +407,9 @@ static void pick(struct ts_sched *s, unsigned k, ts_ps at)
             best_was = was_it;                                                        \
         }                                                                             \
     } while (0)
-    for (int p = cpu->first; p >= 0; p = s->procs[p].next)
-        if (candidate(&s->procs[p], at))
-            CONSIDER(s->procs[p].vruntime, s->procs[p].deadline, PROC, (unsigned)p);
-    for (unsigned j = 0; j < cpu->nnoise; j++)
-        CONSIDER(cpu->noise_vruntime[j], cpu->noise_deadline[j], NOISE, j);
-    if (kind == IDLE) { /* none eligible: a yielder, giving way to any other, counts in the mean */
-        mean = NEVER;
+    /* a second pass, every candidate eligible, when none was: a yielder,
+     * giving way to any other, still counts in the mean */
+    for (int pass = 0; pass < 2 && kind == IDLE; pass++, mean = NEVER) {
         for (int p = cpu->first; p >= 0; p = s->procs[p].next)
             if (candidate(&s->procs[p], at))
                 CONSIDER(s->procs[p].vruntime, s->procs[p].deadline, PROC, (unsigned)p);
