@@ -225,29 +225,37 @@ static struct ts_sched *make_at(unsigned ncpus, const unsigned *cpu, unsigned np
 
 /* A woken task is placed and weighed against the task running when it
  * arrives on its run queue (its wake-up latency past), not at the waker's
- * call. p0 and p1 on CPU 0, p2 on CPU 1; no switch cost, a wake-up
- * latency of 50 us. p0 runs [0, S). At S p1 (virtual time 0) takes the
- * CPU and sleeps at once, with lag S/2 (the mean of S and 0). p0 runs
- * from S. p2, on its own CPU, wakes p1 at S + 100 us, which arrives at
- * S + 150 us and is placed: at p0's S + 150 us less S/2 inflated by 2/1,
- * 150 us. p0 is past the mean of the two, and p1 runs at once. (Placed at
- * the call, at p0's S + 100 us less S, it would be at 100 us: the
- * latency, in which p0 ran, would be 50 us of credit it never earned.) */
+ * call. p0, p1 and p2 on CPU 0, the waker p3 on CPU 1; no switch cost, a
+ * wake-up latency of 50 us. p0 (busy, never sleeps) runs [0, S). At S p1
+ * (virtual time 0) takes the CPU and sleeps at once, with lag S/3 (the
+ * mean of S, 0, 0). p2 runs from S; at S + 100 us p3 wakes p1. p2 sleeps
+ * at S + 120 us, before p1 arrives: the CPU takes p0, the only one there.
+ * At S + 150 us p1 arrives and is placed: p0 (S + 30 us) is the only
+ * other runnable task, so at S + 30 us less S/3 inflated by 2/1: S/3 +
+ * 30 us. (Placed at the call, at the mean of p0 and p2, (S + 100 us) / 2,
+ * less S/3 inflated by 3/2, it would be at 50 us: the latency, in which
+ * others ran, would be S/3 - 20 us of credit it never earned.) p0 is past
+ * the mean of the two, and p1 runs at once. (Weighed at the waker's call,
+ * against p2, eligible then, p1 would not preempt, would miss the choice
+ * at S + 120 us and would wait for p0's slice to end, 2S + 120 us.) */
 static void test_weighed_on_arrival(void)
 {
-    static const unsigned cpu[3] = {0, 0, 1};
-    struct ts_sched *s = make_at(2, cpu, 3, 50 * US);
+    static const unsigned cpu[4] = {0, 0, 0, 1};
+    struct ts_sched *s = make_at(2, cpu, 4, 50 * US);
     CHECK_EQ(ts_sched_gate(s, 0, 0), 0);
     CHECK_EQ(ts_sched_gate(s, 1, 0), SLICE);
     CHECK_EQ(ts_sched_gate(s, 1, SLICE), SLICE);
     ts_sched_wait_begin(s, 1, SLICE, 0, TS_SCHED_SLEEP);
-    CHECK(ts_sched_asleep(s, 1, SLICE));
     CHECK_EQ(ts_sched_gate(s, 2, SLICE), SLICE);
+    CHECK_EQ(ts_sched_gate(s, 3, SLICE + 100 * US), SLICE + 100 * US);
     ts_ps ready;
-    ts_sched_wake(s, 1, SLICE + 100 * US, 2, &ready);
+    ts_sched_wake(s, 1, SLICE + 100 * US, 3, &ready);
     CHECK_EQ(ready, SLICE + 150 * US);
+    ts_sched_wait_begin(s, 2, SLICE + 120 * US, 0, TS_SCHED_SLEEP);
+    CHECK(ts_sched_asleep(s, 2, SLICE + 120 * US));
     CHECK_EQ(ts_sched_gate(s, 1, ready), SLICE + 150 * US);
-    CHECK_EQ(ts_sched_vruntime(s, 1), 150 * US);
+    /* S/3 rounded down in ps, doubled */
+    CHECK(llabs(ts_sched_vruntime(s, 1) - (SLICE / 3 + 30 * US)) <= 2);
     ts_sched_destroy(s);
 }
 
