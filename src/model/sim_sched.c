@@ -56,9 +56,12 @@ struct sproc {
     ts_ps lag;       /* asleep: the CPU's mean virtual time minus its own */
     bool pending;    /* woken: its arrival not yet weighed against the running task */
     bool initial;    /* created, not yet placed: half a slice to its first deadline */
-    double load;     /* its PELT load (0..1, a nice-0 task's weight as 1) */
-    ts_ps load_at;   /* as of then */
-    ts_ps last_ran;  /* when it last left its CPU (the balancer's cache heat) */
+    /* asleep, and still on its CPU's run queue, competing: it slept while
+     * not eligible (DELAY_DEQUEUE, delayed_dequeue() below) */
+    bool delayed;
+    double load;    /* its PELT load (0..1, a nice-0 task's weight as 1) */
+    ts_ps load_at;  /* as of then */
+    ts_ps last_ran; /* when it last left its CPU (the balancer's cache heat) */
 };
 
 struct scpu {
@@ -142,7 +145,9 @@ static double load_at(const struct sproc *q, ts_ps t)
     if (t <= q->load_at)
         return q->load;
     double y = pelt_decay((uint64_t)((t - q->load_at) / US_PS));
-    return q->load * y + (runnable(q) ? 1 - y : 0);
+    /* a delayed sleeper is still on its run queue, and PELT counts its
+     * load as a queued task's (se->on_rq) */
+    return q->load * y + (runnable(q) || q->delayed ? 1 - y : 0);
 }
 
 /* Bring q's load to t: before each change of whether it is runnable. Its
@@ -356,7 +361,15 @@ static bool candidate(const struct sproc *q, ts_ps at)
     return (q->state == RUN || q->state == SPIN) && q->ready_at <= at;
 }
 
-static void place(struct ts_sched *s, unsigned k, unsigned p);
+/* A sleeper still queued (DELAY_DEQUEUE): the CPU's choice weighs it as
+ * any other task; chosen, it leaves instead of running. One woken and on
+ * its way is not: it is requeued when it arrives (join()). */
+static bool delayed_sleeper(const struct sproc *q)
+{
+    return q->delayed && q->state == SLEEP;
+}
+
+static void join(struct ts_sched *s, unsigned k, unsigned p);
 
 /* The participants woken onto CPU k that have arrived by `at` without
  * being weighed against a running task (their CPU idle, or choosing at
@@ -365,12 +378,13 @@ static void settle_arrivals(struct ts_sched *s, unsigned k, ts_ps at)
 {
     for (int p = s->cpus[k].first; p >= 0; p = s->procs[p].next)
         if (s->procs[p].pending && s->procs[p].state == RUN && s->procs[p].ready_at <= at) {
-            place(s, k, (unsigned)p);
+            join(s, k, (unsigned)p);
             s->procs[p].pending = false;
         }
 }
 
 static ts_ps mean_vruntime(const struct ts_sched *s, unsigned k, int except, unsigned *count);
+static void finish_delayed_dequeue(struct ts_sched *s, unsigned p, ts_ps at);
 
 /* The CPU chooses at `at` as EEVDF does (pick_eevdf): of the runnable
  * tasks whose virtual time is at most the mean (eligible: owed service),
@@ -389,12 +403,14 @@ static void pick(struct ts_sched *s, unsigned k, ts_ps at)
             *deadline = vruntime + s->c.slice;
     }
     unsigned n;
-    ts_ps mean = mean_vruntime(s, k, -1, &n);
     enum holder was_kind = cpu->kind;
     unsigned was = cpu->holder;
-    enum holder kind = IDLE;
-    unsigned who = 0;
-    ts_ps best = NEVER;
+    enum holder kind;
+    unsigned who;
+choose:
+    kind = IDLE;
+    who = 0;
+    ts_ps mean = mean_vruntime(s, k, -1, &n), best = NEVER;
     bool best_was = false;
 /* on a tie the task that was not running wins (its request came first) */
 #define CONSIDER(vr, dl, k, w)                                                        \
@@ -411,7 +427,7 @@ static void pick(struct ts_sched *s, unsigned k, ts_ps at)
      * giving way to any other, still counts in the mean */
     for (int pass = 0; pass < 2 && kind == IDLE; pass++, mean = NEVER) {
         for (int p = cpu->first; p >= 0; p = s->procs[p].next)
-            if (candidate(&s->procs[p], at))
+            if (candidate(&s->procs[p], at) || delayed_sleeper(&s->procs[p]))
                 CONSIDER(s->procs[p].vruntime, s->procs[p].deadline, PROC, (unsigned)p);
         for (unsigned j = 0; j < cpu->nnoise; j++)
             CONSIDER(cpu->noise_vruntime[j], cpu->noise_deadline[j], NOISE, j);
@@ -423,6 +439,12 @@ static void pick(struct ts_sched *s, unsigned k, ts_ps at)
                 CONSIDER(s->procs[p].vruntime, s->procs[p].deadline, PROC, (unsigned)p);
             }
 #undef CONSIDER
+    if (kind == PROC && delayed_sleeper(&s->procs[who])) {
+        /* pick_next_entity: a delayed sleeper chosen leaves the queue,
+         * and the CPU chooses again */
+        finish_delayed_dequeue(s, who, at);
+        goto choose;
+    }
     if (was_kind != IDLE && (kind != was_kind || who != was))
         mark_left(s, cpu, was_kind, was, at);
     cpu->kind = kind;
@@ -444,10 +466,11 @@ static void pick(struct ts_sched *s, unsigned k, ts_ps at)
         s->c.chosen(s->c.chosen_arg, who, cpu->since);
 }
 
-/* The mean virtual time of CPU k's runnable tasks, participant `except`
+/* The mean virtual time of CPU k's queued tasks, participant `except`
  * left out (EEVDF's V, equal weights); *count of them. A woken or new
  * participant counts from its arrival, when it is placed: before, it is
- * on its way, on no run queue. */
+ * on its way, on no run queue. A delayed sleeper counts until it leaves,
+ * woken or not: it never left. */
 static ts_ps mean_vruntime(const struct ts_sched *s, unsigned k, int except, unsigned *count)
 {
     const struct scpu *cpu = &s->cpus[k];
@@ -457,7 +480,7 @@ static ts_ps mean_vruntime(const struct ts_sched *s, unsigned k, int except, uns
         sum += cpu->noise_vruntime[j];
     for (int p = cpu->first; p >= 0; p = s->procs[p].next) {
         const struct sproc *q = &s->procs[p];
-        if (p != except && q->state != SLEEP && q->state != DONE && !q->pending) {
+        if (p != except && (q->delayed || (q->state != SLEEP && q->state != DONE && !q->pending))) {
             sum += q->vruntime;
             n++;
         }
@@ -478,6 +501,36 @@ static void keep_lag(struct ts_sched *s, unsigned k, unsigned p)
 {
     unsigned n;
     s->procs[p].lag = clamp_lag(s, mean_vruntime(s, k, -1, &n) - s->procs[p].vruntime);
+}
+
+/* Participant p, holding CPU k, goes to sleep at `at` (its time counted).
+ * Linux 6.12 and later (DELAY_DEQUEUE, on by default; dequeue_entity): a
+ * task not eligible then (its virtual time past the mean, itself counted)
+ * stays queued, competing until it is eligible, so that it cannot shed
+ * what it owes by sleeping; one eligible leaves with its lag (PLACE_LAG).
+ * Either way its load is brought to `at`: from then a delayed one's counts
+ * as queued, an other's as blocked. */
+static void go_to_sleep(struct ts_sched *s, unsigned k, unsigned p, ts_ps at)
+{
+    struct sproc *q = &s->procs[p];
+    unsigned n;
+    load_update(q, at);
+    q->delayed = q->vruntime > mean_vruntime(s, k, -1, &n);
+    if (!q->delayed)
+        keep_lag(s, k, p);
+    q->state = SLEEP;
+}
+
+/* Delayed sleeper p leaves CPU k's queue at `at`, chosen there while
+ * eligible (pick_next_entity, then finish_delayed_dequeue_entity): its lag
+ * is then at least 0, and DELAY_ZERO cuts it to 0, so that a sleep never
+ * earns credit; a later wake-up places it at the mean. */
+static void finish_delayed_dequeue(struct ts_sched *s, unsigned p, ts_ps at)
+{
+    struct sproc *q = &s->procs[p];
+    load_update(q, at);
+    q->delayed = false;
+    q->lag = 0;
 }
 
 /* Another task than the holder could run on the CPU at `at`. */
@@ -527,6 +580,26 @@ static void place(struct ts_sched *s, unsigned k, unsigned p)
     q->initial = false;
 }
 
+/* Woken participant p, arriving, takes its place in CPU k's queue. One
+ * that slept delayed never left it (requeue_delayed_entity): it keeps its
+ * virtual time and deadline while it still owes service, and is placed
+ * anew with no lag (DELAY_ZERO) when the others' time has caught up with
+ * it while it slept. Any other is placed with the lag it slept with. */
+static void join(struct ts_sched *s, unsigned k, unsigned p)
+{
+    struct sproc *q = &s->procs[p];
+    if (!q->delayed) {
+        place(s, k, p);
+        return;
+    }
+    q->delayed = false;
+    unsigned n;
+    if (clamp_lag(s, mean_vruntime(s, k, -1, &n) - q->vruntime) > 0) {
+        q->lag = 0;
+        place(s, k, p);
+    }
+}
+
 /* Woken participant p arrives on busy CPU k's run queue at `at`, and is
  * weighed against the running task there and then (Linux's
  * check_preempt_wakeup_fair, when the wake-up is enqueued: not at the
@@ -542,7 +615,7 @@ static void arrive(struct ts_sched *s, unsigned k, unsigned p, ts_ps at)
     s->procs[p].pending = false;
     account(s, cpu, at);
     unsigned n;
-    place(s, k, p);
+    join(s, k, p);
     ts_ps running = *holder_vruntime(s, cpu);
     ts_ps mean = mean_vruntime(s, k, -1, &n);
     if (cpu->kind == PROC && s->procs[cpu->holder].state == YIELDER)
@@ -592,9 +665,7 @@ static void advance(struct ts_sched *s, unsigned k, ts_ps t)
                  * task is charged, so the sleeper is charged it now, as
                  * its lag is taken (docs/model.md section 9) */
                 q->vruntime += s->c.sleep_cpu;
-                keep_lag(s, k, cpu->holder);
-                load_update(q, spent);
-                q->state = SLEEP;
+                go_to_sleep(s, k, cpu->holder, spent);
                 s->stats.sleeps++;
                 pick(s, k, spent);
             } else {
@@ -1024,7 +1095,11 @@ ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, int waker, ts_ps *r
     }
     s->stats.wakeups++;
     load_update(q, t); /* its blocked load, as it wakes */
-    unsigned k = wake_cpu(s, p, t, waker);
+    /* a delayed sleeper is still queued where it slept: the waker requeues
+     * it there (ttwu_runnable), no CPU is chosen; its CPU runs another
+     * task (else it would have left), and that one is told to choose
+     * (wakeup_preempt's interrupt) as a woken task is, across CPUs */
+    unsigned k = q->delayed ? q->cpu : wake_cpu(s, p, t, waker);
     bool local = waker >= 0 && s->procs[waker].cpu == k;
     if (local)
         /* woken onto its waker's own CPU: the waker enqueues it during its

@@ -13,7 +13,9 @@
  * wake_affine's loads say so; a slice ends at a timer tick, and a wake-up
  * past it chooses again; the CPU takes the eligible task of earliest
  * virtual deadline, and a task given its CPU back keeps what was left of
- * its slice; and so a task that sleeps briefly and often gets its fair
+ * its slice; a task that sleeps while not eligible stays queued, counted
+ * in the mean, until it is chosen or woken, and leaves or comes back with
+ * no credit (DELAY_DEQUEUE, DELAY_ZERO), where it slept; and so a task that sleeps briefly and often gets its fair
  * share beside a busy neighbour, not more. And the periodic balancer: an
  * idle CPU pulls a task when cache heat and failed turns allow; an
  * overloaded one pulls by load, a task's load halved per failed turn; CPUs
@@ -181,11 +183,12 @@ static void test_spin_keeps_its_end(void)
  * S/2 and is woken at 1.5 S; p0, past the mean, is preempted: p1 runs
  * from 1.5 S + the wake-up latency (16 us) + the switch (2 us).
  * Negative lag: p0 runs [0, S), p1 [S, 2S) (both at virtual time S), p0
- * wins the tie at 2S, runs to 2.5 S and sleeps, S/4 ahead (lag -S/4:
- * the mean 1.25 S less its 1.5 S). p1 runs from 2.5 S. p0 is woken at
- * 2.75 S: placed at p1's 1.25 S plus S/4 inflated twice, 1.75 S, behind
- * the mean (1.5 S) p1 is not past: p1 keeps the CPU to its slice's end,
- * 3.5 S, when p0 (1.75 S against p1's 2 S) takes it. */
+ * wins the tie at 2S, runs to 2.5 S and sleeps, S/4 ahead (the mean 1.25
+ * S less its 1.5 S): not eligible, it stays queued (test_delayed_dequeue).
+ * p1 runs from 2.5 S. p0 is woken at 2.75 S, still S/8 ahead of the mean
+ * (1.375 S), and requeued where it was, 1.5 S: p1, not past the mean,
+ * keeps the CPU to its slice's end, 3.5 S, when p0 (1.5 S against p1's
+ * 2 S) takes it. */
 static void test_wakeup_preempts(void)
 {
     const ts_ps sw = 2 * US, wake = 16 * US;
@@ -210,7 +213,7 @@ static void test_wakeup_preempts(void)
     CHECK_EQ(ts_sched_gate(s, 1, 2 * SLICE + SLICE / 2), 2 * SLICE + SLICE / 2);
     ts_sched_wake(s, 0, 2 * SLICE + 3 * SLICE / 4, -1, &ready);
     CHECK_EQ(ts_sched_gate(s, 0, ready), 3 * SLICE + SLICE / 2);
-    CHECK_EQ(ts_sched_vruntime(s, 0), SLICE + 3 * SLICE / 4);
+    CHECK_EQ(ts_sched_vruntime(s, 0), SLICE + SLICE / 2);
     ts_sched_destroy(s);
 }
 
@@ -353,6 +356,95 @@ static void test_deadline_and_what_is_left_of_a_slice(void)
     CHECK_EQ(ts_sched_gate(s, 1, ready), 3 * SLICE + SLICE / 5);
     CHECK_EQ(ts_sched_gate(s, 0, 3 * SLICE + SLICE / 5), 4 * SLICE);
     ts_sched_destroy(s);
+}
+
+/* DELAY_DEQUEUE and DELAY_ZERO (Linux 6.12 on). p0 and p1 on one CPU, no
+ * costs. p0 runs [0, S/2) and sleeps there, at virtual time S/2 past the
+ * mean S/4: not eligible, so it stays queued at S/2 (deadline S). p1 runs
+ * from S/2, its slice to 1.5 S. Woken at 0.75 S, p0's lag is the mean of
+ * S/2 and p1's S/4 less S/2, -S/8: still owing, it is requeued where it
+ * is, S/2. Woken at 1.25 S instead, the mean (S/2 and 0.75 S) has passed
+ * it: lag S/8 > 0, placed anew with none, at 0.75 S (deadline 1.75 S).
+ * Either way p1 keeps its slice and p0 runs from 1.5 S. (Kept at the lag
+ * it slept with, -S/4, p0 would come back at 0.75 S and at 1.25 S: p1's
+ * virtual time plus twice S/4; from the second, it would wait behind all
+ * of p1's next slice, to 2.5 S. Requeued without the new placement it
+ * would stay at S/2; placed anew at the first, at p1's S/4.) */
+static void test_delayed_dequeue(void)
+{
+    static const ts_ps woken[2] = {SLICE / 4 * 3, SLICE / 4 * 5};
+    static const ts_ps vruntime[2] = {SLICE / 2, SLICE / 4 * 3};
+    for (int i = 0; i < 2; i++) {
+        struct ts_sched *s = make(2, NULL, 0, 0);
+        CHECK_EQ(ts_sched_gate(s, 0, 0), 0);
+        CHECK_EQ(ts_sched_gate(s, 1, 0), SLICE);
+        ts_sched_wait_begin(s, 0, SLICE / 2, 0, TS_SCHED_SLEEP);
+        CHECK(ts_sched_asleep(s, 0, SLICE / 2));
+        CHECK_EQ(ts_sched_gate(s, 1, SLICE / 2), SLICE / 2);
+        ts_ps ready = -1;
+        ts_sched_wake(s, 0, woken[i], -1, &ready);
+        CHECK_EQ(ready, woken[i]);
+        CHECK_EQ(ts_sched_gate(s, 0, ready), SLICE + SLICE / 2);
+        CHECK_EQ(ts_sched_vruntime(s, 0), vruntime[i]);
+        ts_sched_destroy(s);
+    }
+}
+
+/* A delayed sleeper still counts in its CPU's mean. p0, p1, p2 on one
+ * CPU, no costs. p0 runs first and sleeps at once, level with the others
+ * (lag 0). p1 runs [0, S/2) and sleeps at S/2, past the mean S/4 (of its
+ * S/2 and p2's 0): delayed. p2 runs from S/2. Woken at 0.75 S, p0 is
+ * placed at the mean of the queued others, p1's S/2 and p2's S/4: 3S/8,
+ * and p2, not past the new mean, keeps the CPU to the end of its slice,
+ * 1.5 S (virtual S); then the CPU takes p1 (eligible, deadline S), which
+ * leaves, and then p0 (deadline 1.375 S), which runs. (With p1 out of the mean, p0 would
+ * be placed at p2's S/4.) */
+static void test_delayed_counts_in_the_mean(void)
+{
+    struct ts_sched *s = make(3, NULL, 0, 0);
+    CHECK_EQ(ts_sched_gate(s, 0, 0), 0);
+    ts_sched_wait_begin(s, 0, 0, 0, TS_SCHED_SLEEP);
+    CHECK_EQ(ts_sched_gate(s, 1, 0), 0);
+    ts_sched_wait_begin(s, 1, SLICE / 2, 0, TS_SCHED_SLEEP);
+    CHECK_EQ(ts_sched_gate(s, 2, SLICE / 2), SLICE / 2);
+    ts_ps ready = -1;
+    ts_sched_wake(s, 0, SLICE / 4 * 3, -1, &ready);
+    CHECK_EQ(ts_sched_gate(s, 0, ready), SLICE + SLICE / 2);
+    CHECK_EQ(ts_sched_vruntime(s, 0), SLICE / 8 * 3);
+    CHECK(ts_sched_asleep(s, 1, SLICE + SLICE / 2));
+    ts_sched_destroy(s);
+}
+
+/* A delayed sleeper chosen leaves its queue with no lag (DELAY_ZERO), and
+ * only then is it a sleeper that a wake-up may move. Unbound: p0 and p1
+ * on CPU 0, the waker p2 on CPU 1, CPU 2 idle; no costs. p0 sleeps
+ * delayed at S/2 (as above); p2 wakes it at 0.75 S: it is still queued
+ * on CPU 0 and stays there, though CPU 2 is idle. Not woken, p0 is chosen
+ * at 1.5 S, when p1's slice ends (p0 eligible, deadline S): it leaves
+ * with its lag, S/4, cut to 0, and p1 goes on with a new slice, to 2.5 S.
+ * Woken by p2 at 2 S it goes to idle CPU 2, where it runs at once, placed
+ * with no lag. (Kept at S/4 and woken on CPU 0, it would have preempted
+ * p1 at 2 S.) Bound, woken at 2 S, it stays on CPU 0 and runs at 2.5 S. */
+static void test_delayed_sleeper_stays_queued(void)
+{
+    static const unsigned cpu[3] = {0, 0, 1};
+    for (int i = 0; i < 3; i++) {
+        struct ts_sched_config c = config(3, cpu, 3);
+        c.unbound = i < 2;
+        struct ts_sched *s = create(&c);
+        CHECK_EQ(ts_sched_gate(s, 0, 0), 0);
+        CHECK_EQ(ts_sched_gate(s, 2, 0), 0);
+        ts_sched_wait_begin(s, 0, SLICE / 2, 0, TS_SCHED_SLEEP);
+        CHECK_EQ(ts_sched_gate(s, 1, SLICE / 2), SLICE / 2);
+        ts_ps at = i == 0 ? SLICE / 4 * 3 : 2 * SLICE, ready = -1;
+        CHECK_EQ(ts_sched_gate(s, 2, at), at);
+        ts_sched_wake(s, 0, at, 2, &ready);
+        CHECK_EQ(ts_sched_cpu(s, 0), i == 1 ? 2u : 0u);
+        CHECK_EQ(ts_sched_gate(s, 0, ready), i == 0   ? SLICE + SLICE / 2
+                                             : i == 1 ? at
+                                                      : 2 * SLICE + SLICE / 2);
+        ts_sched_destroy(s);
+    }
 }
 
 /* A futex broadcast wakes N sleepers onto N idle CPUs in one step: four
@@ -616,6 +708,9 @@ int main(void)
     test_local_wake_queued_at_once();
     test_on_its_way_not_in_the_mean();
     test_deadline_and_what_is_left_of_a_slice();
+    test_delayed_dequeue();
+    test_delayed_counts_in_the_mean();
+    test_delayed_sleeper_stays_queued();
     test_broadcast_to_idle_cpus();
     test_wake_affine();
     test_tick();
