@@ -36,19 +36,9 @@ if [ -n "$build" ]; then
     sim=$build/tools/topsync-sim
     [ -x "$sim" ] || { echo "runqueue_wait.sh: no $sim (build first)" >&2; exit 2; }
 fi
-T=/sys/kernel/tracing
-if [ -n "$trace" ]; then
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "SKIPPED: runqueue_wait.sh --trace needs root (tracefs)"
-        exit 77
-    fi
-    [ -d $T/events ] || mount -t tracefs nodev $T 2>/dev/null || true
-    if [ ! -d $T/events/sched/sched_switch ]; then
-        echo "SKIPPED: no sched_switch event in $T (tracefs not available here)"
-        exit 77
-    fi
-fi
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/tracefs.sh"
+[ -z "$trace" ] || tracefs_ready "runqueue_wait.sh --trace" sched_wakeup sched_switch
 bin=$(mktemp -d "${TMPDIR:-/tmp}/topsync-rqwait.XXXXXX")
 trace_off() {
     echo 0 > $T/tracing_on

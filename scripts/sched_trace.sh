@@ -39,17 +39,9 @@ case $comms in
     exit 2
     ;;
 esac
-T=/sys/kernel/tracing
-if [ "$(id -u)" -ne 0 ]; then
-    echo "SKIPPED: sched_trace.sh needs root (tracefs)"
-    exit 77
-fi
-[ -d $T/events ] || mount -t tracefs nodev $T 2>/dev/null
+. "$(dirname "$0")/tracefs.sh"
+tracefs_ready sched_trace.sh sched_migrate_task
 E=$T/events/sched/sched_migrate_task
-if [ ! -d $E ]; then
-    echo "SKIPPED: no sched_migrate_task event in $T (tracefs not available here)"
-    exit 77
-fi
 out=$(mktemp)
 stop() {
     echo 0 > $T/tracing_on
