@@ -3,7 +3,7 @@
 
 usage: sched_validate.py BUILD_DIR [--np LIST] [--bind core|none] [--reps R]
                          [--run-ms MS] [--episodes E] [--measured FILE]
-                         [--os-ns LIST]
+                         [--os-ns LIST] [--placement P:NOISE_ON:START_ON ...]
 
 For each P of LIST (default 2,4,8): R times (default 3), measure every
 algorithm and glibc's barrier with P threads beside P busy processes
@@ -23,6 +23,14 @@ two versions of the model can be checked against the same runs.
 --os-ns LIST passes the scheduler's costs to topsync-sim (its --os-ns):
 those that topsync-bench-sched-costs measured the same day as the runs,
 for this VM's costs change from day to day (docs/model.md section 9).
+
+--placement P:NOISE_ON:START_ON (repeatable) predicts P's runs with the
+busy processes and the threads where a trace of the same command found
+them (topsync-sim --noise-on NOISE_ON --start-on START_ON; e.g.
+4:3,1:0,0,0,0: three busy processes on CPU 0, one on CPU 1, every thread
+created on CPU 0) instead of in turn: where this VM's kernel puts them is
+not Linux's rule (docs/model.md section 9, "The start the kernel gives
+them").
 """
 import json
 import math
@@ -41,7 +49,7 @@ ALGORITHMS = ["sense-reversing", "sense-reversing-counter", "sense-reversing-gr"
 
 def parse(argv):
     opts = {"np": [2, 4, 8], "bind": "none", "reps": 3, "run_ms": 250, "episodes": 50000,
-            "measured": None, "os_ns": None}
+            "measured": None, "os_ns": None, "placement": {}}
     if len(argv) < 2 or argv[1].startswith("-"):
         sys.exit(__doc__)
     build, i = argv[1], 2
@@ -63,13 +71,21 @@ def parse(argv):
                 opts["measured"] = value
             elif key == "--os-ns":
                 opts["os_ns"] = value
+            elif key == "--placement":
+                p, noise_on, start_on = value.split(":")
+                noise = [int(v) for v in noise_on.split(",")]
+                start = [int(v) for v in start_on.split(",")]
+                if int(p) < 1 or sum(noise) != int(p) or len(start) != int(p) or \
+                        min(noise + start) < 0:
+                    raise ValueError
+                opts["placement"][int(p)] = (noise_on, start_on)
             elif key in ("--reps", "--run-ms", "--episodes"):
                 opts[key[2:].replace("-", "_")] = int(value)
                 if int(value) < 1:
                     raise ValueError
             else:
                 sys.exit(f"sched_validate.py: unknown option {key}; valid: --np, --bind, --reps, "
-                         "--run-ms, --episodes, --measured, --os-ns")
+                         "--run-ms, --episodes, --measured, --os-ns, --placement")
         except ValueError:
             sys.exit(f"sched_validate.py: {key} '{value}' is not valid")
         i += 2
@@ -135,6 +151,9 @@ def predict(build, p, opts):
         cmd += ["--algorithm", a]
     if opts["os_ns"]:
         cmd += ["--os-ns", opts["os_ns"]]
+    if p in opts["placement"]:
+        noise_on, start_on = opts["placement"][p]
+        cmd += ["--noise-on", noise_on, "--start-on", start_on]
     result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode:
         sys.exit(f"sched_validate.py: topsync-sim failed: {result.stderr.strip()}")
@@ -162,6 +181,10 @@ def main(argv):
         predicted = predict(build, p, opts)
         names = [n for n in ALGORITHMS + ["peer:glibc"] if n in measured and n in predicted]
         print(f"## P = {p}\n")
+        if p in opts["placement"]:
+            print(f"Predicted with the busy processes and threads placed as traced: "
+                  f"--noise-on {opts['placement'][p][0]} --start-on "
+                  f"{opts['placement'][p][1]}.\n")
         print("| algorithm | measured ns (median; range) | predicted ns | predicted / measured |")
         print("|---|---:|---:|---:|")
         ratios = []
@@ -175,8 +198,13 @@ def main(argv):
                                                         for n in names])
         geo = math.exp(statistics.mean(math.log(r) for r in ratios)) if ratios else float("nan")
         within = sum(0.5 <= r <= 2 for r in ratios)
+        # where the commands' runs fall into two modes (the threads on a
+        # CPU of one or of three busy processes), a median is either mode:
+        # whether the prediction lies among the commands' own runs
+        inside = sum(min(measured[n]) <= predicted[n] <= max(measured[n]) for n in names)
         print(f"\nSpearman (predicted, measured) over {len(names)}: {rho:.2f}; "
-              f"geometric mean of predicted / measured: {geo:.2f}; within 2x: {within}\n")
+              f"geometric mean of predicted / measured: {geo:.2f}; within 2x: {within}; "
+              f"inside the range of the commands' runs: {inside}\n")
         self_check = against_itself(measured, names)
         if self_check:
             print(f"The measurement against itself (the median of its odd commands against "

@@ -59,7 +59,8 @@ static void usage(FILE *f)
         "usage: topsync-sim barrier [MACHINE] --np N [--map-by core|numa|socket]\n"
         "                   --algorithm NAME|all [--algorithm NAME ...] [--episodes E]\n"
         "                   [--warmup W] [--run-ms MS] [--seed S] [--wait spin|yield|block]\n"
-        "                   [--noise K] [--bind core|none] [--os-ns LIST]\n"
+        "                   [--noise K] [--noise-on LIST] [--start-on LIST]\n"
+        "                   [--bind core|none] [--os-ns LIST]\n"
         "                   [--json] [--output FILE.json]\n"
         "       topsync-sim levels [MACHINE] [--json]\n"
         "       topsync-sim table [MACHINE]\n"
@@ -99,6 +100,11 @@ static void usage(FILE *f)
         "  --wait POLICY         wait policy of the simulated barrier (default spin)\n"
         "  --noise K             K busy neighbour tasks, one per PU in turn (docs/model.md\n"
         "                        section 9: the OS scheduler then runs; default 0)\n"
+        "  --noise-on LIST       where the busy neighbours run, instead: N,N,... per PU in OS\n"
+        "                        order (e.g. 3,1: three on PU 0, one on PU 1), as traced on\n"
+        "                        the machine (docs/model.md section 9)\n"
+        "  --start-on LIST       with --bind none: the PU each participant starts on, one\n"
+        "                        per participant (e.g. 0,0,0,0), instead of in turn\n"
         "  --bind WHAT           core: each participant on its PU (default); none: unbound,\n"
         "                        a woken participant moves to an idle PU (scheduler on)\n"
         "  --os-ns LIST          the scheduler's costs, e.g. slice=3000000,wake-latency=5000\n"
@@ -169,6 +175,35 @@ static int parse_os_ns(const char *arg, topsync_sim_options_t *so)
 }
 
 static int parse_u64(const char *s, unsigned long long *out, unsigned long long min,
+                     unsigned long long max);
+
+/* "3,1" into out[], at most `most` items each at most `max`; no empty
+ * item. */
+static int parse_uint_list(const char *arg, unsigned *out, unsigned most, unsigned max,
+                           unsigned *count)
+{
+    char item[24];
+    unsigned n = 0;
+    for (const char *at = arg;; n++) {
+        const char *comma = strchr(at, ',');
+        size_t len = comma ? (size_t)(comma - at) : strlen(at);
+        unsigned long long v;
+        if (n == most || !len || len >= sizeof item)
+            return -1;
+        memcpy(item, at, len);
+        item[len] = 0;
+        if (parse_u64(item, &v, 0, max))
+            return -1;
+        out[n] = (unsigned)v;
+        if (!comma)
+            break;
+        at = comma + 1;
+    }
+    *count = n + 1;
+    return 0;
+}
+
+static int parse_u64(const char *s, unsigned long long *out, unsigned long long min,
                      unsigned long long max)
 {
     char *end;
@@ -227,6 +262,15 @@ static void free_machine(struct machine *m)
 
 /* ---------------------------------------------------------------------- */
 
+/* ", \"KEY\": [v, ...]", or null when v is NULL */
+static void print_json_list(FILE *f, const char *key, const unsigned *v, unsigned n)
+{
+    fprintf(f, ", \"%s\": %s", key, v ? "[" : "null");
+    for (unsigned i = 0; v && i < n; i++)
+        fprintf(f, "%s%u", i ? ", " : "", v[i]);
+    fprintf(f, "%s", v ? "]" : "");
+}
+
 struct record {
     const char *algorithm;
     topsync_sim_result_t result;
@@ -247,13 +291,16 @@ static void print_json(FILE *f, const struct record *recs, size_t nrec, unsigned
                 "\"events\": %llu, \"seed\": %llu, \"sim_seconds\": %.3f, "
                 "\"mlp\": %u, \"bind\": \"%s\", \"noise\": %u, \"sleeps\": %llu, "
                 "\"wakeups\": %llu, \"switches\": %llu, \"migrations\": %llu, "
-                "\"runqueue_wait_ns\": %.1f, \"model\": \"",
+                "\"runqueue_wait_ns\": %.1f",
                 recs[i].algorithm, np, r->wait, r->latency_ns, (unsigned long long)r->episodes,
                 r->latency_ns, r->resolved, map_by, r->fastest_ns, (unsigned long long)r->events,
                 seed, recs[i].seconds, r->mlp, so->unbound ? "none" : "core", so->noise,
                 (unsigned long long)r->sleeps, (unsigned long long)r->wakeups,
                 (unsigned long long)r->switches, (unsigned long long)r->migrations,
                 r->runqueue_wait_ns);
+        print_json_list(f, "noise_on", so->noise_on, so->noise_on_count);
+        print_json_list(f, "start_on", so->start_on, so->start_on_count);
+        fprintf(f, ", \"model\": \"");
         for (const char *c = topsync_model_describe(m->model); *c; c++)
             fprintf(f, *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
         fprintf(f, "\"}%s\n", i + 1 < nrec ? "," : "");
@@ -382,10 +429,12 @@ static int cmd_barrier(struct machine *m, unsigned np, const char *map_arg, cons
                                              "simulated as 1; see --mlp)");
         bool sched = so->noise || so->unbound || np > topsync_topology_ncores(m->topology);
         if (sched)
-            printf("scheduler: %u busy neighbour task%s, participants %s (docs/model.md "
+            printf("scheduler: %u busy neighbour task%s%s, participants %s%s (docs/model.md "
                    "section 9)\n\n",
                    so->noise, so->noise == 1 ? "" : "s",
-                   so->unbound ? "unbound" : "bound to their PUs");
+                   so->noise_on ? " where --noise-on puts them" : "",
+                   so->unbound ? "unbound" : "bound to their PUs",
+                   so->start_on ? ", starting where --start-on puts them" : "");
         printf("  %-24s %-28s %-6s %12s %12s %10s %8s%s\n", "algorithm", "resolved", "wait",
                "latency ns", "fastest ns", "events", "sim s",
                sched ? "   sleeps wake-ups switches" : "");
@@ -543,6 +592,7 @@ int main(int argc, char **argv)
     topsync_model_options_init(&m.options);
     topsync_sim_options_t so;
     topsync_sim_options_init(&so);
+    static unsigned noise_on[MAX_NP], start_on[MAX_NP]; /* --noise-on, --start-on */
     so.seed = 1;
     unsigned np = 0;
     const char *map_arg = "core", *output = NULL;
@@ -572,6 +622,8 @@ int main(int argc, char **argv)
         O_BIND,
         O_OS,
         O_RUN_MS,
+        O_NOISE_ON,
+        O_START_ON,
         O_JSON,
         O_OUT,
         O_HELP
@@ -597,6 +649,8 @@ int main(int argc, char **argv)
                                              {"noise", required_argument, 0, O_NOISE},
                                              {"bind", required_argument, 0, O_BIND},
                                              {"os-ns", required_argument, 0, O_OS},
+                                             {"noise-on", required_argument, 0, O_NOISE_ON},
+                                             {"start-on", required_argument, 0, O_START_ON},
                                              {"json", no_argument, 0, O_JSON},
                                              {"output", required_argument, 0, O_OUT},
                                              {"help", no_argument, 0, O_HELP},
@@ -748,6 +802,26 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
+        case O_NOISE_ON:
+            if (parse_uint_list(optarg, noise_on, MAX_NP, MAX_NP, &so.noise_on_count)) {
+                fprintf(stderr,
+                        "topsync-sim: --noise-on takes busy neighbours per PU in OS order, "
+                        "N,N,... (at most %u PUs, %u each), not '%s'\n",
+                        MAX_NP, MAX_NP, optarg);
+                return 2;
+            }
+            so.noise_on = noise_on;
+            break;
+        case O_START_ON:
+            if (parse_uint_list(optarg, start_on, MAX_NP, MAX_NP - 1, &so.start_on_count)) {
+                fprintf(stderr,
+                        "topsync-sim: --start-on takes the PU (OS index) each participant "
+                        "starts on, PU,PU,... (at most %u), not '%s'\n",
+                        MAX_NP, optarg);
+                return 2;
+            }
+            so.start_on = start_on;
+            break;
         case O_JSON: json = 1; break;
         case O_OUT: output = optarg; break;
         case 'h':
@@ -795,6 +869,29 @@ int main(int argc, char **argv)
     }
     if (so.fault && so.fault_rank >= np) {
         fprintf(stderr, "topsync-sim: --fault names participant %u of %u\n", so.fault_rank, np);
+        return 2;
+    }
+    if (so.noise_on) {
+        unsigned long placed = 0;
+        for (unsigned k = 0; k < so.noise_on_count; k++)
+            placed += so.noise_on[k];
+        if ((given & 1u << (O_NOISE - O_TOPO)) && placed != so.noise) {
+            fprintf(stderr, "topsync-sim: --noise-on places %lu busy neighbours, --noise %u\n",
+                    placed, so.noise);
+            return 2;
+        }
+        if (placed > MAX_NP) {
+            fprintf(stderr, "topsync-sim: --noise-on places %lu busy neighbours; at most %u\n",
+                    placed, MAX_NP);
+            return 2;
+        }
+        so.noise = (unsigned)placed;
+    }
+    if (so.start_on && (so.start_on_count != np || !so.unbound)) {
+        fprintf(stderr,
+                "topsync-sim: --start-on gives %u PUs; it needs one per participant (--np %u) "
+                "and --bind none\n",
+                so.start_on_count, np);
         return 2;
     }
     return cmd_barrier(&m, np, map_arg, names, nnames, &so, json, output);

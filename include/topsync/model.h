@@ -231,6 +231,19 @@ typedef struct topsync_sim_options {
      * there, with no interrupt to another PU, and the sleeper joins that
      * PU's run queue during the call, with no wake-up latency. */
     double wake_call_local_ns;
+    /*
+     * Where the busy neighbours and the unbound participants start, when
+     * the machine's placement is known (traced: docs/model.md section 9,
+     * "The start the kernel gives them"); NULL: in turn, as above.
+     * noise_on[k] busy neighbours on the PU of OS index k, for k <
+     * noise_on_count (their sum must be `noise`); start_on[r] the PU (OS
+     * index) unbound participant r starts on, for each of the n
+     * participants (start_on_count must be n, and unbound set).
+     */
+    const unsigned *noise_on;
+    unsigned noise_on_count;
+    const unsigned *start_on;
+    unsigned start_on_count;
 } topsync_sim_options_t;
 
 typedef struct topsync_sim_result {

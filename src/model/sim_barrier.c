@@ -249,6 +249,34 @@ static int check_options(const topsync_model_t *m, unsigned n, const hwloc_const
                        o->mlp, TOPSYNC_MODEL_MAX_MLP);
     if (o->fault != TOPSYNC_SIM_FAULT_NONE && o->fault_rank >= n)
         return ts_fail(EINVAL, "simulation: fault on participant %u of %u", o->fault_rank, n);
+    if (o->noise_on) {
+        unsigned long placed = 0;
+        for (unsigned k = 0; k < o->noise_on_count; k++) {
+            if (o->noise_on[k] && (k >= m->pu_limit || !ts_model_has_pu(m, k)))
+                return ts_fail(EINVAL,
+                               "simulation: %u busy neighbours on PU %u, which the model's "
+                               "topology does not have",
+                               o->noise_on[k], k);
+            placed += o->noise_on[k];
+        }
+        if (placed != o->noise)
+            return ts_fail(EINVAL,
+                           "simulation: noise_on places %lu busy neighbours where noise is %u",
+                           placed, o->noise);
+    }
+    if (o->start_on) {
+        if (!o->unbound || o->start_on_count != n)
+            return ts_fail(EINVAL,
+                           "simulation: start_on gives %u PUs; valid: one per participant "
+                           "(%u), unbound",
+                           o->start_on_count, n);
+        for (unsigned r = 0; r < n; r++)
+            if (o->start_on[r] >= m->pu_limit || !ts_model_has_pu(m, o->start_on[r]))
+                return ts_fail(EINVAL,
+                               "simulation: participant %u starts on PU %u, which the model's "
+                               "topology does not have",
+                               r, o->start_on[r]);
+    }
     hwloc_bitmap_t used = hwloc_bitmap_alloc();
     if (!used)
         return ts_fail(ENOMEM, "out of memory");
@@ -316,7 +344,8 @@ static unsigned pu_from(const topsync_model_t *m, unsigned os)
 }
 
 /* The scheduler's CPUs are the model's PUs by OS index; busy neighbours
- * go to them in turn, and so do unbound participants. */
+ * go to them in turn, and so do unbound participants, unless the options
+ * say where each starts (noise_on, start_on: checked by check_options). */
 static int plan_scheduler(const topsync_model_t *m, unsigned n, const topsync_sim_options_t *o,
                           const unsigned *pu, struct sched_plan *plan)
 {
@@ -331,10 +360,14 @@ static int plan_scheduler(const topsync_model_t *m, unsigned n, const topsync_si
         plan->noise = plan->cpu = NULL;
         return ts_fail(ENOMEM, "out of memory");
     }
-    for (unsigned j = 0, os = 0; j < o->noise; j++, os = (os + 1) % m->pu_limit)
-        plan->noise[os = pu_from(m, os)]++;
+    if (o->noise_on)
+        for (unsigned k = 0; k < o->noise_on_count && k < m->pu_limit; k++)
+            plan->noise[k] = o->noise_on[k];
+    else
+        for (unsigned j = 0, os = 0; j < o->noise; j++, os = (os + 1) % m->pu_limit)
+            plan->noise[os = pu_from(m, os)]++;
     for (unsigned r = 0, os = 0; r < n; r++, os = (os + 1) % m->pu_limit)
-        plan->cpu[r] = o->unbound ? (os = pu_from(m, os)) : pu[r];
+        plan->cpu[r] = !o->unbound ? pu[r] : o->start_on ? o->start_on[r] : (os = pu_from(m, os));
     ts_ps tick = cost_ps(0, SCHED_TICK_NS);
     plan->config = (struct ts_sched_config){
         .ncpus = m->pu_limit,

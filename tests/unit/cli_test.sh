@@ -324,6 +324,31 @@ local_wake() {
 cheap=$(local_wake 1) dear=$(local_wake 100000)
 [ -n "$cheap" ] && [ "$cheap" != "$dear" ] && ok ||
     ko "--os-ns wake-call-local changed nothing: $cheap / $dear"
+# a placement given (as traced on the machine) is the one simulated and
+# recorded; one that does not fit is refused
+out=$("$sim" barrier --topology "pack:1 core:2 pu:1" --np 4 --noise-on 3,1 --start-on 0,0,0,0 \
+    --bind none --wait block --episodes 200 --algorithm mcs --json)
+python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])[0]
+assert r["noise"] == 4 and r["noise_on"] == [3, 1] and r["start_on"] == [0, 0, 0, 0], r
+' "$out" && ok || ko "--noise-on 3,1 --start-on 0,0,0,0: $out"
+for bad in "3,,1" "x" "," "3,-1"; do
+    expect_error "--noise-on takes busy neighbours per PU in OS order, N,N,..." \
+        "$sim" barrier --np 2 --algorithm mcs --noise-on "$bad"
+done
+expect_error "--noise-on places 4 busy neighbours, --noise 3" \
+    "$sim" barrier --np 2 --algorithm mcs --noise-on 3,1 --noise 3
+expect_error "5 busy neighbours on PU 2, which the model's topology does not have" \
+    "$sim" barrier --topology "pack:1 core:2 pu:1" --np 2 --algorithm mcs --noise-on 0,0,5
+expect_error "--start-on takes the PU (OS index) each participant starts on" \
+    "$sim" barrier --np 2 --algorithm mcs --bind none --start-on 0,a
+expect_error "--start-on gives 3 PUs; it needs one per participant (--np 2) and --bind none" \
+    "$sim" barrier --np 2 --algorithm mcs --bind none --start-on 0,0,0
+expect_error "--start-on gives 2 PUs; it needs one per participant (--np 2) and --bind none" \
+    "$sim" barrier --np 2 --algorithm mcs --start-on 0,0
+expect_error "participant 1 starts on PU 7, which the model's topology does not have" \
+    "$sim" barrier --topology "pack:1 core:2 pu:1" --np 2 --algorithm mcs --bind none --start-on 0,7
 expect_error "unknown barrier algorithm 'fastest'" "$sim" barrier --np 2 --algorithm fastest
 expect_error "unknown mapping 'diagonal'" "$sim" barrier --np 2 --algorithm mcs --map-by diagonal
 expect_error "cannot open latency table /nonexistent.csv" "$sim" barrier --np 2 --algorithm mcs --c2c /nonexistent.csv

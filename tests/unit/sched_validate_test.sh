@@ -14,6 +14,10 @@ refused "--np '2,x' is not valid" build --np 2,x
 refused "--bind 'numa' is not valid" build --bind numa
 refused "--reps '-1' is not valid" build --reps -1
 refused "unknown option --bogus" build --bogus 1
+refused "--placement '4:3,1' is not valid" build --placement 4:3,1
+refused "--placement '4:3,2:0,0,0,0' is not valid" build --placement 4:3,2:0,0,0,0
+refused "--placement '4:3,1:0,0,0' is not valid" build --placement 4:3,1:0,0,0
+refused "--placement '4:3,1:0,0,0,x' is not valid" build --placement 4:3,1:0,0,0,x
 refused "--episodes needs a value" build --episodes
 refused "--measured /nonexistent/runs.json: no such directory" build --measured /nonexistent/runs.json
 tmp=$(mktemp)

@@ -8,7 +8,7 @@
  * yielding one hands it over, glibc's barrier costs a wake-up per episode, each measured cost
  * moves the prediction by what it costs, a busy neighbour slows a
  * spinning barrier, the same seed gives the same result, and bad costs are
- * refused.
+ * refused; a placement given (noise_on, start_on) is the one simulated.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -371,6 +371,70 @@ static void test_bad_costs(void)
     drop(&m);
 }
 
+/* noise_on and start_on are the placement: given as the default makes
+ * it, the same prediction to the bit; two unbound spinners started on one
+ * PU keep it and hold it from each other by turns; a placement off the
+ * topology, or that does not add up, is refused. */
+static void test_given_placement(void)
+{
+    struct machine two;
+    load(&two, "pack:1 core:2 pu:1", 0, 2, TOPSYNC_MAP_BY_CORE);
+    topsync_sim_options_t o;
+    topsync_sim_options_init(&o);
+    o.episodes = 2000;
+    o.seed = 2;
+    o.wait = TOPSYNC_WAIT_BLOCK;
+    o.noise = 2;
+    o.unbound = true;
+    static const unsigned one_each[2] = {1, 1}, in_turn[2] = {0, 1}, both_on_0[2] = {0, 0};
+    topsync_sim_result_t a, b;
+    CHECK_EQ(simulate(&two, "dissemination", &o, &a), 0);
+    topsync_sim_options_t given = o;
+    given.noise_on = one_each;
+    given.noise_on_count = 2;
+    given.start_on = in_turn;
+    given.start_on_count = 2;
+    CHECK_EQ(simulate(&two, "dissemination", &given, &b), 0);
+    CHECK(a.latency_ns == b.latency_ns && a.events == b.events && a.switches == b.switches);
+
+    /* two spinners that never sleep, nothing else: started apart, neither
+     * moves; started on one PU, the idle one's balancer pulls one over */
+    topsync_sim_options_t spread = o, packed = o;
+    spread.noise = packed.noise = 0;
+    spread.wait = packed.wait = TOPSYNC_WAIT_SPIN;
+    packed.start_on = both_on_0;
+    packed.start_on_count = 2;
+    CHECK_EQ(simulate(&two, "sense-reversing", &spread, &a), 0);
+    CHECK_EQ(simulate(&two, "sense-reversing", &packed, &b), 0);
+    fprintf(stderr, "2 unbound spinners: started apart %llu moves, on one PU %llu\n",
+            (unsigned long long)a.migrations, (unsigned long long)b.migrations);
+    CHECK(a.migrations == 0 && b.migrations >= 1);
+
+    static const unsigned three[2] = {2, 1}, off_topology[3] = {0, 0, 2};
+    topsync_sim_options_t bad = o;
+    bad.noise_on = three;
+    bad.noise_on_count = 2;
+    CHECK_EQ(simulate(&two, "mcs", &bad, &a), -EINVAL);
+    CHECK_MSG("noise_on places 3 busy neighbours where noise is 2");
+    bad.noise_on = off_topology;
+    bad.noise_on_count = 3;
+    CHECK_EQ(simulate(&two, "mcs", &bad, &a), -EINVAL);
+    CHECK_MSG("on PU 2, which the model's topology does not have");
+    bad = o;
+    bad.start_on = off_topology + 1; /* {0, 2} */
+    bad.start_on_count = 2;
+    CHECK_EQ(simulate(&two, "mcs", &bad, &a), -EINVAL);
+    CHECK_MSG("participant 1 starts on PU 2");
+    bad.start_on = both_on_0;
+    bad.start_on_count = 1;
+    CHECK_EQ(simulate(&two, "mcs", &bad, &a), -EINVAL);
+    CHECK_MSG("valid: one per participant (2), unbound");
+    bad.start_on_count = 2;
+    bad.unbound = false;
+    CHECK_EQ(simulate(&two, "mcs", &bad, &a), -EINVAL);
+    drop(&two);
+}
+
 int main(void)
 {
     test_pinned();
@@ -378,5 +442,6 @@ int main(void)
     test_mechanisms();
     test_run_in_time();
     test_bad_costs();
+    test_given_placement();
     return check_summary();
 }
