@@ -57,7 +57,7 @@ struct sproc {
     bool pending;    /* woken: its arrival not yet weighed against the running task */
     bool initial;    /* created, not yet placed: half a slice to its first deadline */
     /* asleep, and still on its CPU's run queue, competing: it slept while
-     * not eligible (DELAY_DEQUEUE, delayed_dequeue() below) */
+     * not eligible (DELAY_DEQUEUE: go_to_sleep() below) */
     bool delayed;
     double load;    /* its PELT load (0..1, a nice-0 task's weight as 1) */
     ts_ps load_at;  /* as of then */
