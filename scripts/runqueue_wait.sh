@@ -38,7 +38,7 @@ if [ -n "$build" ]; then
 fi
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/tracefs.sh"
-[ -z "$trace" ] || tracefs_ready "runqueue_wait.sh --trace" sched_wakeup sched_switch
+[ -z "$trace" ] || tracefs_ready "runqueue_wait.sh --trace" sched/sched_wakeup sched/sched_switch
 bin=$(mktemp -d "${TMPDIR:-/tmp}/topsync-rqwait.XXXXXX")
 trace_off() {
     echo 0 > $T/tracing_on

@@ -40,7 +40,7 @@ case $comms in
     ;;
 esac
 . "$(dirname "$0")/tracefs.sh"
-tracefs_ready sched_trace.sh sched_migrate_task
+tracefs_ready sched_trace.sh sched/sched_migrate_task
 E=$T/events/sched/sched_migrate_task
 out=$(mktemp)
 stop() {

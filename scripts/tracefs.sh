@@ -1,8 +1,9 @@
 # Sourced by the scripts that trace the scheduler (sched_trace.sh,
-# runqueue_wait.sh --trace): T, where tracefs is, and tracefs_ready WHO
-# EVENT..., which mounts tracefs if it is not and returns when every
-# sched EVENT is there; else it says why ("SKIPPED: ...", naming WHO) and
-# exits 77, as ctest counts a skip. Needs root.
+# runqueue_wait.sh --trace, sched_placement.sh): T, where tracefs is, and
+# tracefs_ready WHO GROUP/EVENT..., which mounts tracefs if it is not and
+# returns when every event is there (e.g. sched/sched_switch); else it
+# says why ("SKIPPED: ...", naming WHO) and exits 77, as ctest counts a
+# skip. Needs root.
 T=/sys/kernel/tracing
 tracefs_ready() {
     tracefs_who=$1
@@ -13,8 +14,8 @@ tracefs_ready() {
     fi
     [ -d $T/events ] || mount -t tracefs nodev $T 2>/dev/null || true
     for tracefs_event in "$@"; do
-        if [ ! -d $T/events/sched/$tracefs_event ]; then
-            echo "SKIPPED: no $tracefs_event event in $T (tracefs not available here)"
+        if [ ! -d "$T/events/$tracefs_event" ]; then
+            echo "SKIPPED: no ${tracefs_event#*/} event in $T (tracefs not available here)"
             exit 77
         fi
     done
