@@ -6,7 +6,9 @@
 #   reactive_cost_test.sh TOPSYNC_BENCH_REACTIVE_COST
 set -u
 exe=$1
-fail=0 passed=0
+run_script() { "$exe" "$@"; }
+script_name=topsync-bench-reactive-cost refusal_rc=2
+. "$(dirname "$0")/refused.sh"
 out=$("$exe" 2 3 2000)
 if python3 -c '
 import json, sys
@@ -21,14 +23,13 @@ assert r["on_minus_off_q25_ns"] <= r["on_minus_off_ns"] <= r["on_minus_off_q75_n
 else
     echo "FAIL: 2 3 2000 printed: $out"; fail=1
 fi
-for bad in "0" "x" "2 0" "2 -1" "2 3 0" "2 3 1x" "2 3 4 5" "2000"; do
-    out=$($exe $bad 2>&1)
-    rc=$?
-    if [ $rc -eq 2 ] && echo "$out" | grep -q "^usage: topsync-bench-reactive-cost"; then
-        passed=$((passed + 1))
-    else
-        echo "FAIL: $bad: rc $rc: $out"; fail=1
-    fi
-done
+refused "THREADS '0' is not a whole number 1..1024" 0
+refused "THREADS 'x' is not a whole number 1..1024" x
+refused "THREADS '2000' is not a whole number 1..1024" 2000
+refused "PAIRS '0' is not a whole number 1..100000" 2 0
+refused "PAIRS '-1' is not a whole number 1..100000" 2 -1
+refused "EPISODES '0' is not a whole number 1..100000000" 2 3 0
+refused "EPISODES '1x' is not a whole number 1..100000000" 2 3 1x
+refused "usage: topsync-bench-reactive-cost [THREADS [PAIRS [EPISODES]]]" 2 3 4 5
 echo "$passed passed, $fail failed"
 exit $fail
