@@ -49,7 +49,8 @@ CLONE_THREAD = 0x10000
 # pthread_create loop: 13-16 us apart here, docs/model.md section 9)
 GROUP_GAP_S = 0.002
 # COMMAND's tasks: its process and whatever it and they created
-ours = {int(sys.argv[2])}
+command = int(sys.argv[2])
+ours = {command}
 kind, new, moves = {}, [], 0
 line_re = re.compile(r"\[(\d+)\].*?\s(\d+\.\d+): (\w+): (.*)$")
 for line in open(sys.argv[1], errors="replace"):
@@ -61,8 +62,10 @@ for line in open(sys.argv[1], errors="replace"):
     if event == "sched_process_fork" and int(fields["pid"]) in ours:
         ours.add(int(fields["child_pid"]))
     elif event == "task_newtask":
-        kind[int(fields["pid"])] = ("thread" if int(fields["clone_flags"], 16) & CLONE_THREAD
-                                    else "process")
+        pid = int(fields["pid"])
+        kind[pid] = ("command" if pid == command
+                     else "thread" if int(fields["clone_flags"], 16) & CLONE_THREAD
+                     else "process")
     elif event == "sched_wakeup_new" and int(fields["pid"]) in ours and int(fields["pid"]) in kind:
         pid = int(fields["pid"])
         new.append((ts, pid, kind[pid], cpu, int(fields["target_cpu"]), fields["comm"]))
@@ -81,7 +84,7 @@ procs = [0] * ncpus
 for n in new:
     if n[2] == "process":
         procs[n[4]] += 1
-print(f"\nprocesses per CPU (--noise-on): {','.join(map(str, procs))}")
+print(f"\nprocesses per CPU (--noise-on), COMMAND's own left out: {','.join(map(str, procs))}")
 groups, last = [], None
 for ts, pid, k, frm, to, comm in new:
     if k != "thread":
