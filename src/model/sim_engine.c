@@ -585,18 +585,34 @@ void ts_sim_fence(memory_order order)
     drain(s->cur);
 }
 
-/* What a wait of `policy` does, for the scheduler: spin for the policy's
- * pauses (the library's bound, converted back to time with this machine's
- * cost of a pause, as the library converted it), then spin on, yield or
- * sleep. The library learns its bound between the start and the most; not
- * modelled: the most is taken, where a spin that keeps catching its
- * partner takes it. A block's yields before sleeping are not modelled
- * either (docs/model.md section 9). */
-static void wait_plan(const ts_wait *policy, ts_ps *spin, enum ts_sched_then *then)
+/* Another participant than `rank` is on its CPU now: the library's
+ * co-location check (wait.h) reads where each was last seen at a wait's
+ * entry, the scheduler says where each is. */
+static bool colocated_now(const struct sim *s, unsigned rank)
+{
+    unsigned cpu = ts_sched_cpu(s->sched, rank);
+    for (unsigned r = 0; r < s->cfg->n; r++)
+        if (r != rank && ts_sched_cpu(s->sched, r) == cpu)
+            return true;
+    return false;
+}
+
+/* What participant `rank`'s wait of `policy` does, for the scheduler: spin
+ * for the policy's pauses (the library's bound, converted back to time
+ * with this machine's cost of a pause, as the library converted it), none
+ * when the policy checks co-location and another participant shares its
+ * CPU, then spin on, yield or sleep. The library learns its bound between
+ * the start and the most; not modelled: the most is taken, where a spin
+ * that keeps catching its partner takes it. A block's yields before
+ * sleeping are not modelled either (docs/model.md section 9). */
+static void wait_plan(const struct sim *s, unsigned rank, const ts_wait *policy, ts_ps *spin,
+                      enum ts_sched_then *then)
 {
     uint32_t pauses = policy->spin_iterations;
     if (policy->learn && policy->spin_learn_most > pauses)
         pauses = policy->spin_learn_most; /* where learning goes while spins succeed */
+    if (policy->colocation && colocated_now(s, rank))
+        pauses = 0;
     /* to the microsecond: the pause is measured anew by every process,
      * and a bound the library set in time (4 us, 32 us, a slice) comes
      * back within one pause of it, so the same inputs give the same
@@ -626,7 +642,7 @@ void ts_sim_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
     ts_ps spin = 0;
     enum ts_sched_then then = TS_SCHED_SPIN_ON;
     if (s->sched)
-        wait_plan(policy, &spin, &then);
+        wait_plan(s, p->rank, policy, &spin, &then);
     if (s->sched && s->cfg->no_spin)
         spin = 0;
     for (;;) {

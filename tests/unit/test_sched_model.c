@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hwloc.h>
 #include <topsync.h>
 
 #include "check.h"
@@ -409,6 +410,26 @@ static void test_given_placement(void)
     fprintf(stderr, "2 unbound spinners: started apart %llu moves, on one PU %llu\n",
             (unsigned long long)a.migrations, (unsigned long long)b.migrations);
     CHECK(a.migrations == 0 && b.migrations >= 1);
+
+    /* unbound threads' policy (the whole machine their cpuset, as
+     * topsync-sim --bind none gives): it spins only while no other
+     * participant shares its CPU (wait.h). Two started on one PU beside a
+     * busy neighbour on each: each waits without a spin, a futex sleep and
+     * a wake-up an episode, where a slice-long spin would hold the PU for
+     * 1.5 ms an episode. */
+    hwloc_const_cpuset_t all = hwloc_topology_get_allowed_cpuset(topsync_topology_hwloc(two.topo));
+    for (unsigned r = 0; r < two.np; r++)
+        CHECK_EQ(hwloc_bitmap_copy(two.sets[r], all), 0);
+    topsync_sim_options_t together = o;
+    together.noise_on = one_each;
+    together.noise_on_count = 2;
+    together.start_on = both_on_0;
+    together.start_on_count = 2;
+    together.run_ms = 50;
+    double shared_pu = latency(&two, "dissemination", together);
+    fprintf(stderr, "2 unbound participants started on one PU, beside a busy one each: %.0f ns\n",
+            shared_pu);
+    CHECK(shared_pu < 100000);
 
     static const unsigned three[2] = {2, 1}, off_topology[3] = {0, 0, 2};
     topsync_sim_options_t bad = o;
