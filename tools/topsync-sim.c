@@ -889,9 +889,9 @@ int main(int argc, char **argv)
     }
     if (so.start_on && (so.start_on_count != np || !so.unbound)) {
         fprintf(stderr,
-                "topsync-sim: --start-on gives %u PUs; it needs one per participant (--np %u) "
+                "topsync-sim: --start-on gives %u PU%s; it needs one per participant (--np %u) "
                 "and --bind none\n",
-                so.start_on_count, np);
+                so.start_on_count, so.start_on_count == 1 ? "" : "s", np);
         return 2;
     }
     return cmd_barrier(&m, np, map_arg, names, nnames, &so, json, output);

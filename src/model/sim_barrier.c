@@ -267,9 +267,9 @@ static int check_options(const topsync_model_t *m, unsigned n, const hwloc_const
     if (o->start_on) {
         if (!o->unbound || o->start_on_count != n)
             return ts_fail(EINVAL,
-                           "simulation: start_on gives %u PUs; valid: one per participant "
+                           "simulation: start_on gives %u PU%s; valid: one per participant "
                            "(%u), unbound",
-                           o->start_on_count, n);
+                           o->start_on_count, o->start_on_count == 1 ? "" : "s", n);
         for (unsigned r = 0; r < n; r++)
             if (o->start_on[r] >= m->pu_limit || !ts_model_has_pu(m, o->start_on[r]))
                 return ts_fail(EINVAL,
