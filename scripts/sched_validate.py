@@ -198,9 +198,10 @@ def main(argv):
                                                         for n in names])
         geo = math.exp(statistics.mean(math.log(r) for r in ratios)) if ratios else float("nan")
         within = sum(0.5 <= r <= 2 for r in ratios)
-        # where the commands' runs fall into two modes (the threads on a
-        # CPU of one or of three busy processes), a median is either mode:
-        # whether the prediction lies among the commands' own runs
+        # where the commands' runs fall into two modes (at P = 4 here; what
+        # puts a run in one or the other is not known: docs/model.md
+        # section 9), a median is either mode: whether the prediction lies
+        # among the commands' own runs
         inside = sum(min(measured[n]) <= predicted[n] <= max(measured[n]) for n in names)
         print(f"\nSpearman (predicted, measured) over {len(names)}: {rho:.2f}; "
               f"geometric mean of predicted / measured: {geo:.2f}; within 2x: {within}; "
