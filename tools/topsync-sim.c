@@ -24,8 +24,8 @@
  * parse_os_ns's fields; the help and the error message list them from
  * here */
 static const char *const os_cost_names[] = {
-    "slice", "switch",    "wake-call", "wake-latency",   "wake-latency-busy",
-    "yield", "sleep-cpu", "create",    "wake-call-local"};
+    "slice", "switch",    "wake-call", "wake-latency",    "wake-latency-busy",
+    "yield", "sleep-cpu", "create",    "wake-call-local", "tick"};
 #define NOS_COSTS (sizeof os_cost_names / sizeof *os_cost_names)
 
 /* "slice, switch, ..., create" into buf; with `indent`, the list follows
@@ -167,7 +167,8 @@ static int parse_os_ns(const char *arg, topsync_sim_options_t *so)
                                        &so->yield_ns,
                                        &so->sleep_cpu_ns,
                                        &so->create_ns,
-                                       &so->wake_call_local_ns};
+                                       &so->wake_call_local_ns,
+                                       &so->tick_ns};
     size_t len = strlen(arg);
     if (len && (arg[0] == ',' || arg[len - 1] == ',' || strstr(arg, ",,")))
         return -1;

@@ -204,6 +204,15 @@ static int check_table(void)
     return 0;
 }
 
+/* The timer tick, which ends a slice and bounds a sleeper's lag (0 in
+ * the options): CONFIG_HZ=250, Debian's kernels' (and this VM's: tick_hz
+ * of topsync-bench-sched-costs). Other kernels take 100, 300 or 1000 (the
+ * choices of kernel/Kconfig.hz); the options may give any HZ from 10 to
+ * 10000. */
+#define SCHED_TICK_NS 4000000.0
+#define SIM_TICK_LEAST_NS 1e5
+#define SIM_TICK_MOST_NS 1e8
+
 static int check_options(const topsync_model_t *m, unsigned n, const hwloc_const_bitmap_t *sets,
                          const topsync_sim_options_t *o, unsigned *pu, bool *shared)
 {
@@ -223,6 +232,11 @@ static int check_options(const topsync_model_t *m, unsigned n, const hwloc_const
                            "simulation: a scheduler cost of %g ns; valid: 0 (the "
                            "default) to 1e12",
                            costs[i]);
+    if (o->tick_ns != 0 && !(o->tick_ns >= SIM_TICK_LEAST_NS && o->tick_ns <= SIM_TICK_MOST_NS))
+        return ts_fail(EINVAL,
+                       "simulation: a timer tick of %g ns; valid: 0 (the default, %.0f) or "
+                       "%.0f to %.0f (CONFIG_HZ 10000 to 10)",
+                       o->tick_ns, SCHED_TICK_NS, SIM_TICK_LEAST_NS, SIM_TICK_MOST_NS);
     if (o->noise > SIM_MAX_PARTICIPANTS)
         return ts_fail(EINVAL, "simulation: %u busy neighbours; valid: up to %u", o->noise,
                        SIM_MAX_PARTICIPANTS);
@@ -320,9 +334,6 @@ static int check_options(const topsync_model_t *m, unsigned n, const hwloc_const
 /* the creation's phase is drawn from the seed mixed with this, so that it
  * is not the noise's slice phase (sim_sched.c) drawn again */
 #define CREATE_PHASE_SALT 0x6372656174650000ull
-/* The timer tick, which bounds a sleeper's lag: CONFIG_HZ=250, Debian's
- * kernels' (and this VM's) */
-#define SCHED_TICK_NS 4000000.0
 
 struct sched_plan {
     struct ts_sched_config config;
@@ -368,7 +379,7 @@ static int plan_scheduler(const topsync_model_t *m, unsigned n, const topsync_si
             plan->noise[os = pu_from(m, os)]++;
     for (unsigned r = 0, os = 0; r < n; r++, os = (os + 1) % m->pu_limit)
         plan->cpu[r] = !o->unbound ? pu[r] : o->start_on ? o->start_on[r] : (os = pu_from(m, os));
-    ts_ps tick = cost_ps(0, SCHED_TICK_NS);
+    ts_ps tick = cost_ps(o->tick_ns, SCHED_TICK_NS);
     plan->config = (struct ts_sched_config){
         .ncpus = m->pu_limit,
         .noise = plan->noise,

@@ -311,10 +311,23 @@ first=$(sched_run) second=$(sched_run) third=$(sched_run)
     ko "the scheduler's prediction differs between processes: $first / $second / $third"
 expect_error "--noise takes 0 to 8192 busy neighbours, not '-1'" "$sim" barrier --np 2 --algorithm mcs --noise -1
 expect_error "--bind takes core or none, not 'numa'" "$sim" barrier --np 2 --algorithm mcs --bind numa
-for bad in "slice=-5" "tick=5" "slice" "wake-latency=1e10" "slice=1,"; do
+for bad in "slice=-5" "tock=5" "slice" "wake-latency=1e10" "slice=1,"; do
     expect_error "--os-ns takes NAME=NS,... with NAME one of slice, switch, wake-call, wake-latency, wake-latency-busy, yield, sleep-cpu" \
         "$sim" barrier --np 2 --algorithm mcs --os-ns "$bad"
 done
+expect_error "a timer tick of 5 ns; valid: 0 (the default, 4000000) or 100000 to 100000000" \
+    "$sim" barrier --np 2 --noise 2 --bind none --algorithm mcs --os-ns tick=5
+# the tick given is the one simulated: 16 spinners unbound beside 16 busy
+# neighbours on 16 CPUs run in step with HZ=250 (docs/model.md section 9,
+# "The tick"); with HZ=1000 their turns fall apart, an episode a slice
+in_step() {
+    "$sim" barrier --topology "pack:1 l3:1 core:16 pu:1" --np 16 --noise 16 --bind none \
+        --wait spin --run-ms 50 --algorithm dissemination --os-ns "tick=$1" --json |
+        grep -o '"latency_ns": [0-9]*' | grep -o '[0-9]*$'
+}
+hz250=$(in_step 4000000) hz1000=$(in_step 1000000)
+[ -n "$hz250" ] && [ -n "$hz1000" ] && [ "$hz250" -lt 100000 ] && [ "$hz1000" -gt 1000000 ] && ok ||
+    ko "--os-ns tick: HZ=250 $hz250 ns, HZ=1000 $hz1000 ns an episode"
 # a sleeper woken onto its waker's CPU costs the waker wake-call-local: two
 # participants of each of 2 CPUs wake each other there
 local_wake() {

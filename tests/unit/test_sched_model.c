@@ -372,6 +372,40 @@ static void test_bad_costs(void)
     drop(&m);
 }
 
+/* The timer tick, given: two spinners bound to one PU hand it over only
+ * when a slice ends, and a slice shorter than the tick (0.75 ms on one PU)
+ * ends at the next tick, so each episode takes one tick: 4 ms by default
+ * (CONFIG_HZ=250), 1 ms with tick_ns 1e6 (HZ=1000), 10 ms with 1e7.
+ * Ticks outside 1e5..1e8 ns are refused. */
+static void test_tick(void)
+{
+    struct machine one;
+    load(&one, "pack:1 core:1 pu:1", 0, 2, TOPSYNC_MAP_BY_CORE);
+    static const double ticks[] = {0, 4e6, 1e6, 1e7}, per_episode[] = {4e6, 4e6, 1e6, 1e7};
+    for (size_t i = 0; i < 4; i++) {
+        topsync_sim_options_t o;
+        topsync_sim_options_init(&o);
+        o.episodes = 20;
+        o.wait = TOPSYNC_WAIT_SPIN;
+        o.tick_ns = ticks[i];
+        topsync_sim_result_t r;
+        CHECK_EQ(simulate(&one, "sense-reversing", &o, &r), 0);
+        fprintf(stderr, "two spinners on one PU, tick %.0f ns: %.1f ns an episode\n", ticks[i],
+                r.latency_ns);
+        CHECK(fabs(r.latency_ns - per_episode[i]) < 1.0);
+    }
+    static const double bad[] = {99999, 1.000001e8, -4e6, NAN};
+    for (size_t i = 0; i < 4; i++) {
+        topsync_sim_options_t o;
+        topsync_sim_options_init(&o);
+        o.tick_ns = bad[i];
+        topsync_sim_result_t r;
+        CHECK_EQ(simulate(&one, "mcs", &o, &r), -EINVAL);
+        CHECK_MSG("timer tick of");
+    }
+    drop(&one);
+}
+
 /* noise_on and start_on are the placement: given as the default makes
  * it, the same prediction to the bit; two unbound spinners started on one
  * PU keep it and hold it from each other by turns; a placement off the
@@ -464,5 +498,6 @@ int main(void)
     test_run_in_time();
     test_bad_costs();
     test_given_placement();
+    test_tick();
     return check_summary();
 }
