@@ -2,7 +2,7 @@
 """Predict busy many-core nodes with the scheduler model (docs/model.md section 9).
 
 usage: sched_forward.py BUILD_DIR [--seeds K] [--episodes E] [--run-ms MS]
-                         [--machines LIST]
+                         [--machines LIST] [--os-ns LIST]
 
 For three machines (a flat 16-core node, the issue-53 KVM guest's table when
 ../shared/data/c2c has it; a dual Xeon Gold 6242, 64 PUs on 2 sockets; the
@@ -22,6 +22,10 @@ configuration (by the medians over the seeds), the robust one
 rules' dissemination under each policy, as ratios to glibc's, each seed's
 against the same seed's glibc: the median and, with more than one seed,
 the range over the seeds in brackets. Section 9 says where the model is known to miss.
+
+--os-ns LIST passes the scheduler's costs and tick to topsync-sim (its
+--os-ns), e.g. tick=1000000 for kernels built with CONFIG_HZ=1000 (RHEL's,
+Fedora's, Ubuntu's since 24.04) where the default is this VM's HZ=250.
 """
 import json
 import os
@@ -58,7 +62,8 @@ def machines():
 
 
 def parse(argv):
-    opts = {"seeds": 3, "episodes": 100, "run_ms": 200, "machines": list(machines())}
+    opts = {"seeds": 3, "episodes": 100, "run_ms": 200, "machines": list(machines()),
+            "os_ns": None}
     if len(argv) < 2 or argv[1].startswith("-"):
         sys.exit(__doc__)
     build, i = argv[1], 2
@@ -74,6 +79,8 @@ def parse(argv):
                     raise ValueError
             except ValueError:
                 sys.exit(f"sched_forward.py: {key} '{value}' is not a whole number >= 1")
+        elif key == "--os-ns":
+            opts["os_ns"] = value
         elif key == "--machines":
             opts["machines"] = value.split(",")
             bad = [m for m in opts["machines"] if m not in machines()]
@@ -82,22 +89,25 @@ def parse(argv):
                          + ", ".join(machines()))
         else:
             sys.exit(f"sched_forward.py: unknown option {key}; valid: --seeds, --episodes, "
-                     "--run-ms, --machines")
+                     "--run-ms, --machines, --os-ns")
         i += 2
     return build, opts
 
 
-def predict(sim, machine_args, np_, noise, wait, seeds, episodes, run_ms):
+def predict(sim, machine_args, np_, noise, wait, seeds, episodes, run_ms, os_ns):
     """{algorithm: [latency ns of seed 1, 2, ...]} for one case."""
     runs = {}
     for seed in range(1, seeds + 1):
         cmd = [sim, "barrier", *machine_args, "--np", str(np_), "--noise", str(noise),
                "--bind", "none", "--wait", wait, "--episodes", str(episodes),
                "--warmup", str(max(1, episodes // 10)), "--run-ms", str(run_ms), "--seed",
-               str(seed), "--json"]
+               str(seed), "--json"] + (["--os-ns", os_ns] if os_ns else [])
         for a in ALGORITHMS + (["peer:glibc"] if wait == "block" else []):
             cmd += ["--algorithm", a]
-        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode:
+            sys.exit(f"sched_forward.py: topsync-sim failed: {done.stderr.strip()}")
+        out = done.stdout
         doc = json.loads(out)
         for r in doc["results"] if isinstance(doc, dict) else doc:
             runs.setdefault(r["algorithm"], []).append(r["latency_ns"])
@@ -127,7 +137,7 @@ def main(argv):
             lat = {}
             for wait in WAITS:
                 for a, v in predict(sim, args, np_, noise, wait, opts["seeds"],
-                                    opts["episodes"], opts["run_ms"]).items():
+                                    opts["episodes"], opts["run_ms"], opts["os_ns"]).items():
                     lat[(a, "block" if a == "peer:glibc" else wait)] = v
             glibc = lat[("peer:glibc", "block")]
             median = {k: statistics.median(v) for k, v in lat.items()}
