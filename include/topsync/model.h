@@ -246,10 +246,10 @@ typedef struct topsync_sim_options {
     unsigned start_on_count;
     /* The timer tick in ns (0: the default, 4 ms, CONFIG_HZ=250 as on the
      * development VM; else 1e5 to 1e8, e.g. 1e6 for CONFIG_HZ=1000, which
-     * topsync-bench-sched-costs reports as tick_hz). A slice longer than
-     * its deadline ends at the next tick, on every CPU at once, so the
-     * tick decides how the participants' turns line up with their busy
-     * neighbours' (docs/model.md section 9, "The tick"). */
+     * topsync-bench-sched-costs reports as tick_hz). A slice that ends
+     * between two ticks runs on to the next one, and every CPU ticks at
+     * once, so the tick decides how the participants' turns line up with
+     * their busy neighbours' (docs/model.md section 9, "The tick"). */
     double tick_ns;
 } topsync_sim_options_t;
 
