@@ -59,6 +59,7 @@ struct proc {
     unsigned heap_pos;                /* READY: its index in sim.heap */
     bool waits_for_cpu;               /* its clock was moved on to ask for its CPU again */
     ts_ps cpu_wait_from;              /* the clock it had then */
+    uint32_t spin_learned;            /* its learned spin cap + 1 in pauses; 0: none yet */
 };
 
 struct sharer {
@@ -597,31 +598,72 @@ static bool colocated_now(const struct sim *s, unsigned rank)
     return false;
 }
 
-/* What participant `rank`'s wait of `policy` does, for the scheduler: spin
- * for the policy's pauses (the library's bound, converted back to time
- * with this machine's cost of a pause, as the library converted it), none
- * when the policy checks co-location and another participant shares its
- * CPU, then spin on, yield or sleep. The library learns its bound between
- * the start and the most; not modelled: the most is taken, where a spin
- * that keeps catching its partner takes it. A block's yields before
- * sleeping are not modelled either (docs/model.md section 9). */
-static void wait_plan(const struct sim *s, unsigned rank, const ts_wait *policy, ts_ps *spin,
-                      enum ts_sched_then *then)
+/* The most a learned spin may grow to: the policy's most, or its start
+ * when that is more (wait.c's spin_most). */
+static uint32_t spin_most(const ts_wait *policy)
 {
-    uint32_t pauses = policy->spin_iterations;
-    if (policy->learn && policy->spin_learn_most > pauses)
-        pauses = policy->spin_learn_most; /* where learning goes while spins succeed */
-    if (policy->colocation && colocated_now(s, rank))
-        pauses = 0;
+    return policy->spin_learn_most > policy->spin_iterations ? policy->spin_learn_most
+                                                             : policy->spin_iterations;
+}
+
+/* What participant p's wait of `policy` does, for the scheduler: spin for
+ * `pauses` (the library's bound: its start, or what it learned since,
+ * below), none when the policy checks co-location and another participant
+ * shares its CPU, then spin on, yield or sleep. The pauses become time
+ * with this machine's cost of a pause, as the library converted them. A
+ * block's yields before sleeping are not modelled (docs/model.md section
+ * 9). */
+static void wait_plan(const struct sim *s, const struct proc *p, const ts_wait *policy,
+                      uint32_t *pauses, ts_ps *spin, enum ts_sched_then *then)
+{
+    *pauses = policy->spin_iterations;
+    if (policy->learn && p->spin_learned) {
+        uint32_t most = spin_most(policy);
+        *pauses = p->spin_learned - 1 > most ? most : p->spin_learned - 1;
+    }
+    if (policy->colocation && colocated_now(s, p->rank))
+        *pauses = 0;
     /* to the microsecond: the pause is measured anew by every process,
      * and a bound the library set in time (4 us, 32 us, a slice) comes
      * back within one pause of it, so the same inputs give the same
      * prediction in every process. A bound set in pauses (256, the floor
      * of 16) takes this machine's pause cost, at the microsecond. */
-    *spin = (ts_ps)(((double)pauses * ts_wait_pause_ns() + 500.0) / 1000.0) * 1000000;
+    *spin = (ts_ps)(((double)*pauses * ts_wait_pause_ns() + 500.0) / 1000.0) * 1000000;
     *then = policy->kind == TS_WAIT_BLOCK   ? TS_SCHED_SLEEP
             : policy->kind == TS_WAIT_YIELD ? TS_SCHED_YIELD
                                             : TS_SCHED_SPIN_ON;
+}
+
+/* After a wait that spun `pauses` (at_once: its first load found the word
+ * reached) and ended at p's clock: the library's
+ * learning (wait.c, spin_learn and spin_learn_missed). A spin that caught
+ * the word doubles the cap, up to the most; one that ran out sets it to
+ * twice the whole wait when that fits within the most, else halves it;
+ * never below TS_ADAPTIVE_SPIN_FLOOR. A wait without a spin teaches
+ * nothing, nor one of a policy that does not learn (TOPSYNC_SPIN), nor a
+ * spin wait (it never runs out). Not modelled: the spin probe (at most
+ * 256 us in a barrier's first millisecond, wait.c) and the rule that a
+ * long spin ended by a partner now on its CPU was a miss (the co-location
+ * check gives no spin there already). */
+static void spin_learn(const struct sim *s, struct proc *p, const ts_wait *policy, uint32_t pauses,
+                       bool at_once)
+{
+    if (!policy->learn || !pauses || policy->kind == TS_WAIT_SPIN)
+        return;
+    uint32_t most = spin_most(policy);
+    ts_ps out = at_once ? -1 : ts_sched_spin_ran_out(s->sched, p->rank);
+    uint32_t cap;
+    if (out < 0)
+        cap = 2 * pauses > most ? most : 2 * pauses;
+    else {
+        double spun_ns = (double)pauses * ts_wait_pause_ns();
+        double waited_ns = (double)(p->clock > out ? p->clock - out : 0) / 1000.0;
+        uint32_t would = ts_wait_pauses_for_ns((uint64_t)(2 * (spun_ns + waited_ns)));
+        cap = would <= most ? would : pauses / 2;
+    }
+    if (cap < TS_ADAPTIVE_SPIN_FLOOR)
+        cap = TS_ADAPTIVE_SPIN_FLOOR;
+    p->spin_learned = cap + 1;
 }
 
 /* ts_wait_reach's slow path, simulated: the participant spins on its copy,
@@ -640,15 +682,19 @@ void ts_sim_wait_slow(ts_word *w, uint32_t episode, const ts_wait *policy)
     if (s->cfg->fault == TOPSYNC_SIM_FAULT_SKIP_WAIT && p->rank == s->cfg->fault_rank)
         return;
     ts_ps spin = 0;
+    uint32_t pauses = 0;
     enum ts_sched_then then = TS_SCHED_SPIN_ON;
     if (s->sched)
-        wait_plan(s, p->rank, policy, &spin, &then);
+        wait_plan(s, p, policy, &pauses, &spin, &then);
     if (s->sched && s->cfg->no_spin)
-        spin = 0;
-    for (;;) {
+        spin = 0, pauses = 0;
+    for (bool parked = false;; parked = true) {
         /* acquire, as the real slow path's load */
-        if (ts_reached(ts_sim_load(&w->value, memory_order_acquire), episode))
+        if (ts_reached(ts_sim_load(&w->value, memory_order_acquire), episode)) {
+            if (s->sched) /* unparked: caught by the spin's first load */
+                spin_learn(s, p, policy, pauses, !parked);
             return;
+        }
         /* parked right after the load, before anybody else runs: no write
          * can fall between the check and the park */
         struct line *l = &s->lines[index];

@@ -52,6 +52,7 @@ struct sproc {
     ts_ps deadline;  /* EEVDF's virtual deadline: its slice is spent when vruntime reaches it */
     ts_ps spin_left; /* SPIN: CPU time its spin has left */
     ts_ps spin_from; /* SPIN and holding: since when the hold counts */
+    ts_ps spin_out;  /* when its current wait's spin ran out; -1: it has not */
     ts_ps ready_at;  /* woken: runnable from then */
     ts_ps lag;       /* asleep: the CPU's mean virtual time minus its own */
     bool pending;    /* woken: its arrival not yet weighed against the running task */
@@ -658,6 +659,7 @@ static void advance(struct ts_sched *s, unsigned k, ts_ps t)
             charge(s, cpu, spent);
             cpu->since = spent;
             q->spin_left = 0;
+            q->spin_out = spent;
             if (q->then == TS_SCHED_SLEEP) {
                 /* Linux charges the sleeper its way into the futex wait
                  * and, woken, back out; here that time passes inside the
@@ -742,8 +744,10 @@ void ts_sched_wait_begin(struct ts_sched *s, unsigned p, ts_ps t, ts_ps spin,
     advance(s, q->cpu, t);
     q->state = SPIN;
     q->then = then;
-    if (spin >= 0)
+    if (spin >= 0) {
         q->spin_left = spin;
+        q->spin_out = -1;
+    }
     q->spin_from = t;
     if (cpu->kind == PROC && cpu->holder == p)
         q->spin_from = max_ps(t, cpu->since);
@@ -1123,6 +1127,11 @@ ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, int waker, ts_ps *r
     q->ready_at = *ready;
     q->pending = true; /* weighed against the running task when it arrives */
     return local ? s->c.wake_call_local : s->c.wake_call;
+}
+
+ts_ps ts_sched_spin_ran_out(const struct ts_sched *s, unsigned p)
+{
+    return s->procs[p].spin_out;
 }
 
 unsigned ts_sched_noise_on(const struct ts_sched *s, unsigned k)

@@ -72,6 +72,10 @@ void ts_sched_wait_begin(struct ts_sched *s, unsigned p, ts_ps t, ts_ps spin,
  * Linux chooses for a wake-up, when unbound). Returns what the write
  * costs the writer (a FUTEX_WAKE when p slept). */
 ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, int waker, ts_ps *ready);
+/* When the spin of p's current wait (the latest ts_sched_wait_begin with
+ * a spin of 0 or more) ran out, and it went on to sleep or yield; -1: it
+ * has not (the wait ended within it, or goes on spinning). */
+ts_ps ts_sched_spin_ran_out(const struct ts_sched *s, unsigned p);
 /* The CPU (PU OS index) p runs on now. */
 unsigned ts_sched_cpu(const struct ts_sched *s, unsigned p);
 /* p sleeps in the kernel at t (a write to another word of its line leaves it

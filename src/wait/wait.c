@@ -37,7 +37,6 @@ static TS_TLS_INITIAL_EXEC _Thread_local uint64_t ts_spin_probe_last_wait;
  * with 2 CPU hogs, 2 ms per barrier with 16 yields, 0.32 ms with probes
  * every 16 waits).
  */
-#define TS_ADAPTIVE_SPIN_FLOOR 16u
 #define TS_YIELD_PROBE_PERIOD 16u
 #define TS_YIELD_PROBE_MAX_SHIFT 8u
 

@@ -183,6 +183,9 @@ void ts_wait_spin_probe_set(const struct ts_spin_probe *in);
  * VM's idle vCPU: glibc's barrier, one wake-up each, took 40-60 us). */
 #define TS_SPIN_PROBE_LEAST_NS TS_SPIN_NS_MOST
 #define TS_SPIN_PROBE_MOST_NS 256000u
+/* The least a learned spin cap falls to, in pauses (wait.c, "Learning"):
+ * it keeps probing, under a microsecond. The simulator learns the same. */
+#define TS_ADAPTIVE_SPIN_FLOOR 16u
 
 /*
  * Liveness (TOPSYNC_TIMEOUT). When a slow-path wait with timeout_ns set has
