@@ -598,14 +598,6 @@ static bool colocated_now(const struct sim *s, unsigned rank)
     return false;
 }
 
-/* The most a learned spin may grow to: the policy's most, or its start
- * when that is more (wait.c's spin_most). */
-static uint32_t spin_most(const ts_wait *policy)
-{
-    return policy->spin_learn_most > policy->spin_iterations ? policy->spin_learn_most
-                                                             : policy->spin_iterations;
-}
-
 /* What participant p's wait of `policy` does, for the scheduler: spin for
  * `pauses` (the library's bound: its start, or what it learned since,
  * below), none when the policy checks co-location and another participant
@@ -618,7 +610,7 @@ static void wait_plan(const struct sim *s, const struct proc *p, const ts_wait *
 {
     *pauses = policy->spin_iterations;
     if (policy->learn && p->spin_learned) {
-        uint32_t most = spin_most(policy);
+        uint32_t most = ts_spin_most(policy);
         *pauses = p->spin_learned - 1 > most ? most : p->spin_learned - 1;
     }
     if (policy->colocation && colocated_now(s, p->rank))
@@ -636,7 +628,7 @@ static void wait_plan(const struct sim *s, const struct proc *p, const ts_wait *
 
 /* After a wait that spun `pauses` (at_once: its first load found the word
  * reached) and ended at p's clock: the library's
- * learning (wait.c, spin_learn and spin_learn_missed). A spin that caught
+ * learning (wait.h, ts_spin_cap_after_catch and ts_spin_cap_after_miss). A spin that caught
  * the word doubles the cap, up to the most; one that ran out sets it to
  * twice the whole wait when that fits within the most, else halves it;
  * never below TS_ADAPTIVE_SPIN_FLOOR. A wait without a spin teaches
@@ -650,19 +642,11 @@ static void spin_learn(const struct sim *s, struct proc *p, const ts_wait *polic
 {
     if (!policy->learn || !pauses || policy->kind == TS_WAIT_SPIN)
         return;
-    uint32_t most = spin_most(policy);
     ts_ps out = at_once ? -1 : ts_sched_spin_ran_out(s->sched, p->rank);
-    uint32_t cap;
-    if (out < 0)
-        cap = 2 * pauses > most ? most : 2 * pauses;
-    else {
-        double spun_ns = (double)pauses * ts_wait_pause_ns();
-        double waited_ns = (double)(p->clock > out ? p->clock - out : 0) / 1000.0;
-        uint32_t would = ts_wait_pauses_for_ns((uint64_t)(2 * (spun_ns + waited_ns)));
-        cap = would <= most ? would : pauses / 2;
-    }
-    if (cap < TS_ADAPTIVE_SPIN_FLOOR)
-        cap = TS_ADAPTIVE_SPIN_FLOOR;
+    uint32_t cap =
+        out < 0 ? ts_spin_cap_after_catch(policy, pauses, true)
+                : ts_spin_cap_after_miss(policy, pauses,
+                                         (uint64_t)(p->clock > out ? p->clock - out : 0) / 1000);
     p->spin_learned = cap + 1;
 }
 

@@ -50,12 +50,6 @@ static inline uint32_t learned_cap(ts_word *learned, unsigned which, uint32_t in
     return v == 0 ? initial : v - 1 > most ? most : v - 1;
 }
 
-/* How far the spin may grow while it keeps succeeding. */
-static inline uint32_t spin_most(const ts_wait *p)
-{
-    return p->spin_learn_most > p->spin_iterations ? p->spin_learn_most : p->spin_iterations;
-}
-
 static inline void learned_set(ts_word *learned, unsigned which, uint32_t cap)
 {
     /* relaxed: the word is this participant's own (wait.h) */
@@ -88,37 +82,26 @@ static uint32_t spin_budget(const ts_wait *p, ts_word *learned)
 {
     if (p->colocation && colocated(p))
         return 0;
-    return learned ? learned_cap(learned, 0, p->spin_iterations, spin_most(p)) : p->spin_iterations;
+    return learned ? learned_cap(learned, 0, p->spin_iterations, ts_spin_most(p))
+                   : p->spin_iterations;
 }
 
-static void spin_learn(const ts_wait *p, ts_word *learned, uint32_t spin, bool reached)
+/* A spin that ended the wait (wait.h, ts_spin_cap_after_catch). */
+static void spin_learn(const ts_wait *p, ts_word *learned, uint32_t spin, bool caught)
 {
     if (!learned || !spin)
         return;
-    uint32_t most = spin_most(p);
-    uint32_t cap = reached ? 2 * spin : spin / 2;
-    if (cap < TS_ADAPTIVE_SPIN_FLOOR)
-        cap = TS_ADAPTIVE_SPIN_FLOOR;
-    learned_set(learned, 0, cap > most ? most : cap);
+    learned_set(learned, 0, ts_spin_cap_after_catch(p, spin, caught));
 }
 
-/* A spin that ran out, in a wait that lasted waited_ns more: had a spin
- * of that length (twice it: the wake-up is in the figure, and the margin
- * errs towards spinning) fitted within the most, it would have ended the
- * wait, and the cap becomes that; a longer wait halves the cap. Learning
- * from the time waited, not from the spin's outcome alone, brings a cap
- * that fell to the floor back up (a spin of 16 pauses never catches a
- * partner that takes a microsecond: the cap would stay there for good). */
+/* A spin that ran out, in a wait that lasted waited_ns more (wait.h,
+ * ts_spin_cap_after_miss); the whole wait is also the next probe's
+ * measure. */
 static void spin_learn_missed(const ts_wait *p, ts_word *learned, uint32_t spin, uint64_t waited_ns)
 {
-    uint32_t most = spin_most(p);
     uint64_t spun_ns = (uint64_t)((double)spin * ts_wait_pause_ns());
-    ts_spin_probe_last_wait = spun_ns + waited_ns; /* the next probe's measure */
-    uint32_t would = ts_wait_pauses_for_ns(2 * (spun_ns + waited_ns));
-    uint32_t cap = would <= most ? would : spin / 2;
-    if (cap < TS_ADAPTIVE_SPIN_FLOOR)
-        cap = TS_ADAPTIVE_SPIN_FLOOR;
-    learned_set(learned, 0, cap);
+    ts_spin_probe_last_wait = spun_ns + waited_ns;
+    learned_set(learned, 0, ts_spin_cap_after_miss(p, spin, waited_ns));
 }
 
 /*

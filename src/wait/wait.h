@@ -188,6 +188,47 @@ void ts_wait_spin_probe_set(const struct ts_spin_probe *in);
 #define TS_ADAPTIVE_SPIN_FLOOR 16u
 
 /*
+ * The spin's learning rules, in one place for the library (wait.c) and the
+ * simulator (model/sim_engine.c), which must learn alike. Pure: the caller
+ * reads and stores the participant's cap.
+ */
+
+/* How far a learned spin may grow: the policy's most, or its start when
+ * that is more. */
+static inline uint32_t ts_spin_most(const ts_wait *p)
+{
+    return p->spin_learn_most > p->spin_iterations ? p->spin_learn_most : p->spin_iterations;
+}
+
+/* The cap after a spin of `spin` pauses that ended the wait: doubled when
+ * it caught the word (caught), halved when a partner on its CPU ended it
+ * (wait.c, spun_on_partners_cpu); within [TS_ADAPTIVE_SPIN_FLOOR, most]. */
+static inline uint32_t ts_spin_cap_after_catch(const ts_wait *p, uint32_t spin, bool caught)
+{
+    uint32_t most = ts_spin_most(p);
+    uint32_t cap = caught ? 2 * spin : spin / 2;
+    if (cap < TS_ADAPTIVE_SPIN_FLOOR)
+        cap = TS_ADAPTIVE_SPIN_FLOOR;
+    return cap > most ? most : cap;
+}
+
+/* The cap after a spin of `spin` pauses that ran out, in a wait that went
+ * on waited_ns after it: had a spin of the whole wait (twice it: the
+ * wake-up is in the figure, and the margin errs towards spinning) fitted
+ * within the most, it would have ended the wait, and the cap becomes that;
+ * a longer wait halves the cap. Never below TS_ADAPTIVE_SPIN_FLOOR.
+ * Learning from the time waited, not from the spin's outcome alone, brings
+ * a cap that fell to the floor back up (a spin of 16 pauses never catches
+ * a partner that takes a microsecond: the cap would stay there for good). */
+static inline uint32_t ts_spin_cap_after_miss(const ts_wait *p, uint32_t spin, uint64_t waited_ns)
+{
+    uint64_t spun_ns = (uint64_t)((double)spin * ts_wait_pause_ns());
+    uint32_t would = ts_wait_pauses_for_ns(2 * (spun_ns + waited_ns));
+    uint32_t cap = would <= ts_spin_most(p) ? would : spin / 2;
+    return cap < TS_ADAPTIVE_SPIN_FLOOR ? TS_ADAPTIVE_SPIN_FLOOR : cap;
+}
+
+/*
  * Liveness (TOPSYNC_TIMEOUT). When a slow-path wait with timeout_ns set has
  * lasted that long, it longjmp()s to *ts_timeout_target, which the caller
  * (barrier.c, wait_with_timeout) armed around the algorithm's wait; unarmed,
