@@ -2,7 +2,7 @@
 """Predict busy many-core nodes with the scheduler model (docs/model.md section 9).
 
 usage: sched_forward.py BUILD_DIR [--seeds K] [--episodes E] [--run-ms MS]
-                         [--machines LIST] [--os-ns LIST]
+                         [--machines LIST] [--os-ns LIST] [--scheduler eevdf|cfs]
 
 For three machines (a flat 16-core node, the issue-53 KVM guest's table when
 ../shared/data/c2c has it; a dual Xeon Gold 6242, 64 PUs on 2 sockets; the
@@ -26,6 +26,8 @@ the range over the seeds in brackets. Section 9 says where the model is known to
 --os-ns LIST passes the scheduler's costs and tick to topsync-sim (its
 --os-ns), e.g. tick=1000000 for kernels built with CONFIG_HZ=1000 (RHEL's,
 Fedora's, Ubuntu's since 24.04) where the default is this VM's HZ=250.
+--scheduler cfs predicts kernels before 6.6 (RHEL 8 and 9, Ubuntu 22.04,
+Debian 12) instead of EEVDF, this VM's (topsync-sim --scheduler).
 """
 import json
 import os
@@ -63,7 +65,7 @@ def machines():
 
 def parse(argv):
     opts = {"seeds": 3, "episodes": 100, "run_ms": 200, "machines": list(machines()),
-            "os_ns": None}
+            "os_ns": None, "scheduler": None}
     if len(argv) < 2 or argv[1].startswith("-"):
         sys.exit(__doc__)
     build, i = argv[1], 2
@@ -81,6 +83,10 @@ def parse(argv):
                 sys.exit(f"sched_forward.py: {key} '{value}' is not a whole number >= 1")
         elif key == "--os-ns":
             opts["os_ns"] = value
+        elif key == "--scheduler":
+            if value not in ("eevdf", "cfs"):
+                sys.exit(f"sched_forward.py: --scheduler takes eevdf or cfs, not '{value}'")
+            opts["scheduler"] = value
         elif key == "--machines":
             opts["machines"] = value.split(",")
             bad = [m for m in opts["machines"] if m not in machines()]
@@ -89,19 +95,20 @@ def parse(argv):
                          + ", ".join(machines()))
         else:
             sys.exit(f"sched_forward.py: unknown option {key}; valid: --seeds, --episodes, "
-                     "--run-ms, --machines, --os-ns")
+                     "--run-ms, --machines, --os-ns, --scheduler")
         i += 2
     return build, opts
 
 
-def predict(sim, machine_args, np_, noise, wait, seeds, episodes, run_ms, os_ns):
+def predict(sim, machine_args, np_, noise, wait, seeds, episodes, run_ms, os_ns, scheduler):
     """{algorithm: [latency ns of seed 1, 2, ...]} for one case."""
     runs = {}
     for seed in range(1, seeds + 1):
         cmd = [sim, "barrier", *machine_args, "--np", str(np_), "--noise", str(noise),
                "--bind", "none", "--wait", wait, "--episodes", str(episodes),
                "--warmup", str(max(1, episodes // 10)), "--run-ms", str(run_ms), "--seed",
-               str(seed), "--json"] + (["--os-ns", os_ns] if os_ns else [])
+               str(seed), "--json"] + (["--os-ns", os_ns] if os_ns else []) + \
+              (["--scheduler", scheduler] if scheduler else [])
         for a in ALGORITHMS + (["peer:glibc"] if wait == "block" else []):
             cmd += ["--algorithm", a]
         done = subprocess.run(cmd, capture_output=True, text=True)
@@ -137,7 +144,8 @@ def main(argv):
             lat = {}
             for wait in WAITS:
                 for a, v in predict(sim, args, np_, noise, wait, opts["seeds"],
-                                    opts["episodes"], opts["run_ms"], opts["os_ns"]).items():
+                                    opts["episodes"], opts["run_ms"], opts["os_ns"],
+                                    opts["scheduler"]).items():
                     lat[(a, "block" if a == "peer:glibc" else wait)] = v
             glibc = lat[("peer:glibc", "block")]
             median = {k: statistics.median(v) for k, v in lat.items()}

@@ -60,7 +60,7 @@ static void usage(FILE *f)
         "                   --algorithm NAME|all [--algorithm NAME ...] [--episodes E]\n"
         "                   [--warmup W] [--run-ms MS] [--seed S] [--wait spin|yield|block]\n"
         "                   [--noise K] [--noise-on LIST] [--start-on LIST]\n"
-        "                   [--bind core|none] [--os-ns LIST]\n"
+        "                   [--bind core|none] [--os-ns LIST] [--scheduler eevdf|cfs]\n"
         "                   [--json] [--output FILE.json]\n"
         "       topsync-sim levels [MACHINE] [--json]\n"
         "       topsync-sim table [MACHINE]\n"
@@ -111,6 +111,8 @@ static void usage(FILE *f)
         "                        tick=1000000 (HZ=1000; default 4 ms, HZ=250)\n"
         "                        (%s;\n"
         "                        0: the default)\n"
+        "  --scheduler NAME      the kernel's: eevdf (Linux 6.6 and later, default) or cfs\n"
+        "                        (before 6.6: RHEL 8 and 9, Ubuntu 22.04, Debian 12)\n"
         "  --fault KIND:RANK     break the barrier on purpose (skip-arrival, skip-wait),\n"
         "                        to see the simulator's invariant check catch it\n"
         "  --json, --output FILE JSON records as topsync-bench barrier --json writes them\n"
@@ -293,13 +295,13 @@ static void print_json(FILE *f, const struct record *recs, size_t nrec, unsigned
                 "\"events\": %llu, \"seed\": %llu, \"sim_seconds\": %.3f, "
                 "\"mlp\": %u, \"bind\": \"%s\", \"noise\": %u, \"sleeps\": %llu, "
                 "\"wakeups\": %llu, \"switches\": %llu, \"migrations\": %llu, "
-                "\"runqueue_wait_ns\": %.1f",
+                "\"runqueue_wait_ns\": %.1f, \"scheduler\": \"%s\"",
                 recs[i].algorithm, np, r->wait, r->latency_ns, (unsigned long long)r->episodes,
                 r->latency_ns, r->resolved, map_by, r->fastest_ns, (unsigned long long)r->events,
                 seed, recs[i].seconds, r->mlp, so->unbound ? "none" : "core", so->noise,
                 (unsigned long long)r->sleeps, (unsigned long long)r->wakeups,
                 (unsigned long long)r->switches, (unsigned long long)r->migrations,
-                r->runqueue_wait_ns);
+                r->runqueue_wait_ns, so->scheduler == TOPSYNC_SIM_SCHED_CFS ? "cfs" : "eevdf");
         print_json_list(f, "noise_on", so->noise_on, so->noise_on_count);
         print_json_list(f, "start_on", so->start_on, so->start_on_count);
         fprintf(f, ", \"model\": \"");
@@ -431,10 +433,10 @@ static int cmd_barrier(struct machine *m, unsigned np, const char *map_arg, cons
                                              "simulated as 1; see --mlp)");
         bool sched = so->noise || so->unbound || np > topsync_topology_ncores(m->topology);
         if (sched)
-            printf("scheduler: %u busy neighbour task%s%s, participants %s%s (docs/model.md "
+            printf("scheduler: %s, %u busy neighbour task%s%s, participants %s%s (docs/model.md "
                    "section 9)\n\n",
-                   so->noise, so->noise == 1 ? "" : "s",
-                   so->noise_on ? " where --noise-on puts them" : "",
+                   so->scheduler == TOPSYNC_SIM_SCHED_CFS ? "CFS" : "EEVDF", so->noise,
+                   so->noise == 1 ? "" : "s", so->noise_on ? " where --noise-on puts them" : "",
                    so->unbound ? "unbound" : "bound to their PUs",
                    so->start_on ? ", starting where --start-on puts them" : "");
         printf("  %-24s %-28s %-6s %12s %12s %10s %8s%s\n", "algorithm", "resolved", "wait",
@@ -626,6 +628,7 @@ int main(int argc, char **argv)
         O_RUN_MS,
         O_NOISE_ON,
         O_START_ON,
+        O_SCHED,
         O_JSON,
         O_OUT,
         O_HELP
@@ -653,6 +656,7 @@ int main(int argc, char **argv)
                                              {"os-ns", required_argument, 0, O_OS},
                                              {"noise-on", required_argument, 0, O_NOISE_ON},
                                              {"start-on", required_argument, 0, O_START_ON},
+                                             {"scheduler", required_argument, 0, O_SCHED},
                                              {"json", no_argument, 0, O_JSON},
                                              {"output", required_argument, 0, O_OUT},
                                              {"help", no_argument, 0, O_HELP},
@@ -823,6 +827,13 @@ int main(int argc, char **argv)
                 return 2;
             }
             so.start_on = start_on;
+            break;
+        case O_SCHED:
+            if (strcmp(optarg, "eevdf") && strcmp(optarg, "cfs")) {
+                fprintf(stderr, "topsync-sim: --scheduler takes eevdf or cfs, not '%s'\n", optarg);
+                return 2;
+            }
+            so.scheduler = strcmp(optarg, "cfs") ? TOPSYNC_SIM_SCHED_EEVDF : TOPSYNC_SIM_SCHED_CFS;
             break;
         case O_JSON: json = 1; break;
         case O_OUT: output = optarg; break;

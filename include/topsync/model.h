@@ -178,6 +178,19 @@ typedef enum topsync_sim_fault {
     TOPSYNC_SIM_FAULT_SKIP_WAIT,
 } topsync_sim_fault_t;
 
+/* The OS scheduler the simulation's kernel runs (docs/model.md section 9,
+ * "CFS"): how a CPU chooses its next task, how long it runs, and when a
+ * woken task preempts the running one. */
+typedef enum topsync_sim_scheduler {
+    /* EEVDF, Linux 6.6 and later (Debian 13, Ubuntu 24.04, RHEL 10; the
+     * development VM's 6.18): the default */
+    TOPSYNC_SIM_SCHED_EEVDF = 0,
+    /* CFS, Linux before 6.6 (RHEL 8 and 9, Ubuntu 22.04, Debian 12, SLES
+     * 15): its latency, minimum and wake-up granularities at their
+     * defaults for the model's PU count */
+    TOPSYNC_SIM_SCHED_CFS,
+} topsync_sim_scheduler_t;
+
 typedef struct topsync_sim_options {
     unsigned episodes;          /* timed episodes; 0: 1000 */
     unsigned warmup;            /* episodes before them; 0: episodes / 10, at least 1 */
@@ -251,6 +264,11 @@ typedef struct topsync_sim_options {
      * once, so the tick decides how the participants' turns line up with
      * their busy neighbours' (docs/model.md section 9, "The tick"). */
     double tick_ns;
+    /* The kernel's scheduler (default EEVDF). With CFS, slice_ns is its
+     * minimum granularity (0: the default for the model's PUs, 0.75 ms
+     * times 1 + log2 of at most 8), and its latency and wake-up
+     * granularity are 8 and 4/3 of it, as the kernel's defaults are. */
+    topsync_sim_scheduler_t scheduler;
 } topsync_sim_options_t;
 
 typedef struct topsync_sim_result {

@@ -237,6 +237,11 @@ static int check_options(const topsync_model_t *m, unsigned n, const hwloc_const
                        "simulation: a timer tick of %g ns; valid: 0 (the default, %.0f) or "
                        "%.0f to %.0f (CONFIG_HZ 10000 to 10)",
                        o->tick_ns, SCHED_TICK_NS, SIM_TICK_LEAST_NS, SIM_TICK_MOST_NS);
+    if (o->scheduler != TOPSYNC_SIM_SCHED_EEVDF && o->scheduler != TOPSYNC_SIM_SCHED_CFS)
+        return ts_fail(EINVAL,
+                       "simulation: scheduler %d; valid: TOPSYNC_SIM_SCHED_EEVDF (%d), "
+                       "TOPSYNC_SIM_SCHED_CFS (%d)",
+                       (int)o->scheduler, (int)TOPSYNC_SIM_SCHED_EEVDF, (int)TOPSYNC_SIM_SCHED_CFS);
     if (o->noise > SIM_MAX_PARTICIPANTS)
         return ts_fail(EINVAL, "simulation: %u busy neighbours; valid: up to %u", o->noise,
                        SIM_MAX_PARTICIPANTS);
@@ -399,6 +404,7 @@ static int plan_scheduler(const topsync_model_t *m, unsigned n, const topsync_si
         /* the program starts at no particular point of the tick */
         .create_first = 1 + (ts_ps)(ts_splitmix_mix(o->seed ^ CREATE_PHASE_SALT) % (uint64_t)tick),
         .balance = true,
+        .cfs = o->scheduler == TOPSYNC_SIM_SCHED_CFS,
         .seed = o->seed,
     };
     return 0;

@@ -80,6 +80,8 @@ struct scpu {
      * milliseconds (sd->balance_interval) and the failed turns in a row */
     ts_ps next_balance;
     unsigned interval_ms, failed;
+    /* CFS only: its min_vruntime, and when the holder was last chosen */
+    ts_ps min_vruntime, picked_at;
 };
 
 struct ts_sched {
@@ -106,6 +108,58 @@ static ts_ps *holder_deadline(struct ts_sched *s, struct scpu *cpu)
     return cpu->kind == PROC ? &s->procs[cpu->holder].deadline : &cpu->noise_deadline[cpu->holder];
 }
 
+/*
+ * CFS, as Linux chose before 6.6 (kernel/sched/fair.c of 6.5; docs/
+ * model.md section 9, "CFS"): the runnable task of least virtual time
+ * runs, for its share of a period, until a tick finds that share spent
+ * (check_preempt_tick); a woken task preempts only a holder ahead of it
+ * by more than the wake-up granularity (wakeup_preempt_entity), and it
+ * is placed at most half a latency behind the CPU's min_vruntime
+ * (GENTLE_FAIR_SLEEPERS), a new task a share ahead of it (START_DEBIT).
+ * The three tunables scale with the CPUs as EEVDF's slice does
+ * (SCHED_TUNABLESCALING_LOG, 1 + log2 of at most 8 CPUs):
+ * sysctl_sched_min_granularity 0.75 ms, the config's slice;
+ * sysctl_sched_latency 6 ms, CFS_NR_LATENCY of them (sched_nr_latency);
+ * sysctl_sched_wakeup_granularity 1 ms, 4/3 of one. Not modelled: the
+ * second test of check_preempt_tick (a holder ahead of the leftmost by
+ * more than its share, at least a granularity into its run), and the
+ * buddies (a yielder gives way to any other task, as under EEVDF).
+ */
+#define CFS_NR_LATENCY 8
+
+static ts_ps cfs_latency(const struct ts_sched *s)
+{
+    return CFS_NR_LATENCY * s->c.slice;
+}
+
+static ts_ps cfs_wakeup_gran(const struct ts_sched *s)
+{
+    return s->c.slice * 4 / 3;
+}
+
+/* The share of a period of each of nr runnable tasks (sched_slice, equal
+ * weights): the period is the latency, or nr minimum granularities when
+ * more than sched_nr_latency run. */
+static ts_ps cfs_ideal(const struct ts_sched *s, unsigned nr)
+{
+    nr = nr ? nr : 1;
+    ts_ps period = nr > CFS_NR_LATENCY ? (ts_ps)nr * s->c.slice : cfs_latency(s);
+    return period / nr;
+}
+
+static unsigned nr_running(const struct ts_sched *s, unsigned k, ts_ps t);
+
+/* CFS: the holder chosen at cpu->picked_at keeps the CPU until the first
+ * tick at or past its share of the tasks runnable at `now` (recomputed
+ * when they change, as each tick recomputes it). */
+static void cfs_reslice(struct ts_sched *s, struct scpu *cpu, ts_ps now)
+{
+    ts_ps tick = s->c.tick > 0 ? s->c.tick : 1;
+    cpu->protect_end = cpu->picked_at + cfs_ideal(s, nr_running(s, (unsigned)(cpu - s->cpus), now));
+    ts_ps end = max_ps(cpu->protect_end, now);
+    cpu->slice_end = (end + tick - 1) / tick * tick;
+}
+
 /* The holder, its time counted until `from`, runs from then: protected
  * until its virtual time reaches its deadline (EEVDF's RUN_TO_PARITY:
  * set_protect_slice takes the deadline as it is at the pick, and only
@@ -117,6 +171,11 @@ static ts_ps *holder_deadline(struct ts_sched *s, struct scpu *cpu)
  * of all CPUs fall together (no sched_skew_tick), every `tick` from 0. */
 static void start_slice(struct ts_sched *s, struct scpu *cpu, ts_ps from)
 {
+    if (s->c.cfs) {
+        cpu->picked_at = from;
+        cfs_reslice(s, cpu, from);
+        return;
+    }
     ts_ps left = *holder_deadline(s, cpu) - *holder_vruntime(s, cpu);
     cpu->protect_end = from + (left > 0 ? left : 0);
     ts_ps tick = s->c.tick > 0 ? s->c.tick : 1;
@@ -127,6 +186,27 @@ static void start_slice(struct ts_sched *s, struct scpu *cpu, ts_ps from)
 static bool runnable(const struct sproc *q)
 {
     return q->state == RUN || q->state == SPIN || q->state == YIELDER;
+}
+
+/* CFS's min_vruntime of CPU k (update_min_vruntime): the least virtual
+ * time of its runnable tasks (the holder's counted until cpu->since),
+ * participant `except` left out; it never decreases, and a CPU with none
+ * keeps its last. */
+static ts_ps cfs_min_vruntime(struct ts_sched *s, unsigned k, int except)
+{
+    struct scpu *cpu = &s->cpus[k];
+    ts_ps least = NEVER;
+    for (unsigned j = 0; j < cpu->nnoise; j++)
+        if (cpu->noise_vruntime[j] < least)
+            least = cpu->noise_vruntime[j];
+    for (int p = cpu->first; p >= 0; p = s->procs[p].next) {
+        const struct sproc *q = &s->procs[p];
+        if (p != except && runnable(q) && !q->pending && q->vruntime < least)
+            least = q->vruntime;
+    }
+    if (least != NEVER && least > cpu->min_vruntime)
+        cpu->min_vruntime = least;
+    return cpu->min_vruntime;
 }
 
 /* PELT_DECAY_PER_US to the power us, by squaring. */
@@ -254,6 +334,16 @@ int ts_sched_create(struct ts_sched **out, const struct ts_sched_config *c)
             link_proc(s, p, c->cpu[p]);
         }
     }
+    for (unsigned k = 0; c->cfs && k < c->ncpus; k++) {
+        /* CFS: each busy CPU's first share ends at a phase drawn as above */
+        struct scpu *cpu = &s->cpus[k];
+        if (!cpu->nnoise)
+            continue;
+        ts_ps share = cfs_ideal(s, nr_running(s, k, 0));
+        uint64_t z = ts_splitmix_mix(c->seed + TS_SPLITMIX_STEP * (k + 1));
+        cpu->picked_at = 1 + (ts_ps)(z % (uint64_t)share) - share;
+        cfs_reslice(s, cpu, 0);
+    }
     s->next_balance = NEVER;
     for (unsigned k = 0; k < c->ncpus; k++)
         if (s->cpus[k].next_balance < s->next_balance)
@@ -370,7 +460,7 @@ static bool delayed_sleeper(const struct sproc *q)
     return q->delayed && q->state == SLEEP;
 }
 
-static void join(struct ts_sched *s, unsigned k, unsigned p);
+static void join(struct ts_sched *s, unsigned k, unsigned p, ts_ps at);
 
 /* The participants woken onto CPU k that have arrived by `at` without
  * being weighed against a running task (their CPU idle, or choosing at
@@ -379,7 +469,7 @@ static void settle_arrivals(struct ts_sched *s, unsigned k, ts_ps at)
 {
     for (int p = s->cpus[k].first; p >= 0; p = s->procs[p].next)
         if (s->procs[p].pending && s->procs[p].state == RUN && s->procs[p].ready_at <= at) {
-            join(s, k, (unsigned)p);
+            join(s, k, (unsigned)p, at);
             s->procs[p].pending = false;
         }
 }
@@ -413,16 +503,18 @@ choose:
     who = 0;
     ts_ps mean = mean_vruntime(s, k, -1, &n), best = NEVER;
     bool best_was = false;
-/* on a tie the task that was not running wins (its request came first) */
-#define CONSIDER(vr, dl, k, w)                                                        \
-    do {                                                                              \
-        bool was_it = (k) == was_kind && (w) == was;                                  \
-        if ((vr) <= mean && ((dl) < best || ((dl) == best && best_was && !was_it))) { \
-            best = (dl);                                                              \
-            kind = (k);                                                               \
-            who = (w);                                                                \
-            best_was = was_it;                                                        \
-        }                                                                             \
+/* on a tie the task that was not running wins (its request came first);
+ * CFS: every runnable task is a candidate, and the least virtual time wins */
+#define CONSIDER(vr, dl, k, w)                                                                    \
+    do {                                                                                          \
+        bool was_it = (k) == was_kind && (w) == was;                                              \
+        ts_ps key = s->c.cfs ? (vr) : (dl);                                                       \
+        if ((s->c.cfs || (vr) <= mean) && (key < best || (key == best && best_was && !was_it))) { \
+            best = key;                                                                           \
+            kind = (k);                                                                           \
+            who = (w);                                                                            \
+            best_was = was_it;                                                                    \
+        }                                                                                         \
     } while (0)
     /* a second pass, every candidate eligible, when none was: a yielder,
      * giving way to any other, still counts in the mean */
@@ -516,6 +608,10 @@ static void go_to_sleep(struct ts_sched *s, unsigned k, unsigned p, ts_ps at)
     struct sproc *q = &s->procs[p];
     unsigned n;
     load_update(q, at);
+    if (s->c.cfs) { /* CFS keeps its virtual time, for place() to judge */
+        q->state = SLEEP;
+        return;
+    }
     q->delayed = q->vruntime > mean_vruntime(s, k, -1, &n);
     if (!q->delayed)
         keep_lag(s, k, p);
@@ -568,9 +664,19 @@ static ts_ps next_arrival(const struct ts_sched *s, unsigned k, int *who)
  * lag: a task that ran past its share and sleeps often would keep the
  * CPU. The running task's time must be counted first (enqueue_entity
  * calls update_curr before place_entity). */
-static void place(struct ts_sched *s, unsigned k, unsigned p)
+static void place(struct ts_sched *s, unsigned k, unsigned p, ts_ps at)
 {
     struct sproc *q = &s->procs[p];
+    if (s->c.cfs) { /* place_entity of CFS (above) */
+        ts_ps least = cfs_min_vruntime(s, k, (int)p);
+        unsigned others = nr_running(s, k, at) - (runnable(q) && !q->pending && q->ready_at <= at);
+        if (q->initial)
+            q->vruntime = least + cfs_ideal(s, others + 1);
+        else if (q->vruntime < least - cfs_latency(s) / 2)
+            q->vruntime = least - cfs_latency(s) / 2;
+        q->initial = false;
+        return;
+    }
     unsigned n;
     ts_ps v = mean_vruntime(s, k, (int)p, &n);
     if (n)
@@ -586,18 +692,18 @@ static void place(struct ts_sched *s, unsigned k, unsigned p)
  * virtual time and deadline while it still owes service, and is placed
  * anew with no lag (DELAY_ZERO) when the others' time has caught up with
  * it while it slept. Any other is placed with the lag it slept with. */
-static void join(struct ts_sched *s, unsigned k, unsigned p)
+static void join(struct ts_sched *s, unsigned k, unsigned p, ts_ps at)
 {
     struct sproc *q = &s->procs[p];
     if (!q->delayed) {
-        place(s, k, p);
+        place(s, k, p, at);
         return;
     }
     q->delayed = false;
     unsigned n;
     if (clamp_lag(s, mean_vruntime(s, k, -1, &n) - q->vruntime) > 0) {
         q->lag = 0;
-        place(s, k, p);
+        place(s, k, p, at);
     }
 }
 
@@ -616,12 +722,16 @@ static void arrive(struct ts_sched *s, unsigned k, unsigned p, ts_ps at)
     s->procs[p].pending = false;
     account(s, cpu, at);
     unsigned n;
-    join(s, k, p);
+    join(s, k, p, at);
     ts_ps running = *holder_vruntime(s, cpu);
-    ts_ps mean = mean_vruntime(s, k, -1, &n);
     if (cpu->kind == PROC && s->procs[cpu->holder].state == YIELDER)
         hand_over(s, cpu, p, at, at + s->c.switch_cost);
-    else if (running > mean || at >= cpu->protect_end)
+    else if (s->c.cfs) { /* CFS: ahead by more than the granularity */
+        if (running - s->procs[p].vruntime > cfs_wakeup_gran(s))
+            pick(s, k, at);
+        else
+            cfs_reslice(s, cpu, at);
+    } else if (running > mean_vruntime(s, k, -1, &n) || at >= cpu->protect_end)
         pick(s, k, at);
 }
 
@@ -834,9 +944,26 @@ static void weigh_newcomer(struct ts_sched *s, unsigned k, ts_ps t)
     }
     account(s, cpu, t);
     unsigned n;
-    ts_ps running = *holder_vruntime(s, cpu), mean = mean_vruntime(s, k, -1, &n);
-    if (running > mean || t >= cpu->protect_end ||
-        (cpu->kind == PROC && s->procs[cpu->holder].state == YIELDER))
+    ts_ps running = *holder_vruntime(s, cpu);
+    bool yielder = cpu->kind == PROC && s->procs[cpu->holder].state == YIELDER;
+    if (s->c.cfs && !yielder) {
+        /* each task attached is weighed as a woken one (check_preempt_curr):
+         * the least virtual time among them decides */
+        ts_ps least = NEVER;
+        for (unsigned j = 0; j < cpu->nnoise; j++)
+            if (!(cpu->kind == NOISE && cpu->holder == j) && cpu->noise_vruntime[j] < least)
+                least = cpu->noise_vruntime[j];
+        for (int p = cpu->first; p >= 0; p = s->procs[p].next)
+            if (!(cpu->kind == PROC && cpu->holder == (unsigned)p) && candidate(&s->procs[p], t) &&
+                s->procs[p].vruntime < least)
+                least = s->procs[p].vruntime;
+        if (least != NEVER && running - least > cfs_wakeup_gran(s))
+            pick(s, k, t);
+        else
+            cfs_reslice(s, cpu, t);
+        return;
+    }
+    if (yielder || running > mean_vruntime(s, k, -1, &n) || t >= cpu->protect_end)
         pick(s, k, t);
 }
 
@@ -846,6 +973,8 @@ static void move_noise(struct ts_sched *s, unsigned src, unsigned j, unsigned ds
 {
     struct scpu *from = &s->cpus[src], *to = &s->cpus[dst];
     unsigned n;
+    /* CFS: its virtual time relative to the CPUs' min_vruntime */
+    ts_ps relative = from->noise_vruntime[j] - (s->c.cfs ? cfs_min_vruntime(s, src, -1) : 0);
     ts_ps lag = clamp_lag(s, mean_vruntime(s, src, -1, &n) - from->noise_vruntime[j]);
     ts_ps last_ran = from->noise_last_ran[j];
     ts_ps request = from->noise_deadline[j] - from->noise_vruntime[j];
@@ -857,7 +986,9 @@ static void move_noise(struct ts_sched *s, unsigned src, unsigned j, unsigned ds
         from->holder = j;
     account(s, to, t);
     ts_ps v = mean_vruntime(s, dst, -1, &n);
-    to->noise_vruntime[to->nnoise] = n ? v - (ts_ps)((__int128)lag * (n + 1) / n) : 0;
+    to->noise_vruntime[to->nnoise] = s->c.cfs ? cfs_min_vruntime(s, dst, -1) + relative
+                                     : n      ? v - (ts_ps)((__int128)lag * (n + 1) / n)
+                                              : 0;
     to->noise_deadline[to->nnoise] = to->noise_vruntime[to->nnoise] + request;
     to->noise_last_ran[to->nnoise] = last_ran;
     to->nnoise++;
@@ -871,9 +1002,15 @@ static void move_proc(struct ts_sched *s, unsigned p, unsigned dst, ts_ps t)
     unsigned n;
     load_update(q, t);
     ts_ps lag = clamp_lag(s, mean_vruntime(s, q->cpu, -1, &n) - q->vruntime);
+    ts_ps relative = q->vruntime - (s->c.cfs ? cfs_min_vruntime(s, q->cpu, -1) : 0);
     unlink_proc(s, p);
     link_proc(s, p, dst);
     account(s, &s->cpus[dst], t);
+    if (s->c.cfs) { /* CFS: relative to the CPUs' min_vruntime */
+        q->vruntime = cfs_min_vruntime(s, dst, (int)p) + relative;
+        s->stats.migrations++;
+        return;
+    }
     ts_ps v = mean_vruntime(s, dst, (int)p, &n);
     ts_ps request = q->deadline - q->vruntime;
     if (n)
@@ -1114,6 +1251,14 @@ ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, int waker, ts_ps *r
     else
         *ready = t + (s->cpus[k].kind == IDLE ? s->c.wake_latency : s->c.wake_latency_busy);
     if (k != q->cpu) {
+        if (s->c.cfs) {
+            /* CFS (migrate_task_rq_fair, then enqueue): its virtual time
+             * moves from the old CPU's min_vruntime to the new one's */
+            advance(s, k, t);
+            account(s, &s->cpus[k], t);
+            account(s, &s->cpus[q->cpu], t);
+            q->vruntime += cfs_min_vruntime(s, k, -1) - cfs_min_vruntime(s, q->cpu, (int)p);
+        }
         unlink_proc(s, p);
         link_proc(s, p, k);
         s->stats.migrations++;

@@ -2,7 +2,7 @@
  * Private: the OS scheduler under the simulated participants (docs/model.md
  * section 9). CPUs (the model's PUs) run tasks, the participants and busy
  * neighbour tasks that never sleep, one at a time, in time slices chosen as
- * Linux's EEVDF chooses them; a waiting participant spins, yields or sleeps
+ * Linux's EEVDF chooses them (or its CFS, which kernels before 6.6 run); a waiting participant spins, yields or sleeps
  * as its wait policy says, and a write to the word a sleeper waits on costs
  * the writer a futex wake-up and the sleeper the time until it runs again.
  * The engine (sim_engine.c) asks it, before each event of a participant,
@@ -35,6 +35,10 @@ struct ts_sched_config {
     ts_ps sleep_cpu;         /* the sleeper's own CPU time for one sleep */
     ts_ps tick;              /* the timer tick (bounds a sleeper's lag) */
     bool balance;            /* the periodic balancer moves tasks between CPUs */
+    /* Choose as CFS does (Linux before 6.6) instead of EEVDF: `slice` is
+     * then its minimum granularity, and its latency and wake-up
+     * granularity follow from it (sim_sched.c, "CFS") */
+    bool cfs;
     /* The program creates its participants one after another:
      * participant p exists from create_first + p x create_every, on
      * cpu[p] (both 0: all from the start). */

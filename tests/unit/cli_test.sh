@@ -296,7 +296,7 @@ expect_error "--np takes 1 to 8192, not '9000'" "$sim" barrier --np 9000 --algor
 # section 9): a prediction, and the scheduler says it ran
 out=$("$sim" barrier --topology "pack:1 core:4 pu:1" --np 6 --algorithm mcs --episodes 50 --wait yield 2>&1)
 rc=$?
-[ $rc -eq 0 ] && grep -q "^scheduler: 0 busy neighbour tasks, participants bound to their PUs" <<<"$out" &&
+[ $rc -eq 0 ] && grep -q "^scheduler: EEVDF, 0 busy neighbour tasks, participants bound to their PUs" <<<"$out" &&
     grep -qE "^  mcs +mcs +yield +[0-9.]+ " <<<"$out" && ok || ko "--np 6 on 4 cores: rc $rc: $out"
 # the same inputs, the same prediction in another process too: the wait's
 # spin must not depend on the pause cost each process measures anew (it
@@ -328,6 +328,19 @@ in_step() {
 hz250=$(in_step 4000000) hz1000=$(in_step 1000000)
 [ -n "$hz250" ] && [ -n "$hz1000" ] && [ "$hz250" -lt 100000 ] && [ "$hz1000" -gt 1000000 ] && ok ||
     ko "--os-ns tick: HZ=250 $hz250 ns, HZ=1000 $hz1000 ns an episode"
+# the kernel's scheduler: refused unless named right; said and recorded
+# (its rules are test_sched_rules')
+expect_error "--scheduler takes eevdf or cfs, not 'bfs'" \
+    "$sim" barrier --np 2 --algorithm mcs --scheduler bfs
+turns() {
+    "$sim" barrier --topology "pack:1 core:8 pu:1" --np 2 --noise 1 --wait spin --episodes 20 \
+        --algorithm sense-reversing --scheduler "$1" --json
+}
+cfs=$(turns cfs) eevdf=$(turns eevdf)
+grep -q '"scheduler": "cfs"' <<<"$cfs" && grep -q '"scheduler": "eevdf"' <<<"$eevdf" && ok ||
+    ko "--scheduler not recorded: $cfs / $eevdf"
+"$sim" barrier --np 2 --noise 2 --algorithm mcs --episodes 10 --scheduler cfs |
+    grep -q "^scheduler: CFS, 2 busy" && ok || ko "--scheduler cfs not said in the header"
 # a sleeper woken onto its waker's CPU costs the waker wake-call-local: two
 # participants of each of 2 CPUs wake each other there
 local_wake() {

@@ -17,9 +17,10 @@ refused "unknown option --bogus" "$build" --bogus 1
 refused "--seeds needs a value" "$build" --seeds
 refused "no /nonexistent/tools/topsync-sim" /nonexistent
 refused "topsync-sim failed: topsync-sim: --os-ns takes NAME=NS" "$build" --machines flat16 --seeds 1 --os-ns tock=1
+refused "--scheduler takes eevdf or cfs, not 'bfs'" "$build" --scheduler bfs
 
 out=$(python3 "$src/scripts/sched_forward.py" "$build" --machines flat16 --seeds 1 --episodes 100 --run-ms 1 \
-    --os-ns tick=1000000 2>&1)
+    --os-ns tick=1000000 --scheduler cfs 2>&1)
 rows=$(echo "$out" | grep -c '^| flat 16 cores.*(16 unbound) | [0-9]* | [0-9.]* | [a-z-]*/[a-z]* ([0-9.e-]*x) |')
 if [ "$rows" = 3 ] && echo "$out" | grep -q '| 4 |' && echo "$out" | grep -q '| 32 |'; then
     passed=$((passed + 1))

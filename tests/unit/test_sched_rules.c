@@ -21,7 +21,11 @@
  * overloaded one pulls by load, a task's load halved per failed turn; CPUs
  * within 117% of each other's load are left alone. And participants
  * created one after another exist only from their creation, each joining
- * as a new task.
+ * as a new task. Under CFS (kernels before 6.6): two tasks take turns by
+ * their share of the latency; a woken task preempts only a holder ahead
+ * of it by more than the wake-up granularity, else waits for that
+ * holder's share, recomputed with it counted; a long sleeper comes back
+ * half a latency behind, a new task a share ahead.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -697,6 +701,102 @@ static void test_created_in_turn(void)
     ts_sched_destroy(s);
 }
 
+/* CFS (Linux before 6.6; sim_sched.c, "CFS"), the config's slice S as its
+ * minimum granularity: a latency of 8 S, a wake-up granularity of 4/3 S. */
+static struct ts_sched *make_cfs(unsigned nprocs, ts_ps switch_cost)
+{
+    static const unsigned on_cpu0[2] = {0, 0};
+    struct ts_sched_config c = config(1, on_cpu0, nprocs);
+    c.switch_cost = switch_cost;
+    c.cfs = true;
+    return create(&c);
+}
+
+/* Two participants on one CPU under CFS take turns by their share of the
+ * latency, 8 S / 2 = 4 S (EEVDF: by the slice, test_alternate_by_slice):
+ * p0 runs [0, 4 S); p1, of less virtual time then, from 4 S + switch. */
+static void test_cfs_share_of_latency(void)
+{
+    const ts_ps sw = 2 * US;
+    struct ts_sched *s = make_cfs(2, sw);
+    CHECK_EQ(ts_sched_gate(s, 0, 0), 0);
+    CHECK_EQ(ts_sched_gate(s, 1, 0), 4 * SLICE);
+    CHECK_EQ(ts_sched_gate(s, 1, 4 * SLICE), 4 * SLICE + sw);
+    CHECK_EQ(ts_sched_gate(s, 0, 4 * SLICE), 8 * SLICE + sw);
+    ts_sched_destroy(s);
+}
+
+/* p1 runs [4 S, 7 S) under CFS, to virtual time 3 S, and sleeps; p0 (at 4
+ * S) then runs alone, its share the whole latency. Woken at 7.25 S, p1
+ * keeps its 3 S (it is not more than half a latency behind p0's 4.25 S):
+ * 1.25 S behind, within the wake-up granularity (4/3 S), so it does not
+ * preempt (EEVDF would: p0 is past the mean). p0's share, two runnable
+ * again, is 4 S from its pick at 7 S: p1 runs from 11 S. Woken at 7.5 S
+ * instead, 1.5 S behind, it preempts at once. */
+static struct ts_sched *cfs_sleeper_at_7(void)
+{
+    struct ts_sched *s = make_cfs(2, 0);
+    CHECK_EQ(ts_sched_gate(s, 0, 0), 0);
+    CHECK_EQ(ts_sched_gate(s, 1, 4 * SLICE), 4 * SLICE);
+    CHECK_EQ(ts_sched_gate(s, 1, 7 * SLICE), 7 * SLICE);
+    ts_sched_wait_begin(s, 1, 7 * SLICE, 0, TS_SCHED_SLEEP);
+    CHECK(ts_sched_asleep(s, 1, 7 * SLICE));
+    CHECK_EQ(ts_sched_gate(s, 0, 7 * SLICE), 7 * SLICE);
+    return s;
+}
+
+static void test_cfs_wakeup_granularity(void)
+{
+    ts_ps ready = -1;
+    struct ts_sched *s = cfs_sleeper_at_7();
+    ts_sched_wake(s, 1, 7 * SLICE + SLICE / 4, -1, &ready);
+    CHECK_EQ(ts_sched_gate(s, 1, 7 * SLICE + SLICE / 4), 11 * SLICE);
+    CHECK_EQ(ts_sched_vruntime(s, 1), 3 * SLICE);
+    ts_sched_destroy(s);
+    s = cfs_sleeper_at_7();
+    ts_sched_wake(s, 1, 7 * SLICE + SLICE / 2, -1, &ready);
+    CHECK_EQ(ts_sched_gate(s, 1, 7 * SLICE + SLICE / 2), 7 * SLICE + SLICE / 2);
+    ts_sched_destroy(s);
+}
+
+/* A long sleeper comes back at most half a latency (4 S) behind the CPU's
+ * min_vruntime (GENTLE_FAIR_SLEEPERS): p1 sleeps at 4 S with virtual time
+ * 0 the moment it is given the CPU; p0 runs alone to 20 S, virtual time
+ * 20 S; p1, woken then, is placed at 16 S, not 0 (which would give it the
+ * CPU for 20 S), and preempts (4 S behind). */
+static void test_cfs_sleeper_credit(void)
+{
+    struct ts_sched *s = make_cfs(2, 0);
+    CHECK_EQ(ts_sched_gate(s, 0, 0), 0);
+    CHECK_EQ(ts_sched_gate(s, 1, 4 * SLICE), 4 * SLICE);
+    ts_sched_wait_begin(s, 1, 4 * SLICE, 0, TS_SCHED_SLEEP);
+    CHECK_EQ(ts_sched_gate(s, 0, 4 * SLICE), 4 * SLICE);
+    ts_ps ready = -1;
+    ts_sched_wake(s, 1, 20 * SLICE, -1, &ready);
+    CHECK_EQ(ts_sched_gate(s, 1, 20 * SLICE), 20 * SLICE);
+    CHECK_EQ(ts_sched_vruntime(s, 1), 16 * SLICE);
+    ts_sched_destroy(s);
+}
+
+/* A new task under CFS starts a share ahead of the CPU's min_vruntime
+ * (START_DEBIT): p0, created at 1 ps on an empty CPU, at its share alone,
+ * the whole latency, 8 S, and runs; p1, created at S + 1, at p0's virtual
+ * time then, 9 S, plus its share among two, 4 S: 13 S. */
+static void test_cfs_new_task_debit(void)
+{
+    static const unsigned on_cpu0[2] = {0, 0};
+    struct ts_sched_config c = config(1, on_cpu0, 2);
+    c.cfs = true;
+    c.create_first = 1;
+    c.create_every = SLICE;
+    struct ts_sched *s = create(&c);
+    CHECK_EQ(ts_sched_gate(s, 0, 1), 1);
+    CHECK_EQ(ts_sched_gate(s, 1, SLICE + 1), 4 * SLICE + 1);
+    CHECK_EQ(ts_sched_vruntime(s, 0), 9 * SLICE);
+    CHECK_EQ(ts_sched_vruntime(s, 1), 13 * SLICE);
+    ts_sched_destroy(s);
+}
+
 int main(void)
 {
     test_alternate_by_slice();
@@ -719,6 +819,10 @@ int main(void)
     test_busiest_gives_by_load();
     test_within_imbalance_pct();
     test_created_in_turn();
+    test_cfs_share_of_latency();
+    test_cfs_wakeup_granularity();
+    test_cfs_sleeper_credit();
+    test_cfs_new_task_debit();
     printf("%d passed, %d failed\n", check_passed, check_failed);
     return check_failed != 0;
 }
