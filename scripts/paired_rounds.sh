@@ -11,15 +11,16 @@
 #   usage: scripts/paired_rounds.sh [BUILD_DIR]
 #   environment: CONFIGS (default "threads:8 processes:8 threads:2
 #   processes:2"), COMMANDS (per configuration, default 8), RUNS (per
-#   command, default 9), ITERS (default 2000), NOISE (busy processes,
-#   default: the machine's CPUs), PEERS (default pthread,omp,program; the
-#   processes' only peer is glibc's)
+#   command, default 9), ITERS (default 2000), RUN_MS (each run at least
+#   that long, default 250: a busy node's runs span many scheduler slices),
+#   NOISE (busy processes, default: the machine's CPUs), PEERS (default
+#   pthread,omp,program; the processes' only peer is glibc's)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$(readlink -f "${1:-build}")
 bench=$build/bench/topsync-bench
 configs=${CONFIGS:-threads:8 processes:8 threads:2 processes:2}
-commands=${COMMANDS:-8} runs=${RUNS:-9} iters=${ITERS:-2000}
+commands=${COMMANDS:-8} runs=${RUNS:-9} iters=${ITERS:-2000} run_ms=${RUN_MS:-250}
 noise=${NOISE:-$(nproc)} peers=${PEERS:-pthread,omp,program}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -34,7 +35,7 @@ for config in $configs; do
     out=$tmp/$kind-$n.jsonl
     for _ in $(seq "$commands"); do
         "$bench" barrier --"$kind" "$n" --bind none --noise "$noise" --algorithm auto \
-            --iterations "$iters" --runs "$runs" --peers "$peers" --json | tr -d '\n' >>"$out"
+            --iterations "$iters" --runs "$runs" --run-ms "$run_ms" --peers "$peers" --json | tr -d '\n' >>"$out"
         echo >>"$out"
     done
     python3 - "$out" "$n $kind" <<'PY'
@@ -62,5 +63,6 @@ print(f"| {sys.argv[2]} | {cell(ratios['glibc'])} | {cell(ratios['libgomp'])} | 
 PY
 done
 echo
-echo "Unbound, $noise busy neighbour processes, $commands commands of $runs runs of $iters barriers;"
+echo "Unbound, $noise busy neighbour processes, $commands commands of $runs runs of $iters barriers"
+echo "and at least $run_ms ms;"
 echo "each cell: the median of every run's ratio to the peer's run of its round [bootstrap 95 %]."
