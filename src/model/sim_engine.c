@@ -608,11 +608,9 @@ static bool colocated_now(const struct sim *s, unsigned rank)
 static void wait_plan(const struct sim *s, const struct proc *p, const ts_wait *policy,
                       uint32_t *pauses, ts_ps *spin, enum ts_sched_then *then)
 {
-    *pauses = policy->spin_iterations;
-    if (policy->learn && p->spin_learned) {
-        uint32_t most = ts_spin_most(policy);
-        *pauses = p->spin_learned - 1 > most ? most : p->spin_learned - 1;
-    }
+    *pauses = policy->learn ? ts_spin_cap_learned(p->spin_learned, policy->spin_iterations,
+                                                  ts_spin_most(policy))
+                            : policy->spin_iterations;
     if (policy->colocation && colocated_now(s, p->rank))
         *pauses = 0;
     /* to the microsecond: the pause is measured anew by every process,
@@ -627,8 +625,8 @@ static void wait_plan(const struct sim *s, const struct proc *p, const ts_wait *
 }
 
 /* After a wait that spun `pauses` (at_once: its first load found the word
- * reached) and ended at p's clock: the library's
- * learning (wait.h, ts_spin_cap_after_catch and ts_spin_cap_after_miss). A spin that caught
+ * reached) and ended at p's clock: the library's learning (wait.h,
+ * ts_spin_cap_after_catch and ts_spin_cap_after_miss). A spin that caught
  * the word doubles the cap, up to the most; one that ran out sets it to
  * twice the whole wait when that fits within the most, else halves it;
  * never below TS_ADAPTIVE_SPIN_FLOOR. A wait without a spin teaches
@@ -645,8 +643,9 @@ static void spin_learn(const struct sim *s, struct proc *p, const ts_wait *polic
     ts_ps out = at_once ? -1 : ts_sched_spin_ran_out(s->sched, p->rank);
     uint32_t cap =
         out < 0 ? ts_spin_cap_after_catch(policy, pauses, true)
-                : ts_spin_cap_after_miss(policy, pauses,
-                                         (uint64_t)(p->clock > out ? p->clock - out : 0) / 1000);
+                : ts_spin_cap_after_miss(
+                      policy, pauses,
+                      ts_spin_ns(pauses) + (uint64_t)(p->clock > out ? p->clock - out : 0) / 1000);
     p->spin_learned = cap + 1;
 }
 

@@ -148,16 +148,36 @@ static ts_ps cfs_ideal(const struct ts_sched *s, unsigned nr)
 }
 
 static unsigned nr_running(const struct ts_sched *s, unsigned k, ts_ps t);
+static void pick(struct ts_sched *s, unsigned k, ts_ps at);
+
+/* The first timer tick at or after t: the ticks of all CPUs fall together
+ * (no sched_skew_tick), every `tick` from 0. */
+static ts_ps tick_at_or_after(const struct ts_sched *s, ts_ps t)
+{
+    ts_ps tick = s->c.tick > 0 ? s->c.tick : 1;
+    return (t + tick - 1) / tick * tick;
+}
 
 /* CFS: the holder chosen at cpu->picked_at keeps the CPU until the first
  * tick at or past its share of the tasks runnable at `now` (recomputed
  * when they change, as each tick recomputes it). */
 static void cfs_reslice(struct ts_sched *s, struct scpu *cpu, ts_ps now)
 {
-    ts_ps tick = s->c.tick > 0 ? s->c.tick : 1;
     cpu->protect_end = cpu->picked_at + cfs_ideal(s, nr_running(s, (unsigned)(cpu - s->cpus), now));
-    ts_ps end = max_ps(cpu->protect_end, now);
-    cpu->slice_end = (end + tick - 1) / tick * tick;
+    cpu->slice_end = tick_at_or_after(s, max_ps(cpu->protect_end, now));
+}
+
+/* CFS's test of a task that joined CPU k at `at` (check_preempt_wakeup of
+ * 6.5): the holder, at virtual time `running`, gives way only when ahead
+ * of the newcomer's `least` by more than the wake-up granularity; else it
+ * runs on, its share recomputed for the tasks now runnable. */
+static void cfs_preempt_or_reslice(struct ts_sched *s, unsigned k, ts_ps running, ts_ps least,
+                                   ts_ps at)
+{
+    if (running - least > cfs_wakeup_gran(s))
+        pick(s, k, at);
+    else
+        cfs_reslice(s, &s->cpus[k], at);
 }
 
 /* The holder, its time counted until `from`, runs from then: protected
@@ -167,8 +187,7 @@ static void cfs_reslice(struct ts_sched *s, struct scpu *cpu, ts_ps now)
  * back after a wake-up took it keeps what was left of its slice, no new
  * one), and ended by the first timer tick after that. Linux checks a
  * running task's slice only when its time is counted (update_curr: at
- * each tick, and when a task of its CPU sleeps or wakes), and the ticks
- * of all CPUs fall together (no sched_skew_tick), every `tick` from 0. */
+ * each tick, and when a task of its CPU sleeps or wakes). */
 static void start_slice(struct ts_sched *s, struct scpu *cpu, ts_ps from)
 {
     if (s->c.cfs) {
@@ -178,8 +197,7 @@ static void start_slice(struct ts_sched *s, struct scpu *cpu, ts_ps from)
     }
     ts_ps left = *holder_deadline(s, cpu) - *holder_vruntime(s, cpu);
     cpu->protect_end = from + (left > 0 ? left : 0);
-    ts_ps tick = s->c.tick > 0 ? s->c.tick : 1;
-    cpu->slice_end = (cpu->protect_end + tick - 1) / tick * tick;
+    cpu->slice_end = tick_at_or_after(s, cpu->protect_end);
 }
 
 /* On its CPU's run queue (running, or able to): what PELT counts. */
@@ -272,6 +290,15 @@ static ts_ps balance_interval(const struct ts_sched *s, const struct scpu *cpu, 
     return jiffies * tick;
 }
 
+/* Where CPU k's first slice (or CFS share) of `length` ends: at a phase
+ * drawn from the seed, in (0, length]. The CPUs' slices are not in step:
+ * each CPU's history is its own. */
+static ts_ps first_slice_end(const struct ts_sched_config *c, unsigned k, ts_ps length)
+{
+    uint64_t z = ts_splitmix_mix(c->seed + TS_SPLITMIX_STEP * (k + 1));
+    return 1 + (ts_ps)(z % (uint64_t)length);
+}
+
 int ts_sched_create(struct ts_sched **out, const struct ts_sched_config *c)
 {
     *out = NULL;
@@ -304,13 +331,11 @@ int ts_sched_create(struct ts_sched **out, const struct ts_sched_config *c)
             return ts_fail(ENOMEM, "out of memory");
         }
         if (cpu->nnoise) {
-            /* a busy neighbour runs from the start; the CPUs' slices are
-             * not in step (each CPU's tick and history are its own): its
-             * first ends at a phase drawn from the seed */
-            uint64_t z = ts_splitmix_mix(c->seed + TS_SPLITMIX_STEP * (k + 1));
+            /* a busy neighbour runs from the start, its first slice
+             * ending at the CPU's own phase */
             for (unsigned j = 0; j < cpu->nnoise; j++)
                 cpu->noise_deadline[j] = c->slice;
-            cpu->noise_deadline[0] = 1 + (ts_ps)(z % (uint64_t)c->slice);
+            cpu->noise_deadline[0] = first_slice_end(c, k, c->slice);
             cpu->kind = NOISE;
             cpu->holder = 0;
             cpu->since = 0;
@@ -340,8 +365,7 @@ int ts_sched_create(struct ts_sched **out, const struct ts_sched_config *c)
         if (!cpu->nnoise)
             continue;
         ts_ps share = cfs_ideal(s, nr_running(s, k, 0));
-        uint64_t z = ts_splitmix_mix(c->seed + TS_SPLITMIX_STEP * (k + 1));
-        cpu->picked_at = 1 + (ts_ps)(z % (uint64_t)share) - share;
+        cpu->picked_at = first_slice_end(c, k, share) - share;
         cfs_reslice(s, cpu, 0);
     }
     s->next_balance = NEVER;
@@ -726,12 +750,9 @@ static void arrive(struct ts_sched *s, unsigned k, unsigned p, ts_ps at)
     ts_ps running = *holder_vruntime(s, cpu);
     if (cpu->kind == PROC && s->procs[cpu->holder].state == YIELDER)
         hand_over(s, cpu, p, at, at + s->c.switch_cost);
-    else if (s->c.cfs) { /* CFS: ahead by more than the granularity */
-        if (running - s->procs[p].vruntime > cfs_wakeup_gran(s))
-            pick(s, k, at);
-        else
-            cfs_reslice(s, cpu, at);
-    } else if (running > mean_vruntime(s, k, -1, &n) || at >= cpu->protect_end)
+    else if (s->c.cfs)
+        cfs_preempt_or_reslice(s, k, running, s->procs[p].vruntime, at);
+    else if (running > mean_vruntime(s, k, -1, &n) || at >= cpu->protect_end)
         pick(s, k, at);
 }
 
@@ -957,8 +978,8 @@ static void weigh_newcomer(struct ts_sched *s, unsigned k, ts_ps t)
             if (!(cpu->kind == PROC && cpu->holder == (unsigned)p) && candidate(&s->procs[p], t) &&
                 s->procs[p].vruntime < least)
                 least = s->procs[p].vruntime;
-        if (least != NEVER && running - least > cfs_wakeup_gran(s))
-            pick(s, k, t);
+        if (least != NEVER)
+            cfs_preempt_or_reslice(s, k, running, least, t);
         else
             cfs_reslice(s, cpu, t);
         return;

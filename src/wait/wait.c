@@ -46,8 +46,8 @@ static inline uint32_t learned_cap(ts_word *learned, unsigned which, uint32_t in
                                    uint32_t most)
 {
     /* relaxed: the word is this participant's own (wait.h) */
-    uint32_t v = atomic_load_explicit(&learned[which].aux, memory_order_relaxed);
-    return v == 0 ? initial : v - 1 > most ? most : v - 1;
+    return ts_spin_cap_learned(atomic_load_explicit(&learned[which].aux, memory_order_relaxed),
+                               initial, most);
 }
 
 static inline void learned_set(ts_word *learned, unsigned which, uint32_t cap)
@@ -99,9 +99,9 @@ static void spin_learn(const ts_wait *p, ts_word *learned, uint32_t spin, bool c
  * measure. */
 static void spin_learn_missed(const ts_wait *p, ts_word *learned, uint32_t spin, uint64_t waited_ns)
 {
-    uint64_t spun_ns = (uint64_t)((double)spin * ts_wait_pause_ns());
-    ts_spin_probe_last_wait = spun_ns + waited_ns;
-    learned_set(learned, 0, ts_spin_cap_after_miss(p, spin, waited_ns));
+    uint64_t wait_ns = ts_spin_ns(spin) + waited_ns;
+    ts_spin_probe_last_wait = wait_ns;
+    learned_set(learned, 0, ts_spin_cap_after_miss(p, spin, wait_ns));
 }
 
 /*

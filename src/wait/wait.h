@@ -212,18 +212,32 @@ static inline uint32_t ts_spin_cap_after_catch(const ts_wait *p, uint32_t spin, 
     return cap > most ? most : cap;
 }
 
-/* The cap after a spin of `spin` pauses that ran out, in a wait that went
- * on waited_ns after it: had a spin of the whole wait (twice it: the
- * wake-up is in the figure, and the margin errs towards spinning) fitted
- * within the most, it would have ended the wait, and the cap becomes that;
- * a longer wait halves the cap. Never below TS_ADAPTIVE_SPIN_FLOOR.
- * Learning from the time waited, not from the spin's outcome alone, brings
- * a cap that fell to the floor back up (a spin of 16 pauses never catches
- * a partner that takes a microsecond: the cap would stay there for good). */
-static inline uint32_t ts_spin_cap_after_miss(const ts_wait *p, uint32_t spin, uint64_t waited_ns)
+/* A learned cap as its participant's word holds it (wait.c: the word is
+ * cap + 1, 0 while nothing was learned): `initial` while nothing was
+ * learned, never above `most`. */
+static inline uint32_t ts_spin_cap_learned(uint32_t stored, uint32_t initial, uint32_t most)
 {
-    uint64_t spun_ns = (uint64_t)((double)spin * ts_wait_pause_ns());
-    uint32_t would = ts_wait_pauses_for_ns(2 * (spun_ns + waited_ns));
+    return stored == 0 ? initial : stored - 1 > most ? most : stored - 1;
+}
+
+/* How long a spin of `spin` pauses lasts, at this process's pause cost. */
+static inline uint64_t ts_spin_ns(uint32_t spin)
+{
+    return (uint64_t)((double)spin * ts_wait_pause_ns());
+}
+
+/* The cap after a spin of `spin` pauses that ran out, in a wait that
+ * lasted wait_ns in all (the spin, ts_spin_ns, and what followed it): had
+ * a spin of the whole wait (twice it: the wake-up is in the figure, and
+ * the margin errs towards spinning) fitted within the most, it would have
+ * ended the wait, and the cap becomes that; a longer wait halves the cap.
+ * Never below TS_ADAPTIVE_SPIN_FLOOR. Learning from the time waited, not
+ * from the spin's outcome alone, brings a cap that fell to the floor back
+ * up (a spin of 16 pauses never catches a partner that takes a
+ * microsecond: the cap would stay there for good). */
+static inline uint32_t ts_spin_cap_after_miss(const ts_wait *p, uint32_t spin, uint64_t wait_ns)
+{
+    uint32_t would = ts_wait_pauses_for_ns(2 * wait_ns);
     uint32_t cap = would <= ts_spin_most(p) ? would : spin / 2;
     return cap < TS_ADAPTIVE_SPIN_FLOOR ? TS_ADAPTIVE_SPIN_FLOOR : cap;
 }
