@@ -25,8 +25,18 @@
  * here */
 static const char *const os_cost_names[] = {
     "slice", "switch",    "wake-call", "wake-latency",    "wake-latency-busy",
-    "yield", "sleep-cpu", "create",    "wake-call-local", "tick"};
+    "yield", "sleep-cpu", "create",    "wake-call-local", "tick",
+    "pause"};
 #define NOS_COSTS (sizeof os_cost_names / sizeof *os_cost_names)
+
+/* --scheduler's names, in topsync_sim_scheduler_t's order: as given on the
+ * command line and in JSON, and as the header line prints it. */
+static const struct {
+    const char *option, *title;
+} scheduler_names[] = {
+    [TOPSYNC_SIM_SCHED_EEVDF] = {"eevdf", "EEVDF"},
+    [TOPSYNC_SIM_SCHED_CFS] = {"cfs", "CFS"},
+};
 
 /* "slice, switch, ..., create" into buf; with `indent`, the list follows
  * a "(" at that column, and a name that would end past column 79 starts a
@@ -107,8 +117,9 @@ static void usage(FILE *f)
         "                        per participant (e.g. 0,0,0,0), instead of in turn\n"
         "  --bind WHAT           core: each participant on its PU (default); none: unbound,\n"
         "                        a woken participant moves to an idle PU (scheduler on)\n"
-        "  --os-ns LIST          the scheduler's costs and timer tick, e.g. slice=3000000,\n"
-        "                        tick=1000000 (HZ=1000; default 4 ms, HZ=250)\n"
+        "  --os-ns LIST          the scheduler's costs, timer tick and pause, e.g.\n"
+        "                        slice=3000000,tick=1000000 (HZ=1000; default 4 ms,\n"
+        "                        HZ=250),pause=40 (a spinning waiter's pause; default 23)\n"
         "                        (%s;\n"
         "                        0: the default)\n"
         "  --scheduler NAME      the kernel's: eevdf (Linux 6.6 and later, default) or cfs\n"
@@ -171,7 +182,8 @@ static int parse_os_ns(const char *arg, topsync_sim_options_t *so)
                                        &so->sleep_cpu_ns,
                                        &so->create_ns,
                                        &so->wake_call_local_ns,
-                                       &so->tick_ns};
+                                       &so->tick_ns,
+                                       &so->pause_ns};
     size_t len = strlen(arg);
     if (len && (arg[0] == ',' || arg[len - 1] == ',' || strstr(arg, ",,")))
         return -1;
@@ -301,7 +313,7 @@ static void print_json(FILE *f, const struct record *recs, size_t nrec, unsigned
                 seed, recs[i].seconds, r->mlp, so->unbound ? "none" : "core", so->noise,
                 (unsigned long long)r->sleeps, (unsigned long long)r->wakeups,
                 (unsigned long long)r->switches, (unsigned long long)r->migrations,
-                r->runqueue_wait_ns, so->scheduler == TOPSYNC_SIM_SCHED_CFS ? "cfs" : "eevdf");
+                r->runqueue_wait_ns, scheduler_names[so->scheduler].option);
         print_json_list(f, "noise_on", so->noise_on, so->noise_on_count);
         print_json_list(f, "start_on", so->start_on, so->start_on_count);
         fprintf(f, ", \"model\": \"");
@@ -435,8 +447,8 @@ static int cmd_barrier(struct machine *m, unsigned np, const char *map_arg, cons
         if (sched)
             printf("scheduler: %s, %u busy neighbour task%s%s, participants %s%s (docs/model.md "
                    "section 9)\n\n",
-                   so->scheduler == TOPSYNC_SIM_SCHED_CFS ? "CFS" : "EEVDF", so->noise,
-                   so->noise == 1 ? "" : "s", so->noise_on ? " where --noise-on puts them" : "",
+                   scheduler_names[so->scheduler].title, so->noise, so->noise == 1 ? "" : "s",
+                   so->noise_on ? " where --noise-on puts them" : "",
                    so->unbound ? "unbound" : "bound to their PUs",
                    so->start_on ? ", starting where --start-on puts them" : "");
         printf("  %-24s %-28s %-6s %12s %12s %10s %8s%s\n", "algorithm", "resolved", "wait",
@@ -828,13 +840,17 @@ int main(int argc, char **argv)
             }
             so.start_on = start_on;
             break;
-        case O_SCHED:
-            if (strcmp(optarg, "eevdf") && strcmp(optarg, "cfs")) {
+        case O_SCHED: {
+            size_t n = sizeof scheduler_names / sizeof scheduler_names[0], i = 0;
+            while (i < n && strcmp(optarg, scheduler_names[i].option))
+                i++;
+            if (i == n) {
                 fprintf(stderr, "topsync-sim: --scheduler takes eevdf or cfs, not '%s'\n", optarg);
                 return 2;
             }
-            so.scheduler = strcmp(optarg, "cfs") ? TOPSYNC_SIM_SCHED_EEVDF : TOPSYNC_SIM_SCHED_CFS;
+            so.scheduler = (topsync_sim_scheduler_t)i;
             break;
+        }
         case O_JSON: json = 1; break;
         case O_OUT: output = optarg; break;
         case 'h':

@@ -269,6 +269,12 @@ typedef struct topsync_sim_options {
      * times 1 + log2 of at most 8), and its latency and wake-up
      * granularity are 8 and 4/3 of it, as the kernel's defaults are. */
     topsync_sim_scheduler_t scheduler;
+    /* The cost of one pause of a spinning waiter in ns (0: the default, 23,
+     * measured on the development VM as the library measures its own). The
+     * library converts its spin bounds to pauses with the cost it measures
+     * in each process; the simulation converts them with this, so that the
+     * same options give the same prediction in every process. */
+    double pause_ns;
 } topsync_sim_options_t;
 
 typedef struct topsync_sim_result {

@@ -40,6 +40,8 @@ static pthread_once_t machine_once = PTHREAD_ONCE_INIT;
 static size_t machine_line_size = 128;
 static unsigned machine_cpus = 1;
 static unsigned machine_online_cpus = 1; /* the whole machine's (the kernel's slice) */
+/* this thread's fixed count (ts_barrier_machine_online_cpus_fix); 0: none */
+static TS_TLS_INITIAL_EXEC _Thread_local unsigned online_cpus_fixed = 0;
 
 static void machine_probe(void)
 {
@@ -68,8 +70,17 @@ size_t ts_barrier_machine_line_size(void)
 
 unsigned ts_barrier_machine_online_cpus(void)
 {
+    if (online_cpus_fixed)
+        return online_cpus_fixed;
     pthread_once(&machine_once, machine_probe);
     return machine_online_cpus;
+}
+
+unsigned ts_barrier_machine_online_cpus_fix(unsigned cpus)
+{
+    unsigned before = online_cpus_fixed;
+    online_cpus_fixed = cpus;
+    return before;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -208,7 +219,8 @@ void ts_barrier_wait_settings(ts_wait *w, const struct resolved *r, bool process
     w->spin_unclocked = 0;
     if (!r->oversubscribed && apart_unknown && r->participants <= TS_COLOCATION_PEERS_MOST) {
         w->colocation = true;
-        w->spin_learn_most = ts_wait_pauses_for_ns(ts_wait_slice_ns(machine_online_cpus));
+        w->spin_learn_most =
+            ts_wait_pauses_for_ns(ts_wait_slice_ns(ts_barrier_machine_online_cpus()));
         w->spin_unclocked = ts_wait_pauses_for_ns(TS_SPIN_NS_MOST);
     }
     /* Yields only when the participants share CPUs (one may hand the CPU

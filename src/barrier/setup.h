@@ -49,6 +49,11 @@ int ts_barrier_timeout_from_env(double *out);
 size_t ts_barrier_machine_line_size(void);
 /* The machine's online CPUs, which the kernel's time slice grows with. */
 unsigned ts_barrier_machine_online_cpus(void);
+/* Fixes the online CPUs this thread's barriers are set up for (0: back to
+ * the machine's) and returns what they were fixed at before (0: nothing).
+ * For the simulator (model/sim_barrier.c): the slice that bounds a
+ * learned spin is the simulated machine's. */
+unsigned ts_barrier_machine_online_cpus_fix(unsigned cpus);
 /* Resolve "auto" (src/select/auto.c) into r, and say how in b->explain. */
 void ts_barrier_choose_auto(topsync_barrier_t *b, const topsync_barrier_options_t *opts,
                             const topsync_groups_t *groups, const topsync_model_t *model,

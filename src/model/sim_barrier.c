@@ -21,6 +21,7 @@
 #include <topsync/model.h>
 
 #include "barrier/barrier_private.h"
+#include "barrier/setup.h"
 #include "base/error.h"
 #include "model/model_private.h"
 #include "model/sim_engine.h"
@@ -225,7 +226,8 @@ static int check_options(const topsync_model_t *m, unsigned n, const hwloc_const
                             o->yield_ns,
                             o->sleep_cpu_ns,
                             o->create_ns,
-                            o->wake_call_local_ns};
+                            o->wake_call_local_ns,
+                            o->pause_ns};
     for (size_t i = 0; i < sizeof costs / sizeof *costs; i++)
         if (!(costs[i] >= 0 && costs[i] < 1e12))
             return ts_fail(EINVAL,
@@ -336,6 +338,10 @@ static int check_options(const topsync_model_t *m, unsigned n, const hwloc_const
 /* create_ns: one pthread_create of a loop making threads that wait (the
  * participants' creation; measured 2026-11-28, five runs) */
 #define SCHED_CREATE_NS 12884.0 /* 12619-13200 */
+/* pause_ns: one ts_cpu_relax (x86 PAUSE) as wait/pause_cost.c measures it,
+ * the least of 5 timed runs of 2048 (2026-11-29, 16 measurements on the
+ * development VM's AMD EPYC: 22.93-22.99) */
+#define SIM_PAUSE_NS 23.0
 /* the creation's phase is drawn from the seed mixed with this, so that it
  * is not the noise's slice phase (sim_sched.c) drawn again */
 #define CREATE_PHASE_SALT 0x6372656174650000ull
@@ -359,15 +365,22 @@ static unsigned pu_from(const topsync_model_t *m, unsigned os)
     return os;
 }
 
+/* The model's PUs. */
+static unsigned model_pus(const topsync_model_t *m)
+{
+    unsigned npus = 0;
+    for (unsigned os = 0; os < m->pu_limit; os++)
+        npus += ts_model_has_pu(m, os);
+    return npus;
+}
+
 /* The scheduler's CPUs are the model's PUs by OS index; busy neighbours
  * go to them in turn, and so do unbound participants, unless the options
  * say where each starts (noise_on, start_on: checked by check_options). */
 static int plan_scheduler(const topsync_model_t *m, unsigned n, const topsync_sim_options_t *o,
                           const unsigned *pu, struct sched_plan *plan)
 {
-    unsigned npus = 0;
-    for (unsigned os = 0; os < m->pu_limit; os++)
-        npus += ts_model_has_pu(m, os);
+    unsigned npus = model_pus(m);
     plan->noise = calloc(m->pu_limit, sizeof *plan->noise);
     plan->cpu = calloc(n, sizeof *plan->cpu);
     if (!plan->noise || !plan->cpu || !npus) {
@@ -459,9 +472,19 @@ int topsync_sim_barrier(const topsync_model_t *m, unsigned n, const hwloc_const_
     bo.line_size = opts->line_size ? opts->line_size : topsync_topology_line_size(m->topology);
     bo.timeout_seconds = -1; /* virtual time: no clock may cut a wait short */
     struct run r = {.n = n};
+    /* The library's settings and its spin's conversions take the simulated
+     * machine's facts, not this one's: its pause and its online PUs (the
+     * slice a learned spin may grow to), on this thread, which runs every
+     * participant, until the simulation ends. */
+    double pause_before = ts_wait_pause_ns_fix(opts->pause_ns > 0 ? opts->pause_ns : SIM_PAUSE_NS);
+    unsigned cpus_before = ts_barrier_machine_online_cpus_fix(model_pus(m));
     rc = ts_barrier_create_with(&r.b, n, &bo, sim_algorithms, m);
     if (rc < 0) {
+        ts_wait_pause_ns_fix(pause_before);
+        ts_barrier_machine_online_cpus_fix(cpus_before);
         free(pu);
+        free(plan.noise);
+        free(plan.cpu);
         return rc;
     }
     uint64_t episodes = opts->episodes ? opts->episodes : 1000;
@@ -540,6 +563,8 @@ int topsync_sim_barrier(const topsync_model_t *m, unsigned n, const hwloc_const_
     res->fastest_ns = (double)fastest / 1000.0 / (double)episodes;
 out:
     topsync_barrier_destroy(r.b);
+    ts_wait_pause_ns_fix(pause_before);
+    ts_barrier_machine_online_cpus_fix(cpus_before);
     free(r.first);
     free(r.last);
     free(r.entered);

@@ -602,7 +602,8 @@ static bool colocated_now(const struct sim *s, unsigned rank)
  * `pauses` (the library's bound: its start, or what it learned since,
  * below), none when the policy checks co-location and another participant
  * shares its CPU, then spin on, yield or sleep. The pauses become time
- * with this machine's cost of a pause, as the library converted them. A
+ * with the simulated machine's cost of a pause, which the library's
+ * settings converted them with too (sim_barrier.c, pause_ns). A
  * block's yields before sleeping are not modelled (docs/model.md section
  * 9). */
 static void wait_plan(const struct sim *s, const struct proc *p, const ts_wait *policy,
@@ -613,11 +614,12 @@ static void wait_plan(const struct sim *s, const struct proc *p, const ts_wait *
                             : policy->spin_iterations;
     if (policy->colocation && colocated_now(s, p->rank))
         *pauses = 0;
-    /* to the microsecond: the pause is measured anew by every process,
-     * and a bound the library set in time (4 us, 32 us, a slice) comes
-     * back within one pause of it, so the same inputs give the same
-     * prediction in every process. A bound set in pauses (256, the floor
-     * of 16) takes this machine's pause cost, at the microsecond. */
+    /* to the microsecond, as before the simulation fixed the pause at
+     * the simulated machine's (sim_barrier.c, pause_ns): then every
+     * process converted with the pause it measured, and the rounding kept
+     * a bound set in time (4 us, 32 us, a slice) the same in each. Kept so
+     * that the figures of docs/model.md stand; a bound set in pauses (256,
+     * the floor of 16) takes the simulated pause, at the microsecond. */
     *spin = (ts_ps)(((double)*pauses * ts_wait_pause_ns() + 500.0) / 1000.0) * 1000000;
     *then = policy->kind == TS_WAIT_BLOCK   ? TS_SCHED_SLEEP
             : policy->kind == TS_WAIT_YIELD ? TS_SCHED_YIELD

@@ -15,6 +15,8 @@
  * shortens the spin). */
 static double pause_ns = 0;
 static pthread_once_t pause_once = PTHREAD_ONCE_INIT;
+/* This thread's fixed cost (ts_wait_pause_ns_fix); 0: the measured one */
+static TS_TLS_INITIAL_EXEC _Thread_local double pause_ns_fixed = 0;
 
 static void measure_pause(void)
 {
@@ -32,8 +34,17 @@ static void measure_pause(void)
 
 double ts_wait_pause_ns(void)
 {
+    if (pause_ns_fixed > 0)
+        return pause_ns_fixed;
     pthread_once(&pause_once, measure_pause);
     return pause_ns;
+}
+
+double ts_wait_pause_ns_fix(double ns)
+{
+    double before = pause_ns_fixed;
+    pause_ns_fixed = ns > 0 ? ns : 0;
+    return before;
 }
 
 uint32_t ts_wait_pauses_for_ns(uint64_t ns)

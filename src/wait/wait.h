@@ -162,8 +162,13 @@ static inline uint64_t ts_yields_off_ns(uint64_t slow_ns, uint32_t spin_unclocke
  * check, slow path): beyond, the long spin is off. */
 #define TS_COLOCATION_PEERS_MOST 8u
 /* The cost of one ts_cpu_relax() here in ns, measured once per process
- * (the least of a few timed runs of pauses). */
+ * (the least of a few timed runs of pauses), unless this thread fixed it. */
 double ts_wait_pause_ns(void);
+/* Fixes this thread's pause cost at ns (0: back to the measured one) and
+ * returns what it was fixed at before (0: nothing). For the simulator
+ * (model/sim_barrier.c), whose conversions of a spin bound must be the
+ * simulated machine's, the same in every process. */
+double ts_wait_pause_ns_fix(double ns);
 /* Pauses that last about ns on this machine, clamped to [16, 1 << 20]. */
 uint32_t ts_wait_pauses_for_ns(uint64_t ns);
 /* This thread's spin probe (wait.c, "The spin probe"): when the next is

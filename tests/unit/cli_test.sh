@@ -350,6 +350,18 @@ local_wake() {
 cheap=$(local_wake 1) dear=$(local_wake 100000)
 [ -n "$cheap" ] && [ "$cheap" != "$dear" ] && ok ||
     ko "--os-ns wake-call-local changed nothing: $cheap / $dear"
+# the spin is converted with the simulated pause (--os-ns pause=NS, default
+# 23 ns), so 23 given is the default to the bit, and another moves a
+# learned spin: 16 unbound beside 16 busy, two started on PU 0
+learned() {
+    "$sim" barrier --topology "pack:1 l3:1 core:16 pu:1" --np 16 --noise 16 --bind none \
+        --start-on 0,0,2,3,4,5,6,7,8,9,10,11,12,13,14,15 --wait block --run-ms 20 \
+        --algorithm dissemination --seed 2 "$@" --json | grep -o '"latency_ns": [0-9.]*'
+}
+default=$(learned) given=$(learned --os-ns pause=23) other=$(learned --os-ns pause=80)
+[ -n "$default" ] && [ "$default" = "$given" ] && [ "$default" != "$other" ] && ok ||
+    ko "--os-ns pause: default $default, 23 given $given, 80 given $other"
+"$sim" --help 2>&1 | grep -q "pause=40" && ok || ko "--help does not name --os-ns pause"
 # a placement given (as traced on the machine) is the one simulated and
 # recorded; one that does not fit is refused
 out=$("$sim" barrier --topology "pack:1 core:2 pu:1" --np 4 --noise-on 3,1 --start-on 0,0,0,0 \

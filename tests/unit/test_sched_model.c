@@ -22,6 +22,7 @@
 #include <hwloc.h>
 #include <topsync.h>
 
+#include "barrier/setup.h"
 #include "check.h"
 #include "wait/wait.h"
 
@@ -458,6 +459,58 @@ static void test_spin_learning(void)
     drop(&m);
 }
 
+/* A prediction is the same in every process: the simulation converts the
+ * spin with the simulated machine's pause (pause_ns; default 23 ns), not
+ * with the one this process measured, and sets the library up for the
+ * simulated machine's online PUs (the slice a learned spin may grow to).
+ * 16 unbound beside 16 busy on 16 PUs, two started on PU 0: the learned
+ * spin's course turns on every conversion (before the fix, runs of the
+ * same command gave 2.54x and 4.25x glibc). As if this process had
+ * measured 10 ns and then 50 ns: the same prediction to the bit, and the
+ * thread's own facts back afterwards; a pause given in the options moves
+ * it; a bad one is refused. */
+static void test_same_in_every_process(void)
+{
+    struct machine m;
+    load(&m, "pack:1 l3:1 core:16 pu:1", 0, 16, TOPSYNC_MAP_BY_CORE);
+    hwloc_const_cpuset_t all = hwloc_topology_get_allowed_cpuset(topsync_topology_hwloc(m.topo));
+    for (unsigned r = 0; r < m.np; r++)
+        CHECK_EQ(hwloc_bitmap_copy(m.sets[r], all), 0);
+    static const unsigned doubled[16] = {0, 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    topsync_sim_options_t o;
+    topsync_sim_options_init(&o);
+    o.episodes = 100;
+    o.run_ms = 50;
+    o.wait = TOPSYNC_WAIT_BLOCK;
+    o.noise = 16;
+    o.unbound = true;
+    o.start_on = doubled;
+    o.start_on_count = 16;
+    o.seed = 2;
+    unsigned own_cpus = ts_barrier_machine_online_cpus();
+    double measured[2] = {10.0, 50.0}, latency_at[2];
+    for (int i = 0; i < 2; i++) {
+        CHECK_EQ(ts_wait_pause_ns_fix(measured[i]), i ? measured[0] : 0.0);
+        latency_at[i] = latency(&m, "dissemination", o);
+        CHECK_EQ(ts_wait_pause_ns(), measured[i]);
+        CHECK_EQ(ts_barrier_machine_online_cpus(), own_cpus);
+    }
+    CHECK_EQ(ts_wait_pause_ns_fix(0), measured[1]);
+    o.pause_ns = 80;
+    double slower_pause = latency(&m, "dissemination", o);
+    fprintf(stderr,
+            "16 unbound beside 16 busy, two on PU 0, dissemination: %.1f ns as if this process "
+            "measured a pause of 10 ns, %.1f ns as if 50; %.1f ns with pause_ns 80\n",
+            latency_at[0], latency_at[1], slower_pause);
+    CHECK_EQ(latency_at[0], latency_at[1]);
+    CHECK(slower_pause != latency_at[0]);
+    topsync_sim_result_t r;
+    o.pause_ns = -1;
+    CHECK_EQ(simulate(&m, "dissemination", &o, &r), -EINVAL);
+    CHECK_MSG("a scheduler cost of");
+    drop(&m);
+}
+
 /* noise_on and start_on are the placement: given as the default makes
  * it, the same prediction to the bit; two unbound spinners started on one
  * PU keep it and hold it from each other by turns; a placement off the
@@ -552,5 +605,6 @@ int main(void)
     test_given_placement();
     test_tick();
     test_spin_learning();
+    test_same_in_every_process();
     return check_summary();
 }
