@@ -2,7 +2,8 @@
 # scripts/sched_placement.sh: bad usage is refused with a message (rc 2);
 # a traced command that starts two processes is shown with them and
 # itself placed (itself left out of the count), none of another shell's
-# meanwhile, its exit status passed on, and tracing off again afterwards.
+# meanwhile, its exit status passed on, and tracing off again afterwards;
+# a group of threads is followed through its life.
 # Where tracefs is not available (not root, a container) the run is
 # reported as skipped and the usage checks still count.
 #   sched_placement_test.sh SOURCE_DIR
@@ -31,6 +32,25 @@ elif [ $rc -eq 3 ] && echo "$out" | grep -q '^| ms | task | name | kind | create
     passed=$((passed + 1))
 else
     echo "FAIL: a traced 'exit 3' of two processes: rc $rc: $out"; fail=1
+fi
+# two threads followed from creation to exit (one group, or two when the
+# second came later than the script's gap): their time by the most of
+# them on one CPU, in shares that add up to the whole
+if [ $rc -ne 77 ]; then
+    out=$("$script" -- python3 -c 'import threading, time
+threads = [threading.Thread(target=time.sleep, args=(0.05,)) for _ in range(2)]
+for t in threads: t.start()
+for t in threads: t.join()' 2>&1)
+    lines=$(echo "$out" | sed -n 's/^groups of [12] threads, their time by the most on one CPU: //p')
+    sums=$(echo "$lines" | while read -r line; do
+        echo "$line" | grep -o '[0-9]*%' | tr -d % | awk '{ s += $1 } END { print s }'
+    done)
+    if [ -n "$lines" ] && ! echo "$sums" | awk '$1 < 99 || $1 > 101 { bad = 1 } END { exit !bad }' &&
+        echo "$out" | grep -q '^threads, group 1 of [12] (--start-on): '; then
+        passed=$((passed + 1))
+    else
+        echo "FAIL: two threads followed: $out"; fail=1
+    fi
 fi
 echo "$passed passed, $fail failed"
 exit $fail
