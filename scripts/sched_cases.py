@@ -33,9 +33,8 @@ import statistics
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TABLE = os.path.join(os.path.dirname(ROOT), "shared", "data", "c2c",
-                     "intel-xeon-16vcpu-kvm.csv")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sched_forward import KVM_TABLE as TABLE  # noqa: E402
 CASES = [  # participants, busy processes, algorithm, label, measured there
     (16, 16, "dissemination", "16 threads, 16 busy: dissemination (auto) / glibc", "8.0x"),
     (16, 16, "sense-reversing", "16 threads, 16 busy: robust (sense-reversing) / glibc",

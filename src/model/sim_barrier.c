@@ -479,14 +479,8 @@ int topsync_sim_barrier(const topsync_model_t *m, unsigned n, const hwloc_const_
     double pause_before = ts_wait_pause_ns_fix(opts->pause_ns > 0 ? opts->pause_ns : SIM_PAUSE_NS);
     unsigned cpus_before = ts_barrier_machine_online_cpus_fix(model_pus(m));
     rc = ts_barrier_create_with(&r.b, n, &bo, sim_algorithms, m);
-    if (rc < 0) {
-        ts_wait_pause_ns_fix(pause_before);
-        ts_barrier_machine_online_cpus_fix(cpus_before);
-        free(pu);
-        free(plan.noise);
-        free(plan.cpu);
-        return rc;
-    }
+    if (rc < 0)
+        goto out;
     uint64_t episodes = opts->episodes ? opts->episodes : 1000;
     r.warmup = opts->warmup ? opts->warmup : (episodes / 10 ? episodes / 10 : 1);
     r.total = r.warmup + episodes;
