@@ -4,6 +4,7 @@
 usage: sched_validate.py BUILD_DIR [--np LIST] [--bind core|none] [--reps R]
                          [--run-ms MS] [--episodes E] [--measured FILE]
                          [--os-ns LIST] [--placement P:NOISE_ON:START_ON ...]
+                         [--mix P:NOISE_ON:MOST=SHARE,... ...]
 
 For each P of LIST (default 2,4,8): R times (default 3), measure every
 algorithm and glibc's barrier with P threads beside P busy processes
@@ -31,6 +32,17 @@ them (topsync-sim --noise-on NOISE_ON --start-on START_ON; e.g.
 created on CPU 0) instead of in turn: where this VM's kernel puts them is
 not Linux's rule (docs/model.md section 9, "The start the kernel gives
 them").
+
+--mix P:NOISE_ON:MOST=SHARE,... (repeatable) predicts P's runs as a mix
+of placements, for the model keeps the threads where they start and the
+kernel moves them: MOST=SHARE says that the threads spent SHARE (in any
+unit; normalised to their sum) of their time with at most MOST of them
+on one CPU, as scripts/sched_placement.sh prints it ("groups of P
+threads, their time by the most on one CPU"). Each placement is
+predicted from its own start (MOST threads on CPU 0, the rest filling
+CPUs 1, 2, ... up to MOST each; the busy processes as NOISE_ON), and
+the runs' episodes counted over the time in each:
+mixed = 1 / sum(share / latency). E.g. 4:2,2:4=28,3=34,2=38.
 """
 import json
 import math
@@ -49,7 +61,7 @@ ALGORITHMS = ["sense-reversing", "sense-reversing-counter", "sense-reversing-gr"
 
 def parse(argv):
     opts = {"np": [2, 4, 8], "bind": "none", "reps": 3, "run_ms": 250, "episodes": 50000,
-            "measured": None, "os_ns": None, "placement": {}}
+            "measured": None, "os_ns": None, "placement": {}, "mix": {}}
     if len(argv) < 2 or argv[1].startswith("-"):
         sys.exit(__doc__)
     build, i = argv[1], 2
@@ -79,17 +91,62 @@ def parse(argv):
                         min(noise + start) < 0:
                     raise ValueError
                 opts["placement"][int(p)] = (noise_on, start_on)
+            elif key == "--mix":
+                p, mix = parse_mix(value)
+                opts["mix"][p] = mix
             elif key in ("--reps", "--run-ms", "--episodes"):
                 opts[key[2:].replace("-", "_")] = int(value)
                 if int(value) < 1:
                     raise ValueError
             else:
                 sys.exit(f"sched_validate.py: unknown option {key}; valid: --np, --bind, --reps, "
-                         "--run-ms, --episodes, --measured, --os-ns, --placement")
+                         "--run-ms, --episodes, --measured, --os-ns, --placement, --mix")
         except ValueError:
             sys.exit(f"sched_validate.py: {key} '{value}' is not valid")
         i += 2
+    both = sorted(set(opts["placement"]) & set(opts["mix"]))
+    if both:
+        sys.exit(f"sched_validate.py: P = {both[0]} has both --placement and --mix; give one")
     return build, opts
+
+
+def start_with_most(p, most, cpus):
+    """a start of p threads on cpus CPUs with most of them on one: most on
+    CPU 0, the rest filling CPUs 1, 2, ... up to most each (the --start-on
+    list); ValueError when no such start exists"""
+    if not 1 <= most <= p or most * cpus < p:
+        raise ValueError
+    start, cpu = [], 0
+    while len(start) < p:
+        start += [cpu] * min(most, p - len(start))
+        cpu += 1
+    return start
+
+
+def parse_mix(value):
+    """--mix P:NOISE_ON:MOST=SHARE,...: (P, {"noise_on", "starts":
+    [(start, share)]}) with the shares normalised to their sum"""
+    p, noise_on, shares = value.split(":")
+    p, noise = int(p), [int(v) for v in noise_on.split(",")]
+    if p < 1 or sum(noise) != p or min(noise) < 0:
+        raise ValueError
+    starts, seen = [], set()
+    for part in shares.split(","):
+        most, share = part.split("=")
+        most, share = int(most), float(share)
+        if most in seen or not share > 0 or math.isinf(share):
+            raise ValueError
+        seen.add(most)
+        starts.append((start_with_most(p, most, len(noise)), share))
+    total = sum(share for _, share in starts)
+    return p, {"noise_on": noise_on, "starts": [(s, share / total) for s, share in starts]}
+
+
+def mixed_latency(latencies, shares):
+    """one latency from a placement's each (ns), the time spent in it
+    given by shares (summing to 1): the episodes of a run are the sum of
+    each placement's time over its latency"""
+    return 1 / sum(share / latency for latency, share in zip(latencies, shares))
 
 
 def measure(build, p, opts):
@@ -142,7 +199,9 @@ def against_itself(measured, names):
     return spearman(odd, even), spread
 
 
-def predict(build, p, opts):
+def predict(build, p, opts, placement=None):
+    """{name: predicted ns} for P's runs, in turn or from placement
+    (NOISE_ON, START_ON) when given"""
     cmd = [os.path.join(build, "tools", "topsync-sim"), "barrier", "--np", str(p), "--noise",
            str(p), "--bind", opts["bind"], "--wait", "block", "--episodes",
            str(opts["episodes"]), "--warmup", str(max(1, opts["episodes"] // 20)), "--run-ms",
@@ -151,9 +210,8 @@ def predict(build, p, opts):
         cmd += ["--algorithm", a]
     if opts["os_ns"]:
         cmd += ["--os-ns", opts["os_ns"]]
-    if p in opts["placement"]:
-        noise_on, start_on = opts["placement"][p]
-        cmd += ["--noise-on", noise_on, "--start-on", start_on]
+    if placement:
+        cmd += ["--noise-on", placement[0], "--start-on", placement[1]]
     result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode:
         sys.exit(f"sched_validate.py: topsync-sim failed: {result.stderr.strip()}")
@@ -165,8 +223,8 @@ def main(argv):
     build, opts = parse(argv)
     print(f"# The scheduler model against this machine ({os.cpu_count()} CPUs)\n")
     print(f"P threads {'unbound' if opts['bind'] == 'none' else 'bound'} beside P busy "
-          f"processes, wait block, TOPSYNC_REACTIVE=off; measured: median of {opts['reps']} "
-          f"commands (topsync-bench, runs of {opts['run_ms']} ms); predicted: topsync-sim, "
+          f"processes, wait block, TOPSYNC_REACTIVE=off; measured: median of the commands "
+          f"(topsync-bench, runs of {opts['run_ms']} ms; {opts['reps']} unless kept); predicted: topsync-sim, "
           f"runs of {opts['run_ms']} ms and {opts['episodes']} episodes at least, "
           f"{'scheduler costs ' + opts['os_ns'] if opts['os_ns'] else 'defaults'} "
           f"(docs/model.md section 9).\n")
@@ -178,22 +236,38 @@ def main(argv):
             if opts["measured"]:
                 with open(opts["measured"], "w") as f:
                     json.dump(store, f, indent=1)
-        predicted = predict(build, p, opts)
+        mix = opts["mix"].get(p)
+        if mix:
+            starts = [s for s, _ in mix["starts"]]
+            each = [predict(build, p, opts, (mix["noise_on"], ",".join(map(str, s))))
+                    for s in starts]
+            predicted = {n: mixed_latency([e[n] for e in each], [w for _, w in mix["starts"]])
+                         for n in each[0] if all(n in e for e in each)}
+        else:
+            predicted = predict(build, p, opts, opts["placement"].get(p))
         names = [n for n in ALGORITHMS + ["peer:glibc"] if n in measured and n in predicted]
         print(f"## P = {p}\n")
+        print(f"Measured: {max((len(measured[n]) for n in names), default=0)} commands.\n")
         if p in opts["placement"]:
             print(f"Predicted with the busy processes and threads placed as traced: "
                   f"--noise-on {opts['placement'][p][0]} --start-on "
                   f"{opts['placement'][p][1]}.\n")
-        print("| algorithm | measured ns (median; range) | predicted ns | predicted / measured |")
-        print("|---|---:|---:|---:|")
+        if mix:
+            print(f"Predicted as a mix of placements (--noise-on {mix['noise_on']}): " +
+                  "; ".join(f"{100 * w:.0f}% of the time as --start-on {','.join(map(str, s))}"
+                            for s, w in mix["starts"]) + ".\n")
+        each_heads = "".join(f" from {','.join(map(str, s))} |" for s in starts) if mix else ""
+        print(f"| algorithm | measured ns (median; range) |{each_heads} predicted ns | "
+              f"predicted / measured |")
+        print("|---|---:|" + "---:|" * (len(starts) if mix else 0) + "---:|---:|")
         ratios = []
         for n in names:
             m = statistics.median(measured[n])
             ratio = predicted[n] / m
             ratios.append(ratio)
-            print(f"| {n} | {m:.0f} ({min(measured[n]):.0f}-{max(measured[n]):.0f}) | "
-                  f"{predicted[n]:.0f} | {ratio:.2f} |")
+            each_cells = "".join(f" {e[n]:.0f} |" for e in each) if mix else ""
+            print(f"| {n} | {m:.0f} ({min(measured[n]):.0f}-{max(measured[n]):.0f}) |"
+                  f"{each_cells} {predicted[n]:.0f} | {ratio:.2f} |")
         rho = spearman([predicted[n] for n in names], [statistics.median(measured[n])
                                                         for n in names])
         geo = math.exp(statistics.mean(math.log(r) for r in ratios)) if ratios else float("nan")

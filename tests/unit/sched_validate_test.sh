@@ -2,6 +2,8 @@
 # scripts/sched_validate.py refuses bad options with a message, and a file
 # of kept runs that is not one or was measured with another binding (its
 # runs take minutes: scripts/main.sh runs it; docs/model.md section 9).
+# Its --mix: the start of each placement and the mixed latency by hand,
+# and the whole report from kept runs through a stand-in topsync-sim.
 #   sched_validate_test.sh SOURCE_DIR
 set -u
 src=$1
@@ -19,6 +21,15 @@ refused "--placement '4:3,2:0,0,0,0' is not valid" build --placement 4:3,2:0,0,0
 refused "--placement '4:3,1:0,0,0' is not valid" build --placement 4:3,1:0,0,0
 refused "--placement '4:3,1:0,0,0,x' is not valid" build --placement 4:3,1:0,0,0,x
 refused "--episodes needs a value" build --episodes
+refused "--mix '4:2,2' is not valid" build --mix 4:2,2
+refused "--mix '4:2,1:4=1' is not valid" build --mix 4:2,1:4=1
+refused "--mix '4:2,2:1=1' is not valid" build --mix 4:2,2:1=1
+refused "--mix '4:2,2:5=1' is not valid" build --mix 4:2,2:5=1
+refused "--mix '4:2,2:4=0' is not valid" build --mix 4:2,2:4=0
+refused "--mix '4:2,2:4=1,4=2' is not valid" build --mix 4:2,2:4=1,4=2
+refused "--mix '4:2,2:4=x' is not valid" build --mix 4:2,2:4=x
+refused "P = 4 has both --placement and --mix; give one" build --mix 4:2,2:4=1 \
+    --placement 4:2,2:0,0,0,0
 refused "--measured /nonexistent/runs.json: no such directory" build --measured /nonexistent/runs.json
 tmp=$(mktemp)
 echo '{"bind": "core", "np": {}}' > "$tmp"
@@ -44,5 +55,69 @@ then
 else
     echo "FAIL: against_itself"; fail=1
 fi
+# --mix by hand: the starts, the shares normalised, the harmonic mix
+if python3 - "$src/scripts" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from sched_validate import start_with_most, parse_mix, mixed_latency
+assert start_with_most(4, 4, 2) == [0, 0, 0, 0]
+assert start_with_most(4, 3, 2) == [0, 0, 0, 1]
+assert start_with_most(8, 5, 2) == [0] * 5 + [1] * 3
+assert start_with_most(8, 3, 3) == [0, 0, 0, 1, 1, 1, 2, 2]
+for bad in ((4, 1, 2), (4, 5, 2), (8, 3, 2)):
+    try:
+        start_with_most(*bad)
+        raise AssertionError(bad)
+    except ValueError:
+        pass
+p, mix = parse_mix("4:2,2:4=28,3=34,2=38")
+assert p == 4 and mix["noise_on"] == "2,2"
+assert [s for s, _ in mix["starts"]] == [[0, 0, 0, 0], [0, 0, 0, 1], [0, 0, 1, 1]]
+assert abs(sum(w for _, w in mix["starts"]) - 1) < 1e-12
+_, mix = parse_mix("4:2,2:4=1,2=3")
+assert [w for _, w in mix["starts"]] == [0.25, 0.75]
+# half the time at 4 us an episode, half at 2 us: 3 episodes in 8 us
+assert abs(mixed_latency([4000, 2000], [0.5, 0.5]) - 8000 / 3) < 1e-9
+assert mixed_latency([5000], [1.0]) == 5000
+PY
+then
+    passed=$((passed + 1))
+else
+    echo "FAIL: the --mix arithmetic"; fail=1
+fi
+# the whole --mix report, from kept runs and a stand-in topsync-sim whose
+# latency is 1000 ns per thread started on CPU 0 (every algorithm alike),
+# so that the mix of 4 on one (1 part) and 2 + 2 (3 parts) is
+# 1 / (0.25 / 4000 + 0.75 / 2000) = 2285.7 ns against 2000 measured
+tmp=$(mktemp -d)
+mkdir -p "$tmp/tools"
+cat > "$tmp/tools/topsync-sim" <<'SIM'
+#!/usr/bin/env python3
+import json, sys
+args = sys.argv
+start = args[args.index("--start-on") + 1].split(",")
+assert args[args.index("--noise-on") + 1] == "2,2"
+names = [args[i + 1] for i, a in enumerate(args) if a == "--algorithm"]
+print(json.dumps([{"algorithm": n, "latency_ns": 1000.0 * start.count("0")} for n in names]))
+SIM
+chmod +x "$tmp/tools/topsync-sim"
+python3 - "$tmp/kept.json" <<'PY'
+import json, sys
+names = ["sense-reversing", "dissemination", "peer:glibc"]
+json.dump({"bind": "none", "np": {"4": {n: [1000, 2000, 3000] for n in names}}},
+          open(sys.argv[1], "w"))
+PY
+out=$(python3 "$src/scripts/sched_validate.py" "$tmp" --np 4 --measured "$tmp/kept.json" \
+    --mix 4:2,2:4=1,2=3 2>&1)
+if echo "$out" | grep -qF "25% of the time as --start-on 0,0,0,0; 75% of the time as --start-on 0,0,1,1" &&
+    echo "$out" | grep -qF "| dissemination | 2000 (1000-3000) | 4000 | 2000 | 2286 | 1.14 |" &&
+    echo "$out" | grep -qF "Measured: 3 commands." &&
+    echo "$out" | grep -qF "Spearman (predicted, measured) over 3:" &&
+    echo "$out" | grep -qF "within 2x: 3;"; then
+    passed=$((passed + 1))
+else
+    echo "FAIL: the --mix report: $out"; fail=1
+fi
+rm -rf "$tmp"
 echo "$passed passed, $fail failed"
 exit $fail
