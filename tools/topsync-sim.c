@@ -316,7 +316,16 @@ static void print_json(FILE *f, const struct record *recs, size_t nrec, unsigned
                 r->runqueue_wait_ns, scheduler_names[so->scheduler].option);
         print_json_list(f, "noise_on", so->noise_on, so->noise_on_count);
         print_json_list(f, "start_on", so->start_on, so->start_on_count);
-        fprintf(f, ", \"model\": \"");
+        /* the crowds that occurred, largest first, as
+         * scripts/sched_placement.sh lists a traced run's */
+        fprintf(f, ", \"crowd_share\": {");
+        const char *sep = "";
+        for (unsigned c = TOPSYNC_SIM_CROWD_MAX + 1; c-- > 0;)
+            if (r->crowd_share[c] > 0) {
+                fprintf(f, "%s\"%u\": %.4f", sep, c, r->crowd_share[c]);
+                sep = ", ";
+            }
+        fprintf(f, "}, \"model\": \"");
         for (const char *c = topsync_model_describe(m->model); *c; c++)
             fprintf(f, *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
         fprintf(f, "\"}%s\n", i + 1 < nrec ? "," : "");

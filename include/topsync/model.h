@@ -277,6 +277,10 @@ typedef struct topsync_sim_options {
     double pause_ns;
 } topsync_sim_options_t;
 
+/* The largest crowd of participants on one PU that
+ * topsync_sim_result_t.crowd_share tells apart. */
+#define TOPSYNC_SIM_CROWD_MAX 64
+
 typedef struct topsync_sim_result {
     /* Mean latency of the slowest participant: the largest over
      * participants of (time leaving the last episode - time entering the
@@ -296,6 +300,13 @@ typedef struct topsync_sim_result {
      * wake-up's arrival, or being preempted), as Linux's schedstat counts
      * a task's run delay and timeslices; 0 without a scheduler. */
     double runqueue_wait_ns;
+    /* With a scheduler: the share of the time, from the last
+     * participant's creation to the first one's return, during which the
+     * most participants on one PU was i (crowd_share[n]: all n on one,
+     * crowd_share[1]: each on its own), as scripts/sched_placement.sh
+     * measures a traced run's threads; a crowd over TOPSYNC_SIM_CROWD_MAX
+     * counts as TOPSYNC_SIM_CROWD_MAX. All 0 without a scheduler. */
+    double crowd_share[TOPSYNC_SIM_CROWD_MAX + 1];
 } topsync_sim_result_t;
 
 void topsync_sim_options_init(topsync_sim_options_t *options);

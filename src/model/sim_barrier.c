@@ -534,6 +534,11 @@ int topsync_sim_barrier(const topsync_model_t *m, unsigned n, const hwloc_const_
     res->migrations = stats.sched.migrations;
     res->runqueue_wait_ns =
         stats.sched.runs ? (double)stats.sched.runqueue_wait / 1e3 / (double)stats.sched.runs : 0;
+    ts_ps crowd_total = 0;
+    for (unsigned i = 0; i <= TOPSYNC_SIM_CROWD_MAX; i++)
+        crowd_total += stats.sched.crowd_time[i];
+    for (unsigned i = 0; crowd_total && i <= TOPSYNC_SIM_CROWD_MAX; i++)
+        res->crowd_share[i] = (double)stats.sched.crowd_time[i] / (double)crowd_total;
     if (stats.outcome == TS_SIM_STOPPED) {
         rc = ts_fail(EPROTO, "simulated %s broke the barrier invariant: %s", res->resolved,
                      r.violation);

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/error.h"
 
@@ -90,6 +91,12 @@ struct ts_sched {
     struct scpu *cpus;
     struct ts_sched_stats stats;
     ts_ps next_balance; /* the earliest of the CPUs' next_balance */
+    /* stats.crowd_time is counted up to crowd_since; crowd_over: a
+     * participant has returned, the count has ended; crowd_on: [ncpus],
+     * room to count the participants on each CPU */
+    ts_ps crowd_since;
+    bool crowd_over;
+    unsigned *crowd_on;
 };
 
 static ts_ps max_ps(ts_ps a, ts_ps b)
@@ -258,6 +265,23 @@ static void load_update(struct sproc *q, ts_ps t)
         q->load_at += (t - q->load_at) / US_PS * US_PS;
 }
 
+/* Before a participant changes CPU, or the first returns, at t: the time
+ * since the last such change is counted to the crowd of the placement
+ * that ends (stats.crowd_time), once every participant exists. */
+static void crowd_count(struct ts_sched *s, ts_ps t)
+{
+    ts_ps from = max_ps(s->crowd_since, ts_sched_created(s, s->c.nprocs - 1));
+    if (s->crowd_over || t <= from)
+        return;
+    unsigned most = 0;
+    memset(s->crowd_on, 0, s->c.ncpus * sizeof *s->crowd_on);
+    for (unsigned p = 0; p < s->c.nprocs; p++)
+        if (++s->crowd_on[s->procs[p].cpu] > most)
+            most = s->crowd_on[s->procs[p].cpu];
+    s->stats.crowd_time[most < TOPSYNC_SIM_CROWD_MAX ? most : TOPSYNC_SIM_CROWD_MAX] += t - from;
+    s->crowd_since = t;
+}
+
 static void link_proc(struct ts_sched *s, unsigned p, unsigned cpu)
 {
     s->procs[p].cpu = cpu;
@@ -310,7 +334,8 @@ int ts_sched_create(struct ts_sched **out, const struct ts_sched_config *c)
     s->c = *c;
     s->procs = calloc(c->nprocs, sizeof *s->procs);
     s->cpus = calloc(c->ncpus, sizeof *s->cpus);
-    if (!s->procs || !s->cpus) {
+    s->crowd_on = calloc(c->ncpus, sizeof *s->crowd_on);
+    if (!s->procs || !s->cpus || !s->crowd_on) {
         ts_sched_destroy(s);
         return ts_fail(ENOMEM, "out of memory");
     }
@@ -388,6 +413,7 @@ void ts_sched_destroy(struct ts_sched *s)
         }
     free(s->cpus);
     free(s->procs);
+    free(s->crowd_on);
     free(s);
 }
 
@@ -1024,6 +1050,7 @@ static void move_proc(struct ts_sched *s, unsigned p, unsigned dst, ts_ps t)
     load_update(q, t);
     ts_ps lag = clamp_lag(s, mean_vruntime(s, q->cpu, -1, &n) - q->vruntime);
     ts_ps relative = q->vruntime - (s->c.cfs ? cfs_min_vruntime(s, q->cpu, -1) : 0);
+    crowd_count(s, t);
     unlink_proc(s, p);
     link_proc(s, p, dst);
     account(s, &s->cpus[dst], t);
@@ -1280,6 +1307,7 @@ ts_ps ts_sched_wake(struct ts_sched *s, unsigned p, ts_ps t, int waker, ts_ps *r
             account(s, &s->cpus[q->cpu], t);
             q->vruntime += cfs_min_vruntime(s, k, -1) - cfs_min_vruntime(s, q->cpu, (int)p);
         }
+        crowd_count(s, t);
         unlink_proc(s, p);
         link_proc(s, p, k);
         s->stats.migrations++;
@@ -1327,6 +1355,8 @@ void ts_sched_done(struct ts_sched *s, unsigned p, ts_ps t)
     struct scpu *cpu = &s->cpus[q->cpu];
     advance(s, q->cpu, t);
     load_update(q, t);
+    crowd_count(s, t);
+    s->crowd_over = true;
     q->state = DONE;
     if (cpu->kind == PROC && cpu->holder == p) {
         charge(s, cpu, t);

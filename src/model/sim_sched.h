@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "model/model_private.h"
+#include "topsync/model.h"
 
 /* What a wait does once its spin is spent. */
 enum ts_sched_then { TS_SCHED_SPIN_ON, TS_SCHED_YIELD, TS_SCHED_SLEEP };
@@ -97,6 +98,10 @@ struct ts_sched_stats {
     uint64_t noise_moves, active_balances;          /* by the periodic balancer */
     uint64_t runs;                                  /* times a participant was given its CPU */
     ts_ps runqueue_wait; /* their waits on the run queue before, summed */
+    /* the time during which the most participants on one CPU was i
+     * (capped at TOPSYNC_SIM_CROWD_MAX), from the last one's creation to
+     * the first one's return (ts_sched_done) */
+    ts_ps crowd_time[TOPSYNC_SIM_CROWD_MAX + 1];
 };
 /* The busy neighbour tasks on CPU k now (the balancer moves them). */
 unsigned ts_sched_noise_on(const struct ts_sched *s, unsigned k);

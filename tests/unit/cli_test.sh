@@ -370,7 +370,15 @@ python3 -c '
 import json, sys
 r = json.loads(sys.argv[1])[0]
 assert r["noise"] == 4 and r["noise_on"] == [3, 1] and r["start_on"] == [0, 0, 0, 0], r
+assert abs(sum(r["crowd_share"].values()) - 1) < 1e-3 and set(r["crowd_share"]) <= {"2", "3", "4"}, r
 ' "$out" && ok || ko "--noise-on 3,1 --start-on 0,0,0,0: $out"
+# the crowd's shares: each participant bound to its own PU, all the time
+# one on each; none without a scheduler
+out=$("$sim" barrier --topology "pack:1 core:2 pu:1" --np 2 --noise 2 --bind core --wait block \
+    --episodes 200 --algorithm mcs --json)
+echo "$out" | grep -qF '"crowd_share": {"1": 1.0000}' && ok || ko "crowd_share bound: $out"
+out=$("$sim" barrier --topology "pack:1 core:2 pu:1" --np 2 --episodes 200 --algorithm mcs --json)
+echo "$out" | grep -qF '"crowd_share": {}' && ok || ko "crowd_share idle: $out"
 for bad in "3,,1" "x" "," "3,-1"; do
     expect_error "--noise-on takes busy neighbours per PU in OS order, N,N,..." \
         "$sim" barrier --np 2 --algorithm mcs --noise-on "$bad"

@@ -21,7 +21,8 @@
  * overloaded one pulls by load, a task's load halved per failed turn; CPUs
  * within 117% of each other's load are left alone. And participants
  * created one after another exist only from their creation, each joining
- * as a new task. Under CFS (kernels before 6.6): two tasks take turns by
+ * as a new task; the time with the most participants on one CPU being
+ * 4, 3, ... is counted from the last creation to the first return. Under CFS (kernels before 6.6): two tasks take turns by
  * their share of the latency; a woken task preempts only a holder ahead
  * of it by more than the wake-up granularity, else waits for that
  * holder's share, recomputed with it counted; a long sleeper comes back
@@ -701,6 +702,51 @@ static void test_created_in_turn(void)
     ts_sched_destroy(s);
 }
 
+/* The crowd's time (stats.crowd_time), as scripts/sched_placement.sh
+ * measures a traced run: the broadcast of test_broadcast_to_idle_cpus
+ * spreads four participants of CPU 0 over four CPUs at 10 us, and p0
+ * returns at 30 us: 10 us with all four on one CPU, 20 us each on its
+ * own; what happens after the first return is not counted (p1's at 40
+ * us). Created one after another (1 ps, 10 us + 1 ps on one CPU, as in
+ * test_created_in_turn) the count starts at the last creation: 2 on one
+ * from 10 us + 1 ps to p0's return at 1 ms. (Counted from 0, crowd_time[2]
+ * is 1 ms; counted to the last return, the broadcast's [1] is 30 us.) */
+static void test_crowd_time(void)
+{
+    struct ts_sched *s = make_on(4, true, 4, NULL, 0, 16 * US, 1);
+    for (unsigned p = 0; p < 4; p++) {
+        CHECK_EQ(ts_sched_gate(s, p, 0), 0);
+        ts_sched_wait_begin(s, p, 0, 0, TS_SCHED_SLEEP);
+    }
+    ts_ps ready[4];
+    for (unsigned p = 0; p < 4; p++)
+        ts_sched_wake(s, p, 10 * US, -1, &ready[p]);
+    for (unsigned p = 0; p < 4; p++)
+        CHECK_EQ(ts_sched_gate(s, p, ready[p]), ready[p]);
+    ts_sched_done(s, 0, 30 * US);
+    ts_sched_done(s, 1, 40 * US);
+    struct ts_sched_stats st;
+    ts_sched_stats(s, &st);
+    CHECK_EQ(st.crowd_time[4], 10 * US);
+    CHECK_EQ(st.crowd_time[3] + st.crowd_time[2], 0);
+    CHECK_EQ(st.crowd_time[1], 20 * US);
+    ts_sched_destroy(s);
+
+    static const unsigned on_cpu0[2] = {0, 0};
+    struct ts_sched_config c = config(1, on_cpu0, 2);
+    c.tick = 4000 * US;
+    c.create_first = 1;
+    c.create_every = 10 * US;
+    s = create(&c);
+    CHECK_EQ(ts_sched_gate(s, 0, 1), 1);
+    CHECK_EQ(ts_sched_gate(s, 1, 0), 4000 * US);
+    ts_sched_done(s, 0, 1000 * US);
+    ts_sched_stats(s, &st);
+    CHECK_EQ(st.crowd_time[2], 1000 * US - (10 * US + 1));
+    CHECK_EQ(st.crowd_time[1], 0);
+    ts_sched_destroy(s);
+}
+
 /* CFS (Linux before 6.6; sim_sched.c, "CFS"), the config's slice S as its
  * minimum granularity: a latency of 8 S, a wake-up granularity of 4/3 S. */
 static struct ts_sched *make_cfs(unsigned nprocs, ts_ps switch_cost)
@@ -819,6 +865,7 @@ int main(void)
     test_busiest_gives_by_load();
     test_within_imbalance_pct();
     test_created_in_turn();
+    test_crowd_time();
     test_cfs_share_of_latency();
     test_cfs_wakeup_granularity();
     test_cfs_sleeper_credit();
