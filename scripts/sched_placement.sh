@@ -9,8 +9,10 @@
 # CPUs over their lives: the share of the time during which the most of
 # them on one CPU was 4, 3, ... (from the group's last creation to its
 # first exit; each thread followed through its migrations); the same for
-# the processes, by their count on each CPU; and both as
-# scripts/sched_validate.py --mix takes them. For
+# the busy processes (those that create no thread), by their count on
+# each CPU; and both together, each placement's share of the time, as
+# scripts/sched_validate.py --mix takes them
+# (scripts/sched_placement_report.py reads the trace). For
 # topsync-bench barrier --threads P --noise K: the K busy processes, then
 # each run's P threads.
 #   usage: sched_placement.sh -- COMMAND [ARGS...]

@@ -34,6 +34,7 @@ GROUP_GAP_S = 0.002
 ours = {command}
 kind, new, moves = {}, [], 0
 moved, exited = [], {}  # (ts, pid, dest CPU) in order; pid: its exit
+parent = {}  # pid: the task that created it
 line_re = re.compile(r"\[(\d+)\].*?\s(\d+\.\d+): (\w+): (.*)$")
 for line in trace:
     m = line_re.search(line)
@@ -43,6 +44,7 @@ for line in trace:
     fields = dict(re.findall(r"(\w+)=(\S+)", rest))
     if event == "sched_process_fork" and int(fields["pid"]) in ours:
         ours.add(int(fields["child_pid"]))
+        parent[int(fields["child_pid"])] = int(fields["pid"])
     elif event == "task_newtask":
         pid = int(fields["pid"])
         kind[pid] = ("command" if pid == command
@@ -65,24 +67,30 @@ print("|---:|---:|---|---|---:|---:|")
 for ts, pid, k, frm, to, comm in new:
     print(f"| {1e3 * (ts - t0):.3f} | {pid} | {comm} | {k} | {frm} | {to} |")
 ncpus = max([ncpus] + [max(n[3], n[4]) + 1 for n in new])
+# the busy processes: those that created no thread (topsync-bench's
+# noise, not topsync-bench itself when COMMAND runs it)
+makers = {parent.get(n[1]) for n in new if n[2] == "thread"}
+busy_pids = {n[1] for n in new if n[2] == "process" and n[1] not in makers}
 procs = [0] * ncpus
 for n in new:
-    if n[2] == "process":
+    if n[1] in busy_pids:
         procs[n[4]] += 1
-print(f"\nprocesses per CPU (--noise-on), COMMAND's own left out: {','.join(map(str, procs))}")
-def grouped(of_kind):
-    """the tasks of a kind created together: [(CPUs placed on, pids)]"""
+print(f"\nbusy processes per CPU (--noise-on), COMMAND's own and the threads' makers left "
+      f"out: {','.join(map(str, procs))}")
+def grouped(is_one):
+    """the tasks created together of those is_one(new entry) takes:
+    [(CPUs placed on, pids)]"""
     groups, last = [], None
-    for ts, pid, k, frm, to, comm in new:
-        if k != of_kind:
+    for n in new:
+        if not is_one(n):
             continue
-        if last is None or ts - last > GROUP_GAP_S:
+        if last is None or n[0] - last > GROUP_GAP_S:
             groups.append(([], []))
-        groups[-1][0].append(to)
-        groups[-1][1].append(pid)
-        last = ts
+        groups[-1][0].append(n[4])
+        groups[-1][1].append(n[1])
+        last = n[0]
     return groups
-threads = grouped("thread")
+threads = grouped(lambda n: n[2] == "thread")
 for i, (cpus, _) in enumerate(threads, 1):
     print(f"threads, group {i} of {len(cpus)} (--start-on): {','.join(map(str, cpus))}")
 print(f"migrations of these tasks while the command ran: {moves}")
@@ -90,26 +98,34 @@ placed = {n[1]: (n[0], n[4]) for n in new}
 moves_of = {}
 for ts, pid, dest in moved:
     moves_of.setdefault(pid, []).append((ts, pid, dest))
+def life(pids, begin, end):
+    """(seconds, {pid: CPU}) of each stretch of [begin, end) during which
+    none of pids moved, each followed from its creation"""
+    cpu = {pid: placed[pid][1] for pid in pids}
+    steps = sorted(step for pid in pids for step in moves_of.get(pid, []) if step[0] <= end)
+    at = begin
+    for ts, pid, dest in steps + [(end, None, None)]:
+        if ts > at:
+            yield ts - at, dict(cpu)
+            at = max(at, ts)
+        if pid is not None:
+            cpu[pid] = dest
+def span(pids):
+    """a group's life: from its last creation to its first exit; None
+    while none has exited"""
+    begin = max(placed[pid][0] for pid in pids)
+    end = min((exited[pid] for pid in pids if pid in exited), default=None)
+    return (begin, end) if end is not None and end > begin else None
 def time_by(groups, key):
-    """{group size: {key: seconds}}: each group's life, from its last
-    creation to its first exit, its tasks followed through their
-    migrations; key(CPU of each task) names the placement of a moment"""
+    """{group size: {key: seconds}} over the groups' lives; key(CPU of
+    each task) names the placement of a moment"""
     shares = {}
-    for _, g in groups:
-        begin = max(placed[pid][0] for pid in g)
-        end = min((exited[pid] for pid in g if pid in exited), default=None)
-        if end is None or end <= begin:
-            continue
-        cpu = {pid: placed[pid][1] for pid in g}
-        steps = sorted(step for pid in g for step in moves_of.get(pid, []) if step[0] <= end)
-        at, by_key = begin, shares.setdefault(len(g), {})
-        for ts, pid, dest in steps + [(end, None, None)]:
-            if ts > at:
+    for _, pids in groups:
+        if span(pids):
+            by_key = shares.setdefault(len(pids), {})
+            for seconds, cpu in life(pids, *span(pids)):
                 k = key(list(cpu.values()))
-                by_key[k] = by_key.get(k, 0.0) + ts - at
-                at = ts
-            if pid is not None:
-                cpu[pid] = dest
+                by_key[k] = by_key.get(k, 0.0) + seconds
     return shares
 def percent(shares):
     total = sum(shares.values())
@@ -118,11 +134,11 @@ def most_on_one(cpus):
     return max(cpus.count(c) for c in set(cpus))
 def per_cpu(cpus):
     return ",".join(str(cpus.count(c)) for c in range(ncpus))
-busy = time_by(grouped("process"), per_cpu)
+busy = time_by(grouped(lambda n: n[1] in busy_pids), per_cpu)
 for size in sorted(busy):
     shares, total = percent(busy[size])
     parts = ", ".join(f"{k} {shares[k]}%" for k in sorted(shares, key=lambda k: -busy[size][k]))
-    print(f"groups of {size} processes, their time by the count on each CPU (--noise-on): "
+    print(f"groups of {size} busy processes, their time by the count on each CPU (--noise-on): "
           f"{parts} ({total:.1f} s over the groups' lives)")
 together = time_by(threads, most_on_one)
 for size in sorted(together):
@@ -130,9 +146,34 @@ for size in sorted(together):
     parts = ", ".join(f"{m} on one CPU {shares[m]}%" for m in sorted(shares, reverse=True))
     print(f"groups of {size} threads, their time by the most on one CPU: {parts} "
           f"({total:.1f} s over the groups' lives)")
-    # scripts/sched_validate.py --mix for this group size, the busy
-    # processes as they were the longest (of the groups of as many)
-    if size in busy:
-        noise = max(busy[size], key=busy[size].get)
-        print(f"as sched_validate.py --mix: {size}:{noise}:" +
-              ",".join(f"{m}={shares[m]}" for m in sorted(shares, reverse=True) if shares[m]))
+# each group of threads with the busy processes that lived through its
+# life: the time in each placement of both, the CPUs relabelled (most
+# threads first, then most busy processes; valid where the CPUs are
+# alike, as on a VM's vCPUs) so that a placement and its mirror count as
+# one, as topsync-sim --noise-on and --start-on take them
+joint = {}
+for _, pids in threads:
+    if not span(pids):
+        continue
+    begin, end = span(pids)
+    alive = [b for b in busy_pids if placed[b][0] <= begin and exited.get(b, end) >= end]
+    for seconds, cpu in life(list(pids) + alive, begin, end):
+        t = [sum(cpu[p] == c for p in pids) for c in range(ncpus)]
+        n = [sum(cpu[b] == c for b in alive) for c in range(ncpus)]
+        order = sorted(range(ncpus), key=lambda c: (-t[c], -n[c], c))
+        key = (len(pids), len(alive), ",".join(str(n[c]) for c in order),
+               ",".join(str(i) for i, c in enumerate(order) for _ in range(t[c])))
+        joint[key] = joint.get(key, 0.0) + seconds
+for size, nbusy in sorted({k[:2] for k in joint}):
+    mine = {k[2:]: v for k, v in joint.items() if k[:2] == (size, nbusy)}
+    shares, total = percent(mine)
+    ranked = sorted(mine, key=lambda k: (-round(mine[k], 9), k))
+    parts = ", ".join(f"{n}@{t} {shares[(n, t)]}%" for n, t in ranked)
+    print(f"groups of {size} threads beside {nbusy} busy processes, their time by placement "
+          f"(--noise-on@--start-on, the CPUs relabelled): {parts} ({total:.1f} s)")
+    kept = [k for k in ranked if shares[k] >= 1]
+    left = 100 - sum(shares[k] for k in kept)
+    if nbusy == size:  # as sched_validate.py runs them: P busy beside P threads
+        print(f"as sched_validate.py --mix: {size}:" +
+              "/".join(f"{n}@{t}={shares[(n, t)]}" for n, t in kept) +
+              (f" (placements under 1% of the time, {left}% in all, left out)" if left > 0 else ""))

@@ -4,7 +4,7 @@
 usage: sched_validate.py BUILD_DIR [--np LIST] [--bind core|none] [--reps R]
                          [--run-ms MS] [--episodes E] [--measured FILE]
                          [--os-ns LIST] [--placement P:NOISE_ON:START_ON ...]
-                         [--mix P:NOISE_ON:MOST=SHARE,... ...]
+                         [--mix P:NOISE_ON@START_ON=SHARE/... ...]
 
 For each P of LIST (default 2,4,8): R times (default 3), measure every
 algorithm and glibc's barrier with P threads beside P busy processes
@@ -33,16 +33,16 @@ created on CPU 0) instead of in turn: where this VM's kernel puts them is
 not Linux's rule (docs/model.md section 9, "The start the kernel gives
 them").
 
---mix P:NOISE_ON:MOST=SHARE,... (repeatable) predicts P's runs as a mix
-of placements, for the model keeps the threads where they start and the
-kernel moves them: MOST=SHARE says that the threads spent SHARE (in any
-unit; normalised to their sum) of their time with at most MOST of them
-on one CPU, as scripts/sched_placement.sh prints it ("groups of P
-threads, their time by the most on one CPU"). Each placement is
-predicted from its own start (MOST threads on CPU 0, the rest filling
-CPUs 1, 2, ... up to MOST each; the busy processes as NOISE_ON), and
-the runs' episodes counted over the time in each:
-mixed = 1 / sum(share / latency). E.g. 4:2,2:4=28,3=34,2=38.
+--mix P:NOISE_ON@START_ON=SHARE/... (repeatable) predicts P's runs as
+a mix of placements, for the model keeps the busy processes and the
+threads about where they start (topsync-sim's crowd_share) and the
+kernel moves them: each NOISE_ON@START_ON=SHARE says that the runs spent
+SHARE (in any unit; normalised to their sum) of their time with the busy
+processes per CPU as NOISE_ON and the threads as START_ON, as
+scripts/sched_placement.sh prints it ("as sched_validate.py --mix").
+Each placement is predicted from its own start and the runs' episodes
+counted over the time in each: mixed = 1 / sum(share / latency). E.g.
+4:2,2@0,0,0,0=28/2,2@0,0,0,1=34/2,2@0,0,1,1=38.
 """
 import json
 import math
@@ -110,36 +110,25 @@ def parse(argv):
     return build, opts
 
 
-def start_with_most(p, most, cpus):
-    """a start of p threads on cpus CPUs with most of them on one: most on
-    CPU 0, the rest filling CPUs 1, 2, ... up to most each (the --start-on
-    list); ValueError when no such start exists"""
-    if not 1 <= most <= p or most * cpus < p:
-        raise ValueError
-    start, cpu = [], 0
-    while len(start) < p:
-        start += [cpu] * min(most, p - len(start))
-        cpu += 1
-    return start
-
-
 def parse_mix(value):
-    """--mix P:NOISE_ON:MOST=SHARE,...: (P, {"noise_on", "starts":
-    [(start, share)]}) with the shares normalised to their sum"""
-    p, noise_on, shares = value.split(":")
-    p, noise = int(p), [int(v) for v in noise_on.split(",")]
-    if p < 1 or sum(noise) != p or min(noise) < 0:
-        raise ValueError
-    starts, seen = [], set()
-    for part in shares.split(","):
-        most, share = part.split("=")
-        most, share = int(most), float(share)
-        if most in seen or not share > 0 or math.isinf(share):
+    """--mix P:NOISE_ON@START_ON=SHARE/...: (P, [(NOISE_ON, START_ON,
+    share)]) with the shares normalised to their sum; ValueError when
+    a placement does not fit P or comes twice"""
+    p, entries = value.split(":")
+    p, mix = int(p), []
+    for entry in entries.split("/"):
+        placement, share = entry.split("=")
+        noise_on, start_on = placement.split("@")
+        noise = [int(v) for v in noise_on.split(",")]
+        start = [int(v) for v in start_on.split(",")]
+        share = float(share)
+        if p < 1 or sum(noise) != p or len(start) != p or min(noise + start) < 0 or \
+                max(start) >= len(noise) or not 0 < share < math.inf or \
+                any(m[0] == noise_on and m[1] == start_on for m in mix):
             raise ValueError
-        seen.add(most)
-        starts.append((start_with_most(p, most, len(noise)), share))
-    total = sum(share for _, share in starts)
-    return p, {"noise_on": noise_on, "starts": [(s, share / total) for s, share in starts]}
+        mix.append((noise_on, start_on, share))
+    total = sum(m[2] for m in mix)
+    return p, [(noise_on, start_on, share / total) for noise_on, start_on, share in mix]
 
 
 def mixed_latency(latencies, shares):
@@ -238,10 +227,8 @@ def main(argv):
                     json.dump(store, f, indent=1)
         mix = opts["mix"].get(p)
         if mix:
-            starts = [s for s, _ in mix["starts"]]
-            each = [predict(build, p, opts, (mix["noise_on"], ",".join(map(str, s))))
-                    for s in starts]
-            predicted = {n: mixed_latency([e[n] for e in each], [w for _, w in mix["starts"]])
+            each = [predict(build, p, opts, (noise_on, start_on)) for noise_on, start_on, _ in mix]
+            predicted = {n: mixed_latency([e[n] for e in each], [m[2] for m in mix])
                          for n in each[0] if all(n in e for e in each)}
         else:
             predicted = predict(build, p, opts, opts["placement"].get(p))
@@ -253,13 +240,14 @@ def main(argv):
                   f"--noise-on {opts['placement'][p][0]} --start-on "
                   f"{opts['placement'][p][1]}.\n")
         if mix:
-            print(f"Predicted as a mix of placements (--noise-on {mix['noise_on']}): " +
-                  "; ".join(f"{100 * w:.0f}% of the time as --start-on {','.join(map(str, s))}"
-                            for s, w in mix["starts"]) + ".\n")
-        each_heads = "".join(f" from {','.join(map(str, s))} |" for s in starts) if mix else ""
+            print("Predicted as a mix of placements (--noise-on NOISE_ON --start-on START_ON): " +
+                  "; ".join(f"{100 * w:.0f}% of the time as {noise_on}@{start_on}"
+                            for noise_on, start_on, w in mix) + ".\n")
+        each_heads = "".join(f" from {noise_on}@{start_on} |"
+                             for noise_on, start_on, _ in mix) if mix else ""
         print(f"| algorithm | measured ns (median; range) |{each_heads} predicted ns | "
               f"predicted / measured |")
-        print("|---|---:|" + "---:|" * (len(starts) if mix else 0) + "---:|---:|")
+        print("|---|---:|" + "---:|" * (len(mix) if mix else 0) + "---:|---:|")
         ratios = []
         for n in names:
             m = statistics.median(measured[n])

@@ -25,7 +25,7 @@ if [ $rc -eq 77 ]; then
     echo "the traced run skipped: $out"
 elif [ $rc -eq 3 ] && echo "$out" | grep -q '^| ms | task | name | kind | created from CPU | placed on CPU |$' &&
     [ "$(echo "$out" | grep -c "| process |")" = 2 ] && echo "$out" | grep -q "| command |" &&
-    [ "$(echo "$out" | sed -n "s/^processes per CPU (--noise-on), COMMAND's own left out: //p" |
+    [ "$(echo "$out" | sed -n "s/^busy processes per CPU (--noise-on), COMMAND's own and the threads' makers left out: //p" |
         awk -F, '{ for (i = 1; i <= NF; i++) s += $i } END { print s }')" = 2 ] &&
     [ "$(cat /sys/kernel/tracing/tracing_on)" = 0 ] &&
     [ "$(cat /sys/kernel/tracing/events/task/task_newtask/enable)" = 0 ]; then

@@ -22,13 +22,14 @@ refused "--placement '4:3,1:0,0,0' is not valid" build --placement 4:3,1:0,0,0
 refused "--placement '4:3,1:0,0,0,x' is not valid" build --placement 4:3,1:0,0,0,x
 refused "--episodes needs a value" build --episodes
 refused "--mix '4:2,2' is not valid" build --mix 4:2,2
-refused "--mix '4:2,1:4=1' is not valid" build --mix 4:2,1:4=1
-refused "--mix '4:2,2:1=1' is not valid" build --mix 4:2,2:1=1
-refused "--mix '4:2,2:5=1' is not valid" build --mix 4:2,2:5=1
-refused "--mix '4:2,2:4=0' is not valid" build --mix 4:2,2:4=0
-refused "--mix '4:2,2:4=1,4=2' is not valid" build --mix 4:2,2:4=1,4=2
-refused "--mix '4:2,2:4=x' is not valid" build --mix 4:2,2:4=x
-refused "P = 4 has both --placement and --mix; give one" build --mix 4:2,2:4=1 \
+refused "--mix '4:2,1@0,0,0,0=1' is not valid" build --mix 4:2,1@0,0,0,0=1
+refused "--mix '4:2,2@0,0,0=1' is not valid" build --mix 4:2,2@0,0,0=1
+refused "--mix '4:2,2@0,0,0,2=1' is not valid" build --mix 4:2,2@0,0,0,2=1
+refused "--mix '4:2,2@0,0,0,0=0' is not valid" build --mix 4:2,2@0,0,0,0=0
+refused "--mix '4:2,2@0,0,0,0=1/2,2@0,0,0,0=2' is not valid" build \
+    --mix 4:2,2@0,0,0,0=1/2,2@0,0,0,0=2
+refused "--mix '4:2,2@0,0,0,0=x' is not valid" build --mix 4:2,2@0,0,0,0=x
+refused "P = 4 has both --placement and --mix; give one" build --mix 4:2,2@0,0,0,0=1 \
     --placement 4:2,2:0,0,0,0
 refused "--measured /nonexistent/runs.json: no such directory" build --measured /nonexistent/runs.json
 tmp=$(mktemp)
@@ -55,27 +56,17 @@ then
 else
     echo "FAIL: against_itself"; fail=1
 fi
-# --mix by hand: the starts, the shares normalised, the harmonic mix
+# --mix by hand: the placements, the shares normalised, the harmonic mix
 if python3 - "$src/scripts" <<'PY'
 import sys
 sys.path.insert(0, sys.argv[1])
-from sched_validate import start_with_most, parse_mix, mixed_latency
-assert start_with_most(4, 4, 2) == [0, 0, 0, 0]
-assert start_with_most(4, 3, 2) == [0, 0, 0, 1]
-assert start_with_most(8, 5, 2) == [0] * 5 + [1] * 3
-assert start_with_most(8, 3, 3) == [0, 0, 0, 1, 1, 1, 2, 2]
-for bad in ((4, 1, 2), (4, 5, 2), (8, 3, 2)):
-    try:
-        start_with_most(*bad)
-        raise AssertionError(bad)
-    except ValueError:
-        pass
-p, mix = parse_mix("4:2,2:4=28,3=34,2=38")
-assert p == 4 and mix["noise_on"] == "2,2"
-assert [s for s, _ in mix["starts"]] == [[0, 0, 0, 0], [0, 0, 0, 1], [0, 0, 1, 1]]
-assert abs(sum(w for _, w in mix["starts"]) - 1) < 1e-12
-_, mix = parse_mix("4:2,2:4=1,2=3")
-assert [w for _, w in mix["starts"]] == [0.25, 0.75]
+from sched_validate import parse_mix, mixed_latency
+p, mix = parse_mix("4:2,2@0,0,0,0=28/3,1@1,1,1,1=34/2,2@0,0,1,1=38")
+assert p == 4 and [m[:2] for m in mix] == [("2,2", "0,0,0,0"), ("3,1", "1,1,1,1"),
+                                           ("2,2", "0,0,1,1")], mix
+assert abs(sum(m[2] for m in mix) - 1) < 1e-12
+_, mix = parse_mix("4:2,2@0,0,0,0=1/2,2@0,0,1,1=3")
+assert [m[2] for m in mix] == [0.25, 0.75]
 # half the time at 4 us an episode, half at 2 us: 3 episodes in 8 us
 assert abs(mixed_latency([4000, 2000], [0.5, 0.5]) - 8000 / 3) < 1e-9
 assert mixed_latency([5000], [1.0]) == 5000
@@ -86,9 +77,10 @@ else
     echo "FAIL: the --mix arithmetic"; fail=1
 fi
 # the whole --mix report, from kept runs and a stand-in topsync-sim whose
-# latency is 1000 ns per thread started on CPU 0 (every algorithm alike),
-# so that the mix of 4 on one (1 part) and 2 + 2 (3 parts) is
-# 1 / (0.25 / 4000 + 0.75 / 2000) = 2285.7 ns against 2000 measured
+# latency is 1000 ns per thread started on CPU 0 plus 100 ns per busy
+# process there (every algorithm alike), so that the mix of 4 on one
+# beside 2 busy there (1 part) and 2 + 2 beside 3 there (3 parts) is
+# 1 / (0.25 / 4200 + 0.75 / 2300) = 2593 ns against 2000 measured
 tmp=$(mktemp -d)
 mkdir -p "$tmp/tools"
 cat > "$tmp/tools/topsync-sim" <<'SIM'
@@ -96,9 +88,10 @@ cat > "$tmp/tools/topsync-sim" <<'SIM'
 import json, sys
 args = sys.argv
 start = args[args.index("--start-on") + 1].split(",")
-assert args[args.index("--noise-on") + 1] == "2,2"
+noise = args[args.index("--noise-on") + 1].split(",")
 names = [args[i + 1] for i, a in enumerate(args) if a == "--algorithm"]
-print(json.dumps([{"algorithm": n, "latency_ns": 1000.0 * start.count("0")} for n in names]))
+latency = 1000.0 * start.count("0") + 100.0 * int(noise[0])
+print(json.dumps([{"algorithm": n, "latency_ns": latency} for n in names]))
 SIM
 chmod +x "$tmp/tools/topsync-sim"
 python3 - "$tmp/kept.json" <<'PY'
@@ -108,9 +101,9 @@ json.dump({"bind": "none", "np": {"4": {n: [1000, 2000, 3000] for n in names}}},
           open(sys.argv[1], "w"))
 PY
 out=$(python3 "$src/scripts/sched_validate.py" "$tmp" --np 4 --measured "$tmp/kept.json" \
-    --mix 4:2,2:4=1,2=3 2>&1)
-if echo "$out" | grep -qF "25% of the time as --start-on 0,0,0,0; 75% of the time as --start-on 0,0,1,1" &&
-    echo "$out" | grep -qF "| dissemination | 2000 (1000-3000) | 4000 | 2000 | 2286 | 1.14 |" &&
+    --mix 4:2,2@0,0,0,0=1/3,1@0,0,1,1=3 2>&1)
+if echo "$out" | grep -qF "25% of the time as 2,2@0,0,0,0; 75% of the time as 3,1@0,0,1,1" &&
+    echo "$out" | grep -qF "| dissemination | 2000 (1000-3000) | 4200 | 2300 | 2593 | 1.30 |" &&
     echo "$out" | grep -qF "Measured: 3 commands." &&
     echo "$out" | grep -qF "Spearman (predicted, measured) over 3:" &&
     echo "$out" | grep -qF "within 2x: 3;"; then
