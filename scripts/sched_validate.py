@@ -189,8 +189,8 @@ def against_itself(measured, names):
 
 
 def predict(build, p, opts, placement=None):
-    """{name: predicted ns} for P's runs, in turn or from placement
-    (NOISE_ON, START_ON) when given"""
+    """{name: topsync-sim's record} for P's runs, in turn or from
+    placement (NOISE_ON, START_ON) when given"""
     cmd = [os.path.join(build, "tools", "topsync-sim"), "barrier", "--np", str(p), "--noise",
            str(p), "--bind", opts["bind"], "--wait", "block", "--episodes",
            str(opts["episodes"]), "--warmup", str(max(1, opts["episodes"] // 20)), "--run-ms",
@@ -205,7 +205,14 @@ def predict(build, p, opts, placement=None):
     if result.returncode:
         sys.exit(f"sched_validate.py: topsync-sim failed: {result.stderr.strip()}")
     out = result.stdout
-    return {r["algorithm"]: r["latency_ns"] for r in json.loads(out)}
+    return {r["algorithm"]: r for r in json.loads(out)}
+
+
+def kept_crowd(record, start_on):
+    """the share of a run during which the model kept its start's crowd
+    (the most threads on one CPU), from topsync-sim's crowd_share"""
+    start = start_on.split(",")
+    return record.get("crowd_share", {}).get(str(max(start.count(c) for c in set(start))), 0.0)
 
 
 def main(argv):
@@ -227,11 +234,16 @@ def main(argv):
                     json.dump(store, f, indent=1)
         mix = opts["mix"].get(p)
         if mix:
-            each = [predict(build, p, opts, (noise_on, start_on)) for noise_on, start_on, _ in mix]
+            records = [predict(build, p, opts, (noise_on, start_on))
+                       for noise_on, start_on, _ in mix]
+            each = [{n: r["latency_ns"] for n, r in e.items()} for e in records]
             predicted = {n: mixed_latency([e[n] for e in each], [m[2] for m in mix])
                          for n in each[0] if all(n in e for e in each)}
+            kept_share = [statistics.median(kept_crowd(r, m[1]) for r in e.values())
+                          for e, m in zip(records, mix)]
         else:
-            predicted = predict(build, p, opts, opts["placement"].get(p))
+            predicted = {n: r["latency_ns"]
+                         for n, r in predict(build, p, opts, opts["placement"].get(p)).items()}
         names = [n for n in ALGORITHMS + ["peer:glibc"] if n in measured and n in predicted]
         print(f"## P = {p}\n")
         print(f"Measured: {max((len(measured[n]) for n in names), default=0)} commands.\n")
@@ -243,6 +255,11 @@ def main(argv):
             print("Predicted as a mix of placements (--noise-on NOISE_ON --start-on START_ON): " +
                   "; ".join(f"{100 * w:.0f}% of the time as {noise_on}@{start_on}"
                             for noise_on, start_on, w in mix) + ".\n")
+            print("How long the model kept each start's crowd (the most threads on one CPU; "
+                  "topsync-sim's crowd_share, median over the algorithms): " +
+                  ", ".join(f"{m[0]}@{m[1]} {100 * k:.0f}%" for m, k in zip(mix, kept_share)) +
+                  " of the run. Where it is low, that placement's figure is the model's course "
+                  "from it, not the placement's own.\n")
         each_heads = "".join(f" from {noise_on}@{start_on} |"
                              for noise_on, start_on, _ in mix) if mix else ""
         print(f"| algorithm | measured ns (median; range) |{each_heads} predicted ns | "

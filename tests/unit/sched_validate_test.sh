@@ -91,7 +91,9 @@ start = args[args.index("--start-on") + 1].split(",")
 noise = args[args.index("--noise-on") + 1].split(",")
 names = [args[i + 1] for i, a in enumerate(args) if a == "--algorithm"]
 latency = 1000.0 * start.count("0") + 100.0 * int(noise[0])
-print(json.dumps([{"algorithm": n, "latency_ns": latency} for n in names]))
+# kept its start's crowd (the most threads on one CPU) for 3/4 of the run
+crowd = {str(max(start.count(c) for c in set(start))): 0.75, "1": 0.25}
+print(json.dumps([{"algorithm": n, "latency_ns": latency, "crowd_share": crowd} for n in names]))
 SIM
 chmod +x "$tmp/tools/topsync-sim"
 python3 - "$tmp/kept.json" <<'PY'
@@ -104,6 +106,7 @@ out=$(python3 "$src/scripts/sched_validate.py" "$tmp" --np 4 --measured "$tmp/ke
     --mix 4:2,2@0,0,0,0=1/3,1@0,0,1,1=3 2>&1)
 if echo "$out" | grep -qF "25% of the time as 2,2@0,0,0,0; 75% of the time as 3,1@0,0,1,1" &&
     echo "$out" | grep -qF "| dissemination | 2000 (1000-3000) | 4200 | 2300 | 2593 | 1.30 |" &&
+    echo "$out" | grep -qF "2,2@0,0,0,0 75%, 3,1@0,0,1,1 75% of the run" &&
     echo "$out" | grep -qF "Measured: 3 commands." &&
     echo "$out" | grep -qF "Spearman (predicted, measured) over 3:" &&
     echo "$out" | grep -qF "within 2x: 3;"; then
