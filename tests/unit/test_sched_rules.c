@@ -457,17 +457,23 @@ static void test_delayed_sleeper_stays_queued(void)
  * broadcast at 10 us wakes them all. The first stays on its own CPU, idle;
  * each next one finds that CPU taken by a wake-up pending there and goes
  * to the next idle CPU: all four run at 10 us + the wake-up latency. */
-static void test_broadcast_to_idle_cpus(void)
+static struct ts_sched *broadcast_four(ts_ps wake, ts_ps ready[4])
 {
-    const ts_ps wake = 16 * US;
     struct ts_sched *s = make_on(4, true, 4, NULL, 0, wake, 1);
     for (unsigned p = 0; p < 4; p++) {
         CHECK_EQ(ts_sched_gate(s, p, 0), 0);
         ts_sched_wait_begin(s, p, 0, 0, TS_SCHED_SLEEP);
     }
-    ts_ps ready[4];
     for (unsigned p = 0; p < 4; p++)
         ts_sched_wake(s, p, 10 * US, -1, &ready[p]);
+    return s;
+}
+
+static void test_broadcast_to_idle_cpus(void)
+{
+    const ts_ps wake = 16 * US;
+    ts_ps ready[4];
+    struct ts_sched *s = broadcast_four(wake, ready);
     unsigned used = 0;
     for (unsigned p = 0; p < 4; p++) {
         CHECK_EQ(ready[p], 10 * US + wake);
@@ -713,14 +719,8 @@ static void test_created_in_turn(void)
  * is 1 ms; counted to the last return, the broadcast's [1] is 30 us.) */
 static void test_crowd_time(void)
 {
-    struct ts_sched *s = make_on(4, true, 4, NULL, 0, 16 * US, 1);
-    for (unsigned p = 0; p < 4; p++) {
-        CHECK_EQ(ts_sched_gate(s, p, 0), 0);
-        ts_sched_wait_begin(s, p, 0, 0, TS_SCHED_SLEEP);
-    }
     ts_ps ready[4];
-    for (unsigned p = 0; p < 4; p++)
-        ts_sched_wake(s, p, 10 * US, -1, &ready[p]);
+    struct ts_sched *s = broadcast_four(16 * US, ready);
     for (unsigned p = 0; p < 4; p++)
         CHECK_EQ(ts_sched_gate(s, p, ready[p]), ready[p]);
     ts_sched_done(s, 0, 30 * US);
