@@ -4,7 +4,7 @@
 usage: sched_validate.py BUILD_DIR [--np LIST] [--bind core|none] [--reps R]
                          [--run-ms MS] [--episodes E] [--measured FILE]
                          [--os-ns LIST] [--placement P:NOISE_ON:START_ON ...]
-                         [--mix P:NOISE_ON@START_ON=SHARE/... ...]
+                         [--mix P:NOISE_ON@START_ON=SHARE/... ...] [--seeds K]
 
 For each P of LIST (default 2,4,8): R times (default 3), measure every
 algorithm and glibc's barrier with P threads beside P busy processes
@@ -43,6 +43,10 @@ scripts/sched_placement.sh prints it ("as sched_validate.py --mix").
 Each placement is predicted from its own start and the runs' episodes
 counted over the time in each: mixed = 1 / sum(share / latency). E.g.
 4:2,2@0,0,0,0=28/2,2@0,0,0,1=34/2,2@0,0,1,1=38.
+
+--seeds K predicts each case with topsync-sim seeds 1..K (default 1) and
+takes the median per algorithm: where a placement holds or breaks is
+chaotic in the model (docs/model.md section 9), one seed is one sample.
 """
 import json
 import math
@@ -60,7 +64,7 @@ ALGORITHMS = ["sense-reversing", "sense-reversing-counter", "sense-reversing-gr"
 
 
 def parse(argv):
-    opts = {"np": [2, 4, 8], "bind": "none", "reps": 3, "run_ms": 250, "episodes": 50000,
+    opts = {"np": [2, 4, 8], "bind": "none", "reps": 3, "run_ms": 250, "episodes": 50000, "seeds": 1,
             "measured": None, "os_ns": None, "placement": {}, "mix": {}}
     if len(argv) < 2 or argv[1].startswith("-"):
         sys.exit(__doc__)
@@ -94,13 +98,13 @@ def parse(argv):
             elif key == "--mix":
                 p, mix = parse_mix(value)
                 opts["mix"][p] = mix
-            elif key in ("--reps", "--run-ms", "--episodes"):
+            elif key in ("--reps", "--run-ms", "--episodes", "--seeds"):
                 opts[key[2:].replace("-", "_")] = int(value)
                 if int(value) < 1:
                     raise ValueError
             else:
                 sys.exit(f"sched_validate.py: unknown option {key}; valid: --np, --bind, --reps, "
-                         "--run-ms, --episodes, --measured, --os-ns, --placement, --mix")
+                         "--run-ms, --episodes, --measured, --os-ns, --placement, --mix, --seeds")
         except ValueError:
             sys.exit(f"sched_validate.py: {key} '{value}' is not valid")
         i += 2
@@ -188,7 +192,7 @@ def against_itself(measured, names):
     return spearman(odd, even), spread
 
 
-def predict(build, p, opts, placement=None):
+def predict(build, p, opts, placement=None, seed=1):
     """{name: topsync-sim's record} for P's runs, in turn or from
     placement (NOISE_ON, START_ON) when given"""
     cmd = [os.path.join(build, "tools", "topsync-sim"), "barrier", "--np", str(p), "--noise",
@@ -201,11 +205,25 @@ def predict(build, p, opts, placement=None):
         cmd += ["--os-ns", opts["os_ns"]]
     if placement:
         cmd += ["--noise-on", placement[0], "--start-on", placement[1]]
+    cmd += ["--seed", str(seed)]
     result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode:
         sys.exit(f"sched_validate.py: topsync-sim failed: {result.stderr.strip()}")
     out = result.stdout
     return {r["algorithm"]: r for r in json.loads(out)}
+
+
+def predict_seeds(build, p, opts, placement=None):
+    """{name: [topsync-sim's record of each seed 1..--seeds]}"""
+    runs = {}
+    for seed in range(1, opts["seeds"] + 1):
+        for n, r in predict(build, p, opts, placement, seed).items():
+            runs.setdefault(n, []).append(r)
+    return runs
+
+
+def median_latency(records):
+    return statistics.median(r["latency_ns"] for r in records)
 
 
 def kept_crowd(record, start_on):
@@ -222,6 +240,7 @@ def main(argv):
           f"processes, wait block, TOPSYNC_REACTIVE=off; measured: median of the commands "
           f"(topsync-bench, runs of {opts['run_ms']} ms; {opts['reps']} unless kept); predicted: topsync-sim, "
           f"runs of {opts['run_ms']} ms and {opts['episodes']} episodes at least, "
+          f"{'the median of seeds 1-' + str(opts['seeds']) + ', ' if opts['seeds'] > 1 else ''}"
           f"{'scheduler costs ' + opts['os_ns'] if opts['os_ns'] else 'defaults'} "
           f"(docs/model.md section 9).\n")
     store = kept(opts)
@@ -234,16 +253,16 @@ def main(argv):
                     json.dump(store, f, indent=1)
         mix = opts["mix"].get(p)
         if mix:
-            records = [predict(build, p, opts, (noise_on, start_on))
+            records = [predict_seeds(build, p, opts, (noise_on, start_on))
                        for noise_on, start_on, _ in mix]
-            each = [{n: r["latency_ns"] for n, r in e.items()} for e in records]
+            each = [{n: median_latency(runs) for n, runs in e.items()} for e in records]
             predicted = {n: mixed_latency([e[n] for e in each], [m[2] for m in mix])
                          for n in each[0] if all(n in e for e in each)}
-            kept_share = [statistics.median(kept_crowd(r, m[1]) for r in e.values())
-                          for e, m in zip(records, mix)]
+            kept_share = [statistics.median(kept_crowd(r, m[1]) for runs in e.values()
+                                            for r in runs) for e, m in zip(records, mix)]
         else:
-            predicted = {n: r["latency_ns"]
-                         for n, r in predict(build, p, opts, opts["placement"].get(p)).items()}
+            predicted = {n: median_latency(runs) for n, runs in
+                         predict_seeds(build, p, opts, opts["placement"].get(p)).items()}
         names = [n for n in ALGORITHMS + ["peer:glibc"] if n in measured and n in predicted]
         print(f"## P = {p}\n")
         print(f"Measured: {max((len(measured[n]) for n in names), default=0)} commands.\n")

@@ -15,6 +15,7 @@ refused "--np '0' is not valid" build --np 0
 refused "--np '2,x' is not valid" build --np 2,x
 refused "--bind 'numa' is not valid" build --bind numa
 refused "--reps '-1' is not valid" build --reps -1
+refused "--seeds '0' is not valid" build --seeds 0
 refused "unknown option --bogus" build --bogus 1
 refused "--placement '4:3,1' is not valid" build --placement 4:3,1
 refused "--placement '4:3,2:0,0,0,0' is not valid" build --placement 4:3,2:0,0,0,0
@@ -90,7 +91,8 @@ args = sys.argv
 start = args[args.index("--start-on") + 1].split(",")
 noise = args[args.index("--noise-on") + 1].split(",")
 names = [args[i + 1] for i, a in enumerate(args) if a == "--algorithm"]
-latency = 1000.0 * start.count("0") + 100.0 * int(noise[0])
+seed = int(args[args.index("--seed") + 1])
+latency = 1000.0 * start.count("0") + 100.0 * int(noise[0]) + 10.0 * (seed - 1)
 # kept its start's crowd (the most threads on one CPU) for 3/4 of the run
 crowd = {str(max(start.count(c) for c in set(start))): 0.75, "1": 0.25}
 print(json.dumps([{"algorithm": n, "latency_ns": latency, "crowd_share": crowd} for n in names]))
@@ -113,6 +115,16 @@ if echo "$out" | grep -qF "25% of the time as 2,2@0,0,0,0; 75% of the time as 3,
     passed=$((passed + 1))
 else
     echo "FAIL: the --mix report: $out"; fail=1
+fi
+# seeds 1-3 (+0, +10, +20 ns): the median of each placement is 10 ns
+# more, 4210 and 2310, and the mix 1 / (0.25 / 4210 + 0.75 / 2310) = 2604
+out=$(python3 "$src/scripts/sched_validate.py" "$tmp" --np 4 --measured "$tmp/kept.json" \
+    --mix 4:2,2@0,0,0,0=1/3,1@0,0,1,1=3 --seeds 3 2>&1)
+if echo "$out" | grep -qF "| dissemination | 2000 (1000-3000) | 4210 | 2310 | 2604 | 1.30 |" &&
+    echo "$out" | grep -qF "the median of seeds 1-3"; then
+    passed=$((passed + 1))
+else
+    echo "FAIL: the --mix report over seeds: $out"; fail=1
 fi
 rm -rf "$tmp"
 echo "$passed passed, $fail failed"
