@@ -107,7 +107,7 @@ def life(pids, begin, end):
     for ts, pid, dest in steps + [(end, None, None)]:
         if ts > at:
             yield ts - at, dict(cpu)
-            at = max(at, ts)
+            at = ts
         if pid is not None:
             cpu[pid] = dest
 def span(pids):
@@ -121,9 +121,10 @@ def time_by(groups, key):
     each task) names the placement of a moment"""
     shares = {}
     for _, pids in groups:
-        if span(pids):
+        lived = span(pids)
+        if lived:
             by_key = shares.setdefault(len(pids), {})
-            for seconds, cpu in life(pids, *span(pids)):
+            for seconds, cpu in life(pids, *lived):
                 k = key(list(cpu.values()))
                 by_key[k] = by_key.get(k, 0.0) + seconds
     return shares
@@ -153,9 +154,10 @@ for size in sorted(together):
 # one, as topsync-sim --noise-on and --start-on take them
 joint = {}
 for _, pids in threads:
-    if not span(pids):
+    lived = span(pids)
+    if not lived:
         continue
-    begin, end = span(pids)
+    begin, end = lived
     alive = [b for b in busy_pids if placed[b][0] <= begin and exited.get(b, end) >= end]
     for seconds, cpu in life(list(pids) + alive, begin, end):
         t = [sum(cpu[p] == c for p in pids) for c in range(ncpus)]

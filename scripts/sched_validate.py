@@ -64,8 +64,8 @@ ALGORITHMS = ["sense-reversing", "sense-reversing-counter", "sense-reversing-gr"
 
 
 def parse(argv):
-    opts = {"np": [2, 4, 8], "bind": "none", "reps": 3, "run_ms": 250, "episodes": 50000, "seeds": 1,
-            "measured": None, "os_ns": None, "placement": {}, "mix": {}}
+    opts = {"np": [2, 4, 8], "bind": "none", "reps": 3, "run_ms": 250, "episodes": 50000,
+            "seeds": 1, "measured": None, "os_ns": None, "placement": {}, "mix": {}}
     if len(argv) < 2 or argv[1].startswith("-"):
         sys.exit(__doc__)
     build, i = argv[1], 2
@@ -89,11 +89,7 @@ def parse(argv):
                 opts["os_ns"] = value
             elif key == "--placement":
                 p, noise_on, start_on = value.split(":")
-                noise = [int(v) for v in noise_on.split(",")]
-                start = [int(v) for v in start_on.split(",")]
-                if int(p) < 1 or sum(noise) != int(p) or len(start) != int(p) or \
-                        min(noise + start) < 0:
-                    raise ValueError
+                placement_lists(int(p), noise_on, start_on)
                 opts["placement"][int(p)] = (noise_on, start_on)
             elif key == "--mix":
                 p, mix = parse_mix(value)
@@ -114,6 +110,17 @@ def parse(argv):
     return build, opts
 
 
+def placement_lists(p, noise_on, start_on):
+    """--noise-on and --start-on of P's runs as lists: P busy processes
+    in all, a CPU for each of the P threads, none negative; ValueError
+    when not"""
+    noise = [int(v) for v in noise_on.split(",")]
+    start = [int(v) for v in start_on.split(",")]
+    if p < 1 or sum(noise) != p or len(start) != p or min(noise + start) < 0:
+        raise ValueError
+    return noise, start
+
+
 def parse_mix(value):
     """--mix P:NOISE_ON@START_ON=SHARE/...: (P, [(NOISE_ON, START_ON,
     share)]) with the shares normalised to their sum; ValueError when
@@ -123,11 +130,9 @@ def parse_mix(value):
     for entry in entries.split("/"):
         placement, share = entry.split("=")
         noise_on, start_on = placement.split("@")
-        noise = [int(v) for v in noise_on.split(",")]
-        start = [int(v) for v in start_on.split(",")]
+        noise, start = placement_lists(p, noise_on, start_on)
         share = float(share)
-        if p < 1 or sum(noise) != p or len(start) != p or min(noise + start) < 0 or \
-                max(start) >= len(noise) or not 0 < share < math.inf or \
+        if max(start) >= len(noise) or not 0 < share < math.inf or \
                 any(m[0] == noise_on and m[1] == start_on for m in mix):
             raise ValueError
         mix.append((noise_on, start_on, share))
@@ -238,7 +243,8 @@ def main(argv):
     print(f"# The scheduler model against this machine ({os.cpu_count()} CPUs)\n")
     print(f"P threads {'unbound' if opts['bind'] == 'none' else 'bound'} beside P busy "
           f"processes, wait block, TOPSYNC_REACTIVE=off; measured: median of the commands "
-          f"(topsync-bench, runs of {opts['run_ms']} ms; {opts['reps']} unless kept); predicted: topsync-sim, "
+          f"(topsync-bench, runs of {opts['run_ms']} ms; {opts['reps']} unless kept); "
+          f"predicted: topsync-sim, "
           f"runs of {opts['run_ms']} ms and {opts['episodes']} episodes at least, "
           f"{'the median of seeds 1-' + str(opts['seeds']) + ', ' if opts['seeds'] > 1 else ''}"
           f"{'scheduler costs ' + opts['os_ns'] if opts['os_ns'] else 'defaults'} "
